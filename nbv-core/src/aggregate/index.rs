@@ -1,0 +1,415 @@
+//! The incremental per-Application index of job outcomes.
+
+use std::collections::hash_map::Entry;
+use std::collections::{BTreeSet, HashMap};
+use std::fmt;
+
+use super::parent::{AppId, AppRef};
+
+/// A job's identity: its namespace and name.
+///
+/// [`Display`](fmt::Display) gives `namespace/name`, the form listed in `failedJobs`:
+/// an Application may deploy jobs to several namespaces, so the bare name would be
+/// ambiguous.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::JobKey;
+///
+/// let job = JobKey::new("ml", "train");
+/// assert_eq!(job.to_string(), "ml/train");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct JobKey {
+    namespace: String,
+    name: String,
+}
+
+impl JobKey {
+    /// The job `name` in `namespace`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::JobKey;
+    ///
+    /// assert_eq!(JobKey::new("ml", "train").name(), "train");
+    /// ```
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        JobKey {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+
+    /// The job's namespace.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::JobKey;
+    ///
+    /// assert_eq!(JobKey::new("ml", "train").namespace(), "ml");
+    /// ```
+    pub fn namespace(&self) -> &str {
+        &self.namespace
+    }
+
+    /// The job's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::JobKey;
+    ///
+    /// assert_eq!(JobKey::new("ml", "train").name(), "train");
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for JobKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// A job's phase as the Application status counts it.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
+///
+/// let app = AppId::new(None, "ml")?;
+/// let parent = AppRef { app: app.clone(), source: ParentSource::InstanceLabel };
+/// let mut index = AggregateIndex::new();
+/// index.upsert(JobKey::new("ml", "train"), Some(parent), JobPhase::Running);
+/// assert_eq!(index.aggregate(&app).running(), 1);
+/// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JobPhase {
+    /// Any phase that is not terminal: pending, initializing, building, validating,
+    /// waiting to retry, or not reported yet.
+    Running,
+    /// The run ended in success.
+    Succeeded,
+    /// The run ended in failure with no retry left.
+    Failed,
+}
+
+/// The outcome counts of one Application's jobs.
+///
+/// `total` and `failed` are derived, so `total = succeeded + failed + running` and
+/// `failed` = the number of failed jobs hold by construction.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::Aggregate;
+///
+/// let empty = Aggregate::default();
+/// assert_eq!(empty.total(), 0);
+/// assert_eq!(empty.summary(), "No notebook validation jobs");
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct Aggregate {
+    succeeded: u64,
+    running: u64,
+    failed_jobs: BTreeSet<String>,
+}
+
+/// Returned for Applications the index does not know: they have no jobs.
+static EMPTY: Aggregate = Aggregate {
+    succeeded: 0,
+    running: 0,
+    failed_jobs: BTreeSet::new(),
+};
+
+impl Aggregate {
+    /// Number of jobs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::Aggregate;
+    ///
+    /// assert_eq!(Aggregate::default().total(), 0);
+    /// ```
+    pub fn total(&self) -> u64 {
+        self.succeeded + self.running + self.failed()
+    }
+
+    /// Number of jobs whose run succeeded.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::Aggregate;
+    ///
+    /// assert_eq!(Aggregate::default().succeeded(), 0);
+    /// ```
+    pub fn succeeded(&self) -> u64 {
+        self.succeeded
+    }
+
+    /// Number of jobs whose run failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::Aggregate;
+    ///
+    /// assert_eq!(Aggregate::default().failed(), 0);
+    /// ```
+    pub fn failed(&self) -> u64 {
+        // A set of at most usize elements always fits in u64 on supported targets.
+        u64::try_from(self.failed_jobs.len()).unwrap_or(u64::MAX)
+    }
+
+    /// Number of jobs whose run has not ended.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::Aggregate;
+    ///
+    /// assert_eq!(Aggregate::default().running(), 0);
+    /// ```
+    pub fn running(&self) -> u64 {
+        self.running
+    }
+
+    /// The failed jobs as `namespace/name`, sorted, each once.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
+    ///
+    /// let app = AppId::new(None, "ml")?;
+    /// let parent = AppRef { app: app.clone(), source: ParentSource::InstanceLabel };
+    /// let mut index = AggregateIndex::new();
+    /// index.upsert(JobKey::new("ml", "b"), Some(parent.clone()), JobPhase::Failed);
+    /// index.upsert(JobKey::new("ml", "a"), Some(parent), JobPhase::Failed);
+    /// assert!(index.aggregate(&app).failed_jobs().eq(["ml/a", "ml/b"]));
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn failed_jobs(&self) -> impl ExactSizeIterator<Item = &str> + DoubleEndedIterator {
+        self.failed_jobs.iter().map(String::as_str)
+    }
+
+    fn add(&mut self, job: &JobKey, phase: JobPhase) {
+        match phase {
+            JobPhase::Running => self.running += 1,
+            JobPhase::Succeeded => self.succeeded += 1,
+            JobPhase::Failed => {
+                self.failed_jobs.insert(job.to_string());
+            }
+        }
+    }
+
+    fn subtract(&mut self, job: &JobKey, phase: JobPhase) {
+        // Saturating: the index only subtracts what it added, but it must not panic if
+        // that ever stopped being true.
+        match phase {
+            JobPhase::Running => self.running = self.running.saturating_sub(1),
+            JobPhase::Succeeded => self.succeeded = self.succeeded.saturating_sub(1),
+            JobPhase::Failed => {
+                self.failed_jobs.remove(&job.to_string());
+            }
+        }
+    }
+
+    fn is_empty(&self) -> bool {
+        self.succeeded == 0 && self.running == 0 && self.failed_jobs.is_empty()
+    }
+}
+
+/// What the index remembers about one job.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct Tracked {
+    app: Option<AppId>,
+    phase: JobPhase,
+}
+
+/// Per-Application job counts, kept up to date one watch event at a time.
+///
+/// Feed it every job event: [`AggregateIndex::upsert`] for an add or update (with the
+/// job's parent from [`parent_application`](super::parent_application) and its phase),
+/// [`AggregateIndex::remove`] for a delete. Each call costs O(1) amortised hash-map work,
+/// plus O(log F) when a job enters or leaves the sorted failed set (F failed jobs of
+/// that Application), and returns the Applications whose aggregate changed: those are
+/// the ones to publish. Nothing ever scans all jobs.
+///
+/// Jobs without a parent are remembered (so that a later update that adds a tracking
+/// label is counted correctly) but belong to no aggregate. An Application whose last job
+/// leaves is forgotten; [`AggregateIndex::aggregate`] then reports it as empty, which
+/// is what must be published to it one last time.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
+///
+/// let a = AppId::new(None, "a")?;
+/// let b = AppId::new(None, "b")?;
+/// let in_app = |app: &AppId| Some(AppRef { app: app.clone(), source: ParentSource::InstanceLabel });
+/// let job = JobKey::new("ml", "train");
+///
+/// let mut index = AggregateIndex::new();
+/// assert_eq!(index.upsert(job.clone(), in_app(&a), JobPhase::Running), vec![a.clone()]);
+/// // Same facts again: nothing to publish.
+/// assert!(index.upsert(job.clone(), in_app(&a), JobPhase::Running).is_empty());
+/// // Moving to another Application changes both.
+/// assert_eq!(index.upsert(job.clone(), in_app(&b), JobPhase::Succeeded), vec![a.clone(), b.clone()]);
+/// assert_eq!(index.aggregate(&a).total(), 0);
+/// assert_eq!(index.aggregate(&b).succeeded(), 1);
+/// assert_eq!(index.remove(&job), vec![b]);
+/// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct AggregateIndex {
+    jobs: HashMap<JobKey, Tracked>,
+    apps: HashMap<AppId, Aggregate>,
+}
+
+impl AggregateIndex {
+    /// An empty index.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::AggregateIndex;
+    ///
+    /// assert_eq!(AggregateIndex::new().applications().count(), 0);
+    /// ```
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// Records that `job` exists with this parent and phase. Returns the Applications
+    /// whose aggregate changed (none, one, or the old and the new parent), sorted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
+    ///
+    /// let app = AppId::new(None, "ml")?;
+    /// let parent = AppRef { app: app.clone(), source: ParentSource::TrackingId };
+    /// let mut index = AggregateIndex::new();
+    /// let job = JobKey::new("ml", "train");
+    /// index.upsert(job.clone(), Some(parent.clone()), JobPhase::Running);
+    /// assert_eq!(index.upsert(job, Some(parent), JobPhase::Failed), vec![app.clone()]);
+    /// assert_eq!(index.aggregate(&app).failed(), 1);
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn upsert(&mut self, job: JobKey, parent: Option<AppRef>, phase: JobPhase) -> Vec<AppId> {
+        let new = Tracked {
+            app: parent.map(|parent| parent.app),
+            phase,
+        };
+        let old = match self.jobs.get_mut(&job) {
+            Some(slot) if *slot == new => return Vec::new(),
+            Some(slot) => Some(std::mem::replace(slot, new.clone())),
+            None => {
+                self.jobs.insert(job.clone(), new.clone());
+                None
+            }
+        };
+        if let Some(old) = &old {
+            self.subtract(&job, old);
+        }
+        self.add(&job, &new);
+        let mut changed: Vec<AppId> = old
+            .and_then(|old| old.app)
+            .into_iter()
+            .chain(new.app)
+            .collect();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
+    }
+
+    /// Forgets `job`. Returns the Application whose aggregate changed, if any.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AggregateIndex, JobKey, JobPhase};
+    ///
+    /// let mut index = AggregateIndex::new();
+    /// let job = JobKey::new("ml", "orphan");
+    /// index.upsert(job.clone(), None, JobPhase::Running);
+    /// assert!(index.remove(&job).is_empty());
+    /// assert!(index.remove(&job).is_empty());
+    /// ```
+    pub fn remove(&mut self, job: &JobKey) -> Vec<AppId> {
+        match self.jobs.remove_entry(job) {
+            Some((key, old)) => {
+                self.subtract(&key, &old);
+                old.app.into_iter().collect()
+            }
+            None => Vec::new(),
+        }
+    }
+
+    /// The current aggregate of `app` (empty when the index knows no job of it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AggregateIndex, AppId};
+    ///
+    /// let index = AggregateIndex::new();
+    /// assert_eq!(index.aggregate(&AppId::new(None, "ml")?).total(), 0);
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn aggregate(&self, app: &AppId) -> &Aggregate {
+        self.apps.get(app).unwrap_or(&EMPTY)
+    }
+
+    /// The Applications that have at least one job, in no particular order (for the
+    /// periodic resync).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
+    ///
+    /// let app = AppId::new(None, "ml")?;
+    /// let mut index = AggregateIndex::new();
+    /// let parent = AppRef { app: app.clone(), source: ParentSource::PartOfLabel };
+    /// index.upsert(JobKey::new("ml", "train"), Some(parent), JobPhase::Running);
+    /// assert!(index.applications().eq([&app]));
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn applications(&self) -> impl Iterator<Item = &AppId> {
+        self.apps.keys()
+    }
+
+    fn add(&mut self, job: &JobKey, tracked: &Tracked) {
+        if let Some(app) = &tracked.app {
+            self.apps
+                .entry(app.clone())
+                .or_default()
+                .add(job, tracked.phase);
+        }
+    }
+
+    fn subtract(&mut self, job: &JobKey, tracked: &Tracked) {
+        let Some(app) = &tracked.app else { return };
+        if let Entry::Occupied(mut entry) = self.apps.entry(app.clone()) {
+            entry.get_mut().subtract(job, tracked.phase);
+            // Forget empty Applications so that the map never grows with apps that
+            // once had jobs.
+            if entry.get().is_empty() {
+                entry.remove();
+            }
+        }
+    }
+}

@@ -1,0 +1,55 @@
+//! Per-Application notebook status: which Application a job belongs to, the counts of
+//! its jobs, the annotations that show them, and when to publish them.
+//!
+//! - [`parent_application`] finds a job's Argo CD Application the way Argo CD tracks
+//!   resources (tracking-id annotation, then the `app.kubernetes.io/instance` and
+//!   `app.kubernetes.io/part-of` labels), reporting unusable values.
+//! - [`AggregateIndex`] keeps per-Application counts up to date one watch event at a
+//!   time and says which Applications changed.
+//! - [`Aggregate::status`] and [`Aggregate::summary`] render
+//!   `mlops.dev/notebook-status` (JSON, capped) and `mlops.dev/notebook-summary`;
+//!   [`NotebookStatus::application_patch`] is the merge patch, or `None` when the
+//!   Application already shows it.
+//! - [`decide_publish`] rate-limits publishing to once a minute per Application, with a
+//!   trailing update and a resync every 5 minutes.
+//!
+//! Jobs are grouped per Application, never per namespace.
+//!
+//! # Examples
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use chrono::{TimeZone, Utc};
+//! use nbv_core::aggregate::{
+//!     decide_publish, parent_application, AggregateIndex, JobKey, JobPhase, PublishDecision,
+//!     StatusLimit,
+//! };
+//!
+//! let job = JobKey::new("ml", "train");
+//! let labels = BTreeMap::from([("app.kubernetes.io/instance".to_string(), "fraud".to_string())]);
+//! let parent = parent_application(&job, &BTreeMap::new(), &labels).parent;
+//!
+//! let mut index = AggregateIndex::new();
+//! let changed = index.upsert(job, parent, JobPhase::Succeeded);
+//! let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+//! for app in changed {
+//!     assert_eq!(decide_publish(None, Some(now), now, true), PublishDecision::Now);
+//!     let status = index.aggregate(&app).status(now, StatusLimit::DEFAULT);
+//!     assert_eq!(status.summary(), "1/1 succeeded (100% success rate)");
+//!     let patch = status.application_patch(&BTreeMap::new());
+//!     assert!(patch.is_some());
+//! }
+//! ```
+
+mod index;
+mod parent;
+mod publish;
+mod status;
+
+pub use index::{Aggregate, AggregateIndex, JobKey, JobPhase};
+pub use parent::{
+    AppId, AppPart, AppRef, InvalidAppName, ParentLookup, ParentProblem, ParentSource,
+    parent_application,
+};
+pub use publish::{MIN_INTERVAL, PublishDecision, RESYNC_INTERVAL, decide_publish};
+pub use status::{NotebookStatus, StatusLimit, StatusLimitTooSmall};

@@ -1,0 +1,457 @@
+//! Finding a job's parent Argo CD Application, the way Argo CD tracks resources.
+
+use std::collections::BTreeMap;
+use std::fmt;
+
+use super::index::JobKey;
+use crate::annotations::{APP_INSTANCE, APP_PART_OF, ARGOCD_TRACKING_ID};
+
+/// API group of `NotebookValidationJob`, as it appears in a tracking id.
+const JOB_GROUP: &str = "mlops.mlops.dev";
+/// Kind of `NotebookValidationJob`, as it appears in a tracking id.
+const JOB_KIND: &str = "NotebookValidationJob";
+
+/// Longest Kubernetes object name (a DNS-1123 subdomain).
+const MAX_NAME_LEN: usize = 253;
+/// Longest namespace name (a DNS-1123 label).
+const MAX_NAMESPACE_LEN: usize = 63;
+/// How many characters of an offending value a problem keeps.
+const MAX_SHOWN_CHARS: usize = 64;
+
+/// An Argo CD Application: its name and, when known, its namespace.
+///
+/// The namespace is `None` when the tracking value does not carry one. Argo CD then
+/// means the Application lives in its control-plane namespace (`argocd` by default),
+/// which only the shell knows. Two `AppId`s are the same Application exactly when both
+/// parts are equal.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::AppId;
+///
+/// let app = AppId::from_instance_value("team-a_fraud")?;
+/// assert_eq!(app.namespace(), Some("team-a"));
+/// assert_eq!(app.name(), "fraud");
+/// assert_eq!(app.to_string(), "team-a/fraud");
+/// assert_eq!(AppId::from_instance_value("fraud")?.namespace(), None);
+/// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct AppId {
+    namespace: Option<String>,
+    name: String,
+}
+
+impl AppId {
+    /// An Application with a valid name (a DNS-1123 subdomain) and, when given, a valid
+    /// namespace (a DNS-1123 label).
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidAppName`] naming the part that is not valid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::AppId;
+    ///
+    /// assert!(AppId::new(Some("argocd"), "ml-platform").is_ok());
+    /// assert!(AppId::new(None, "ML_Platform").is_err());
+    /// ```
+    pub fn new(namespace: Option<&str>, name: &str) -> Result<Self, InvalidAppName> {
+        if let Some(namespace) = namespace {
+            check_dns_name(namespace, MAX_NAMESPACE_LEN, false).map_err(|why| InvalidAppName {
+                part: AppPart::Namespace,
+                why,
+            })?;
+        }
+        check_dns_name(name, MAX_NAME_LEN, true).map_err(|why| InvalidAppName {
+            part: AppPart::Name,
+            why,
+        })?;
+        Ok(AppId {
+            namespace: namespace.map(str::to_owned),
+            name: name.to_owned(),
+        })
+    }
+
+    /// Reads an Argo CD application instance value: `<name>`, or `<namespace>_<name>`
+    /// for an Application outside Argo CD's control-plane namespace (Argo CD's
+    /// "applications in any namespace").
+    ///
+    /// This is how Argo CD itself splits the value (`ParseInstanceName`: at the first
+    /// `_`). Kubernetes names cannot contain `_`, so the split is never ambiguous.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidAppName`] when either part is not a valid Kubernetes name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::AppId;
+    ///
+    /// assert_eq!(AppId::from_instance_value("ml-platform")?.name(), "ml-platform");
+    /// assert!(AppId::from_instance_value("_ml-platform").is_err());
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn from_instance_value(value: &str) -> Result<Self, InvalidAppName> {
+        match value.split_once('_') {
+            Some((namespace, name)) => AppId::new(Some(namespace), name),
+            None => AppId::new(None, value),
+        }
+    }
+
+    /// The Application's namespace, when the tracking value names one.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::AppId;
+    ///
+    /// assert_eq!(AppId::new(Some("argocd"), "ml")?.namespace(), Some("argocd"));
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn namespace(&self) -> Option<&str> {
+        self.namespace.as_deref()
+    }
+
+    /// The Application's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::AppId;
+    ///
+    /// assert_eq!(AppId::new(None, "ml")?.name(), "ml");
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+}
+
+impl fmt::Display for AppId {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match &self.namespace {
+            Some(namespace) => write!(f, "{namespace}/{}", self.name),
+            None => f.write_str(&self.name),
+        }
+    }
+}
+
+/// Which part of an Application reference is invalid.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub enum AppPart {
+    /// The Application's namespace.
+    Namespace,
+    /// The Application's name.
+    Name,
+}
+
+impl fmt::Display for AppPart {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            AppPart::Namespace => "namespace",
+            AppPart::Name => "name",
+        })
+    }
+}
+
+/// An Application name or namespace that Kubernetes would not accept.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::{AppId, AppPart};
+///
+/// let err = AppId::new(Some("Argo"), "ml").unwrap_err();
+/// assert_eq!(err.part(), AppPart::Namespace);
+/// assert!(err.to_string().contains("lowercase"));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
+#[error("the Application {part} {why}")]
+pub struct InvalidAppName {
+    part: AppPart,
+    why: &'static str,
+}
+
+impl InvalidAppName {
+    /// Which part is invalid.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AppId, AppPart};
+    ///
+    /// assert_eq!(AppId::new(None, "").unwrap_err().part(), AppPart::Name);
+    /// ```
+    pub fn part(&self) -> AppPart {
+        self.part
+    }
+}
+
+/// Checks a DNS-1123 label, or with `dots` a DNS-1123 subdomain (labels joined by `.`),
+/// and says what is wrong in words a user can act on.
+fn check_dns_name(value: &str, max_len: usize, dots: bool) -> Result<(), &'static str> {
+    if value.is_empty() {
+        return Err("is empty");
+    }
+    if value.len() > max_len {
+        return Err(if dots {
+            "is longer than 253 characters"
+        } else {
+            "is longer than 63 characters"
+        });
+    }
+    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
+    let check = |label: &str| {
+        let bytes = label.as_bytes();
+        if !bytes.iter().all(|b| alnum(b) || *b == b'-') {
+            return Err(if dots {
+                "may contain only lowercase letters, digits, '-' and '.'"
+            } else {
+                "may contain only lowercase letters, digits and '-'"
+            });
+        }
+        if !bytes.first().is_some_and(alnum) || !bytes.last().is_some_and(alnum) {
+            return Err(if dots {
+                "must start and end with a lowercase letter or digit, and so must each \
+                 '.'-separated part"
+            } else {
+                "must start and end with a lowercase letter or digit"
+            });
+        }
+        Ok(())
+    };
+    if dots {
+        value.split('.').try_for_each(check)
+    } else {
+        check(value)
+    }
+}
+
+/// Where a job's parent Application was found.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum ParentSource {
+    /// The `argocd.argoproj.io/tracking-id` annotation (Argo CD's annotation tracking,
+    /// the default since Argo CD 3).
+    TrackingId,
+    /// The `app.kubernetes.io/instance` label (Argo CD's label tracking).
+    InstanceLabel,
+    /// The `app.kubernetes.io/part-of` label.
+    PartOfLabel,
+}
+
+/// A job's parent Application and where it was found.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use nbv_core::aggregate::{parent_application, JobKey, ParentSource};
+///
+/// let job = JobKey::new("ml", "train");
+/// let labels = BTreeMap::from([("app.kubernetes.io/part-of".to_string(), "ml-platform".to_string())]);
+/// let parent = parent_application(&job, &BTreeMap::new(), &labels).parent.unwrap();
+/// assert_eq!(parent.app.name(), "ml-platform");
+/// assert_eq!(parent.source, ParentSource::PartOfLabel);
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct AppRef {
+    /// The Application.
+    pub app: AppId,
+    /// Where it was found.
+    pub source: ParentSource,
+}
+
+/// A tracking annotation or label that was skipped, and why.
+///
+/// A shell should report these (as a warning Event or log line): the job is then
+/// attributed through the next source, or to no Application at all.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use nbv_core::aggregate::{parent_application, JobKey, ParentProblem};
+///
+/// let job = JobKey::new("ml", "train");
+/// let annotations = BTreeMap::from([(
+///     "argocd.argoproj.io/tracking-id".to_string(),
+///     "ml-platform".to_string(),
+/// )]);
+/// let lookup = parent_application(&job, &annotations, &BTreeMap::new());
+/// assert!(lookup.parent.is_none());
+/// assert!(matches!(lookup.problems[0], ParentProblem::MalformedTrackingId { .. }));
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq, Hash, thiserror::Error)]
+pub enum ParentProblem {
+    /// The tracking id is not `<app>:<group>/<kind>:<namespace>/<name>`.
+    #[error(
+        "annotation {ARGOCD_TRACKING_ID} has value {value}, which is not of the form \
+         <application>:<group>/<kind>:<namespace>/<name>; it is ignored"
+    )]
+    MalformedTrackingId {
+        /// The value, quoted and cut to its first 64 characters.
+        value: String,
+    },
+    /// The tracking id is well formed but identifies another resource, as happens when
+    /// a manifest is copied. Argo CD ignores such an id too.
+    #[error(
+        "annotation {ARGOCD_TRACKING_ID} has value {value}, which tracks a resource other \
+         than this {JOB_KIND} (was it copied from another manifest?); it is ignored"
+    )]
+    ForeignTrackingId {
+        /// The value, quoted and cut to its first 64 characters.
+        value: String,
+    },
+    /// The annotation or label does not name a valid Application.
+    #[error(
+        "{} {key} has value {value}, which does not name an Argo CD Application \
+         (<name> or <namespace>_<name>): {reason}; it is ignored",
+        if *key == ARGOCD_TRACKING_ID { "annotation" } else { "label" }
+    )]
+    InvalidApplication {
+        /// The annotation or label key.
+        key: &'static str,
+        /// The value, quoted and cut to its first 64 characters.
+        value: String,
+        /// What is wrong with it.
+        reason: InvalidAppName,
+    },
+}
+
+/// The outcome of [`parent_application`]: the parent, if any, and what was skipped.
+#[derive(Debug, Clone, PartialEq, Eq, Default)]
+pub struct ParentLookup {
+    /// The parent Application, or `None` when no source names a valid one.
+    pub parent: Option<AppRef>,
+    /// Sources that were present but unusable, in the order they were tried.
+    pub problems: Vec<ParentProblem>,
+}
+
+fn shown(value: &str) -> String {
+    let mut chars = value.chars();
+    let head: String = chars.by_ref().take(MAX_SHOWN_CHARS).collect();
+    if chars.next().is_some() {
+        format!("{head:?} (cut; {} bytes in all)", value.len())
+    } else {
+        format!("{head:?}")
+    }
+}
+
+/// Splits `a/b` into exactly two parts, as Argo CD's `strings.Split(s, "/")` with a
+/// length check of 2 does.
+fn two_parts(value: &str) -> Option<(&str, &str)> {
+    let mut parts = value.split('/');
+    match (parts.next(), parts.next(), parts.next()) {
+        (Some(a), Some(b), None) => Some((a, b)),
+        _ => None,
+    }
+}
+
+/// Reads a tracking id as Argo CD's `ParseAppInstanceValue` does: split at the first two
+/// `:`; the middle part must be exactly `<group>/<kind>` and the last `<namespace>/<name>`
+/// (the group is empty for core kinds). Returns the application part and
+/// `[group, kind, namespace, name]`.
+fn parse_tracking_id(value: &str) -> Option<(&str, [&str; 4])> {
+    let mut parts = value.splitn(3, ':');
+    let (app, group_kind, namespace_name) = (parts.next()?, parts.next()?, parts.next()?);
+    let (group, kind) = two_parts(group_kind)?;
+    let (namespace, name) = two_parts(namespace_name)?;
+    Some((app, [group, kind, namespace, name]))
+}
+
+fn from_tracking_id(job: &JobKey, value: &str) -> Result<AppId, ParentProblem> {
+    let (app, resource) =
+        parse_tracking_id(value).ok_or_else(|| ParentProblem::MalformedTrackingId {
+            value: shown(value),
+        })?;
+    // Argo CD's isSelfReferencedObj: the id must name this very object.
+    if resource != [JOB_GROUP, JOB_KIND, job.namespace(), job.name()] {
+        return Err(ParentProblem::ForeignTrackingId {
+            value: shown(value),
+        });
+    }
+    AppId::from_instance_value(app).map_err(|reason| ParentProblem::InvalidApplication {
+        key: ARGOCD_TRACKING_ID,
+        value: shown(value),
+        reason,
+    })
+}
+
+/// Finds the Argo CD Application a job belongs to, the way Argo CD tracks resources.
+///
+/// Sources, in order; the first usable one wins:
+///
+/// 1. annotation `argocd.argoproj.io/tracking-id`, `<app>:<group>/<kind>:<ns>/<name>`
+///    (Argo CD 3's default). As in Argo CD, it counts only when it names this job
+///    (`mlops.mlops.dev/NotebookValidationJob:<job namespace>/<job name>`).
+/// 2. label `app.kubernetes.io/instance` (Argo CD's label tracking).
+/// 3. label `app.kubernetes.io/part-of`.
+///
+/// The application part of every source is read with [`AppId::from_instance_value`]
+/// (`<name>` or `<namespace>_<name>`). A source that is present but unusable (malformed,
+/// copied from another resource, or not a valid Kubernetes name) is skipped and
+/// reported in [`ParentLookup::problems`]; the next source is tried, because a typo in
+/// one tracking mechanism should not hide a job from its Application's status.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use nbv_core::aggregate::{parent_application, JobKey, ParentSource};
+///
+/// let job = JobKey::new("ml", "train");
+/// let annotations = BTreeMap::from([(
+///     "argocd.argoproj.io/tracking-id".to_string(),
+///     "apps_fraud:mlops.mlops.dev/NotebookValidationJob:ml/train".to_string(),
+/// )]);
+/// let labels = BTreeMap::from([("app.kubernetes.io/part-of".to_string(), "other".to_string())]);
+/// let lookup = parent_application(&job, &annotations, &labels);
+/// let parent = lookup.parent.unwrap();
+/// assert_eq!(parent.app.to_string(), "apps/fraud");
+/// assert_eq!(parent.source, ParentSource::TrackingId);
+/// assert!(lookup.problems.is_empty());
+/// ```
+pub fn parent_application(
+    job: &JobKey,
+    annotations: &BTreeMap<String, String>,
+    labels: &BTreeMap<String, String>,
+) -> ParentLookup {
+    let mut lookup = ParentLookup::default();
+    if let Some(value) = annotations.get(ARGOCD_TRACKING_ID) {
+        match from_tracking_id(job, value) {
+            Ok(app) => {
+                lookup.parent = Some(AppRef {
+                    app,
+                    source: ParentSource::TrackingId,
+                });
+                return lookup;
+            }
+            Err(problem) => lookup.problems.push(problem),
+        }
+    }
+    for (key, source) in [
+        (APP_INSTANCE, ParentSource::InstanceLabel),
+        (APP_PART_OF, ParentSource::PartOfLabel),
+    ] {
+        let Some(value) = labels.get(key) else {
+            continue;
+        };
+        match AppId::from_instance_value(value) {
+            Ok(app) => {
+                lookup.parent = Some(AppRef { app, source });
+                return lookup;
+            }
+            Err(reason) => lookup.problems.push(ParentProblem::InvalidApplication {
+                key,
+                value: shown(value),
+                reason,
+            }),
+        }
+    }
+    lookup
+}

@@ -1,0 +1,167 @@
+//! The structured message of a notification.
+
+use std::fmt::Write;
+
+use crate::api::{NotebookValidationJob, Phase};
+
+use super::{MAX_MESSAGE_BYTES, NotificationContext, NotificationReason, redact_secrets};
+
+/// A suggested next step for a failure, chosen from the failure message.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::events::suggested_action;
+///
+/// assert!(suggested_action("ModuleNotFoundError: No module named 'torch'").contains("image"));
+/// assert!(suggested_action("ErrImagePull").contains("containerImage"));
+/// ```
+pub fn suggested_action(failure: &str) -> &'static str {
+    let f = failure.to_ascii_lowercase();
+    let rules: [(&[&str], &str); 7] = [
+        (
+            &["modulenotfounderror", "importerror", "no module named"],
+            "Add the missing Python package to spec.podConfig.containerImage or the build requirements",
+        ),
+        (
+            &[
+                "imagepull",
+                "errimagepull",
+                "image pull",
+                "manifest unknown",
+            ],
+            "Check spec.podConfig.containerImage and the pull secret of the service account",
+        ),
+        (
+            &[
+                "authentication",
+                "permission denied",
+                "credential",
+                "could not read username",
+                "403",
+                "401",
+            ],
+            "Check spec.notebook.git.credentialsSecret and that it grants read access to the repository",
+        ),
+        (
+            &["not found", "no such file", "does not exist"],
+            "Check spec.notebook.path and spec.notebook.git.ref",
+        ),
+        (
+            &["deadline", "timeout", "timed out"],
+            "Raise spec.timeout or make the notebook faster",
+        ),
+        (
+            &["oomkilled", "out of memory", "memoryerror", "evicted"],
+            "Raise spec.podConfig.resources limits",
+        ),
+        (
+            &["assertionerror", "assert"],
+            "A notebook assertion failed: check the failing cell's output",
+        ),
+    ];
+    rules
+        .iter()
+        .find(|(needles, _)| needles.iter().any(|n| f.contains(n)))
+        .map_or(
+            "Check the failing cell's output in the validation Pod's logs",
+            |(_, a)| a,
+        )
+}
+
+pub(super) fn render(
+    job: &NotebookValidationJob,
+    reason: NotificationReason,
+    ctx: &NotificationContext,
+) -> String {
+    let status = job.status.clone().unwrap_or_default();
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
+    let detail = redact_secrets(status.message.as_deref().unwrap_or_default().trim());
+
+    let mut facts = String::new();
+    let phase = status.phase.unwrap_or(Phase::Failed);
+    let _ = writeln!(facts, "Phase: {phase}");
+    let retries = status.retry_count.unwrap_or(0).max(0);
+    let exhausted =
+        reason == NotificationReason::ValidationFailed && retries as u32 >= ctx.max_retries;
+    let _ = writeln!(
+        facts,
+        "Retry count: {retries}/{}{}",
+        ctx.max_retries,
+        if exhausted { " (exhausted)" } else { "" }
+    );
+    if let (Some(start), Some(end)) = (status.start_time, status.completion_time) {
+        let _ = writeln!(
+            facts,
+            "Duration: {}",
+            human_duration((end - start).num_seconds().max(0))
+        );
+    }
+    if let Some(wave) = ctx.sync_wave {
+        let _ = writeln!(facts, "Sync wave: {wave}");
+    }
+    if let Some(app) = &ctx.application {
+        let _ = writeln!(facts, "Application: {app}");
+    }
+    if reason == NotificationReason::ValidationFailed {
+        let _ = writeln!(facts, "Suggested action: {}", suggested_action(&detail));
+    }
+    match status
+        .validation_pod_name
+        .as_deref()
+        .filter(|p| !p.is_empty())
+    {
+        Some(pod) => {
+            let _ = write!(facts, "Logs: kubectl logs -n {namespace} {pod}");
+        }
+        None => {
+            let _ = write!(
+                facts,
+                "Details: kubectl describe notebookvalidationjob -n {namespace} {name}"
+            );
+        }
+    }
+
+    let headline = match reason {
+        NotificationReason::ValidationSucceeded => {
+            format!("NotebookValidationJob '{name}' succeeded")
+        }
+        NotificationReason::ValidationFailed => format!("NotebookValidationJob '{name}' failed"),
+    };
+    // The detail is what gets cut when the message is too long: the facts are what a
+    // person needs to act, and they are short.
+    let frame = headline.len() + ":\n\n\n".len() + facts.len();
+    let room = MAX_MESSAGE_BYTES.saturating_sub(frame);
+    let detail = truncate(&detail, room);
+    let text = if detail.is_empty() {
+        format!("{headline}\n\n{facts}")
+    } else {
+        format!("{headline}:\n{detail}\n\n{facts}")
+    };
+    truncate(&text, MAX_MESSAGE_BYTES)
+}
+
+fn human_duration(secs: i64) -> String {
+    match secs {
+        s if s < 60 => format!("{s}s"),
+        s if s < 3600 => format!("{}m{}s", s / 60, s % 60),
+        s => format!("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60),
+    }
+}
+
+/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with `…`.
+fn truncate(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    const MARK: &str = "…";
+    let mut end = max.saturating_sub(MARK.len());
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    if end == 0 {
+        return String::new();
+    }
+    format!("{}{MARK}", &s[..end])
+}

@@ -1,0 +1,150 @@
+//! Recording outcomes of effects, and when to try a failed one again.
+
+use chrono::{DateTime, Duration, Utc};
+
+use crate::api::{EffectFailure, EffectLedger};
+
+use super::EffectKey;
+
+/// How failed effects are retried: exponential backoff, then give up.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::plan::EffectRetryPolicy;
+///
+/// let policy = EffectRetryPolicy::default();
+/// assert_eq!(policy.delay(1).num_seconds(), 10);
+/// assert_eq!(policy.delay(2).num_seconds(), 20);
+/// assert_eq!(policy.delay(30).num_seconds(), 300);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EffectRetryPolicy {
+    /// Attempts before giving up (at least 1).
+    pub max_attempts: u32,
+    /// Delay after the first failure.
+    pub base: Duration,
+    /// Longest delay.
+    pub cap: Duration,
+}
+
+impl Default for EffectRetryPolicy {
+    fn default() -> Self {
+        EffectRetryPolicy {
+            max_attempts: 5,
+            base: Duration::seconds(10),
+            cap: Duration::minutes(5),
+        }
+    }
+}
+
+impl EffectRetryPolicy {
+    /// Delay after the `attempts`-th failure: `base * 2^(attempts-1)`, at most `cap`.
+    pub fn delay(&self, attempts: u32) -> Duration {
+        let doublings = attempts.saturating_sub(1).min(30);
+        let factor = 1i32 << doublings;
+        self.base
+            .checked_mul(factor)
+            .map_or(self.cap, |d| d.min(self.cap))
+    }
+
+    /// When a failed effect may be tried again.
+    pub fn next_attempt(&self, failure: &EffectFailure) -> DateTime<Utc> {
+        let last = failure.last_attempt.unwrap_or(DateTime::<Utc>::MIN_UTC);
+        last.checked_add_signed(self.delay(failure.attempts))
+            .unwrap_or(DateTime::<Utc>::MAX_UTC)
+    }
+}
+
+/// How carrying out an effect went.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Outcome {
+    /// It took effect (or had already taken effect).
+    Done,
+    /// It failed with this error; it may be retried.
+    Failed(String),
+}
+
+/// The ledger after recording an outcome.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Recorded {
+    /// The new ledger, to be written to `status.effects`.
+    pub ledger: EffectLedger,
+    /// `true` when this failure made nbv give the effect up.
+    pub gave_up: bool,
+}
+
+/// Records the outcome of the effect `key` in `ledger` at `now`.
+///
+/// `Done` moves the key to `done` and forgets its failures. `Failed` takes the key out
+/// of `done`, counts the attempt, keeps the error (cut to 1 KiB) and gives the effect
+/// up when the policy's attempts are spent. Recording `Done` twice changes nothing.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::Utc;
+/// use nbv_core::api::EffectLedger;
+/// use nbv_core::plan::{record, EffectKey, EffectRetryPolicy, Outcome};
+///
+/// let policy = EffectRetryPolicy { max_attempts: 2, ..Default::default() };
+/// let key = EffectKey::notify();
+/// let r = record(EffectLedger::for_run("g1"), &key, Outcome::Failed("503".into()), Utc::now(), &policy);
+/// assert!(!r.gave_up);
+/// let r = record(r.ledger, &key, Outcome::Failed("503".into()), Utc::now(), &policy);
+/// assert!(r.gave_up);
+/// assert_eq!(r.ledger.failure("notify").unwrap().attempts, 2);
+/// ```
+pub fn record(
+    mut ledger: EffectLedger,
+    key: &EffectKey,
+    outcome: Outcome,
+    now: DateTime<Utc>,
+    policy: &EffectRetryPolicy,
+) -> Recorded {
+    match outcome {
+        Outcome::Done => {
+            ledger.failed.retain(|f| f.key != key.as_str());
+            ledger.done.insert(key.as_str().to_owned());
+            Recorded {
+                ledger,
+                gave_up: false,
+            }
+        }
+        Outcome::Failed(error) => {
+            // A failed attempt means the effect is not in place (any more).
+            ledger.done.remove(key.as_str());
+            let error = cut(&error, 1024);
+            let max = policy.max_attempts.max(1);
+            let index = match ledger.failed.iter().position(|f| f.key == key.as_str()) {
+                Some(i) => i,
+                None => {
+                    ledger.failed.push(EffectFailure {
+                        key: key.as_str().to_owned(),
+                        ..EffectFailure::default()
+                    });
+                    ledger.failed.len() - 1
+                }
+            };
+            let failure = &mut ledger.failed[index];
+            let was_given_up = failure.gave_up;
+            failure.attempts = failure.attempts.saturating_add(1);
+            failure.last_error = error;
+            failure.last_attempt = Some(now);
+            failure.gave_up = failure.attempts >= max;
+            let gave_up = failure.gave_up && !was_given_up;
+            Recorded { ledger, gave_up }
+        }
+    }
+}
+
+fn cut(s: &str, max: usize) -> String {
+    if s.len() <= max {
+        return s.to_owned();
+    }
+    let mut end = max;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    s[..end].to_owned()
+}

@@ -1,0 +1,359 @@
+//! The plan: idempotence, completeness and exactly-once under failures.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use nbv_core::api::{EffectLedger, NotebookValidationJob, NotebookValidationJobStatus, Phase};
+use nbv_core::plan::{Effect, EffectKey, Outcome, PlanContext, RunKey, plan, record};
+use proptest::prelude::*;
+
+const SEED_TRIGGERS: &str = "- apiVersion: serving.kserve.io/v1beta1
+  kind: InferenceService
+  name: predictive-analytics
+  namespace: self-healing-platform
+  action: restart
+- apiVersion: argoproj.io/v1alpha1
+  kind: Application
+  name: serving
+  namespace: argocd
+  action: sync
+";
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 24, 22, 29, 19).unwrap()
+}
+
+fn job(
+    annotations: BTreeMap<String, String>,
+    status: Option<NotebookValidationJobStatus>,
+) -> NotebookValidationJob {
+    let mut job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+        "metadata": {"name": "predictive-analytics-kserve-validation",
+                     "namespace": "self-healing-platform", "generation": 2, "uid": "u1"},
+        "spec": {"notebook": {"git": {"url": "https://github.com/example/models", "ref": "main"},
+                 "path": "notebooks/predictive-analytics.ipynb"},
+                 "podConfig": {"containerImage": "quay.io/jupyter/scipy-notebook:latest"}}
+    }))
+    .unwrap();
+    job.metadata.annotations = Some(annotations);
+    job.status = status;
+    job
+}
+
+fn status(phase: Phase) -> NotebookValidationJobStatus {
+    NotebookValidationJobStatus {
+        phase: Some(phase),
+        observed_generation: Some(2),
+        start_time: Some(t0()),
+        completion_time: phase.is_terminal().then(|| t0() + Duration::seconds(41)),
+        message: Some(if phase == Phase::Failed {
+            "ModuleNotFoundError: x".into()
+        } else {
+            "ok".into()
+        }),
+        ..Default::default()
+    }
+}
+
+fn seed_annotations() -> BTreeMap<String, String> {
+    BTreeMap::from([
+        ("argocd.argoproj.io/sync-wave".to_owned(), "3".to_owned()),
+        ("mlops.dev/block-wave".to_owned(), "4".to_owned()),
+        (
+            "mlops.dev/on-success-trigger".to_owned(),
+            SEED_TRIGGERS.to_owned(),
+        ),
+    ])
+}
+
+fn apply_merge_patch(annotations: &mut BTreeMap<String, String>, patch: &serde_json::Value) {
+    for (k, v) in patch["metadata"]["annotations"].as_object().unwrap() {
+        match v.as_str() {
+            Some(v) => annotations.insert(k.clone(), v.to_owned()),
+            None => annotations.remove(k),
+        };
+    }
+}
+
+/// What a shell does: carry out each effect (here: apply wave patches; other effects
+/// are counted), record outcomes, persist the ledger. `fail` decides failures.
+struct Shell {
+    successes: BTreeMap<EffectKey, u32>,
+    gave_up_reports: BTreeMap<EffectKey, u32>,
+}
+
+impl Shell {
+    fn new() -> Self {
+        Shell {
+            successes: BTreeMap::new(),
+            gave_up_reports: BTreeMap::new(),
+        }
+    }
+
+    /// Runs plans until nothing is owed, advancing a virtual clock to each retry time.
+    fn drive(
+        &mut self,
+        job: &mut NotebookValidationJob,
+        ctx: &PlanContext,
+        mut fail: impl FnMut() -> bool,
+    ) -> usize {
+        let mut now = t0() + Duration::minutes(1);
+        for round in 0..1000 {
+            let p = plan(job, ctx, now);
+            if p.effects.is_empty() {
+                match p.retry_at {
+                    Some(at) => {
+                        now = at;
+                        continue;
+                    }
+                    None => return round,
+                }
+            }
+            let mut ledger = p.ledger();
+            for e in &p.effects {
+                let outcome = if fail() {
+                    Outcome::Failed("injected".into())
+                } else {
+                    Outcome::Done
+                };
+                if outcome == Outcome::Done {
+                    match &e.effect {
+                        Effect::PatchJob { patch } => apply_merge_patch(
+                            job.metadata
+                                .annotations
+                                .get_or_insert_with(Default::default),
+                            patch,
+                        ),
+                        Effect::ReportGaveUp { effect, .. } => {
+                            *self.gave_up_reports.entry(effect.clone()).or_default() += 1
+                        }
+                        _ => {}
+                    }
+                    *self.successes.entry(e.key.clone()).or_default() += 1;
+                }
+                ledger = record(ledger, &e.key, outcome, now, &ctx.retry).ledger;
+            }
+            job.status.get_or_insert_with(Default::default).effects = Some(ledger);
+        }
+        panic!("the plan never settled");
+    }
+}
+
+#[test]
+fn seed_example_plan() {
+    let j = job(seed_annotations(), Some(status(Phase::Succeeded)));
+    let p = plan(
+        &j,
+        &PlanContext {
+            application: Some("self-healing-platform".into()),
+            ..Default::default()
+        },
+        t0(),
+    );
+    insta::assert_json_snapshot!(p);
+}
+
+#[test]
+fn a_bad_trigger_annotation_is_reported_and_everything_else_still_happens() {
+    let mut annotations = seed_annotations();
+    annotations.insert(
+        "mlops.dev/on-success-trigger".into(),
+        "- {kind: Deployment, name: x, action: Restart}".into(),
+    );
+    annotations.insert("argocd.argoproj.io/sync-wave".into(), "three".into());
+    let p = plan(
+        &job(annotations, Some(status(Phase::Succeeded))),
+        &PlanContext::default(),
+        t0(),
+    );
+    let keys: Vec<_> = p.effects.iter().map(|e| e.key.as_str()).collect();
+    assert_eq!(keys, ["notify"]);
+    insta::assert_yaml_snapshot!(p.diagnostics);
+}
+
+#[test]
+fn an_effect_that_keeps_failing_is_given_up_and_reported_once() {
+    let mut j = job(seed_annotations(), Some(status(Phase::Succeeded)));
+    let ctx = PlanContext::default();
+    let mut shell = Shell::new();
+    // The first round's four effects: wave ok, both triggers fail, notify ok; then
+    // everything fails for a while, then everything succeeds.
+    let mut outcomes = [false, true, true, false]
+        .into_iter()
+        .chain(std::iter::repeat_n(true, 12));
+    shell.drive(&mut j, &ctx, || outcomes.next().unwrap_or(false));
+    let ledger = j.status.unwrap().effects.unwrap();
+    let abandoned: Vec<_> = ledger
+        .failed
+        .iter()
+        .filter(|f| f.gave_up)
+        .map(|f| f.key.as_str())
+        .collect();
+    assert_eq!(
+        abandoned,
+        [
+            "trigger/restart:serving.kserve.io/InferenceService:self-healing-platform/predictive-analytics",
+            "trigger/sync:argoproj.io/Application:argocd/serving"
+        ]
+    );
+    assert!(shell.gave_up_reports.values().all(|&n| n == 1));
+    assert_eq!(shell.gave_up_reports.len(), 2);
+}
+
+// ---------- properties ----------
+
+fn annotations_strategy() -> impl Strategy<Value = BTreeMap<String, String>> {
+    let wave = prop_oneof![
+        Just(None),
+        (-5i64..10).prop_map(|w| Some(w.to_string())),
+        Just(Some("+2".to_owned())),
+        Just(Some("not-a-wave".to_owned())),
+    ];
+    let block = prop_oneof![
+        Just(None),
+        (0i64..10).prop_map(|w| Some(w.to_string())),
+        Just(Some("x".to_owned()))
+    ];
+    let triggers = prop_oneof![
+        Just(None),
+        Just(Some(SEED_TRIGGERS.to_owned())),
+        Just(Some("[]".to_owned())),
+        Just(Some("- {apiVersion: apps/v1, kind: Deployment, name: a, action: restart}\n- {apiVersion: v1, kind: ConfigMap, name: b, action: refresh, extra: 1}".to_owned())),
+        Just(Some("- {kind: Deployment}".to_owned())),
+        Just(Some("&a [*a]".to_owned())),
+    ];
+    let stale = prop_oneof![
+        Just(vec![]),
+        Just(vec![("mlops.dev/wave-complete", "3")]),
+        Just(vec![
+            ("mlops.dev/wave-failed", "1"),
+            ("mlops.dev/completion-time", "2020-01-01T00:00:00Z")
+        ]),
+    ];
+    (wave, block, triggers, stale).prop_map(|(wave, block, triggers, stale)| {
+        let mut m = BTreeMap::new();
+        if let Some(w) = wave {
+            m.insert("argocd.argoproj.io/sync-wave".to_owned(), w);
+        }
+        if let Some(b) = block {
+            m.insert("mlops.dev/block-wave".to_owned(), b);
+        }
+        if let Some(t) = triggers {
+            m.insert("mlops.dev/on-success-trigger".to_owned(), t);
+        }
+        for (k, v) in stale {
+            m.insert(k.to_owned(), v.to_owned());
+        }
+        m
+    })
+}
+
+fn phase_strategy() -> impl Strategy<Value = Phase> {
+    proptest::sample::select(Phase::ALL.to_vec())
+}
+
+fn ledger_strategy() -> impl Strategy<Value = Option<EffectLedger>> {
+    prop_oneof![
+        Just(None),
+        Just(Some(EffectLedger::for_run("g1@2020-01-01T00:00:00Z"))),
+        proptest::collection::btree_set(prop_oneof![Just("notify"), Just("wave"), Just("trigger/restart:serving.kserve.io/InferenceService:self-healing-platform/predictive-analytics")], 0..3)
+            .prop_map(|done| {
+                let mut l = EffectLedger::for_run("g2@2026-01-24T22:29:19Z");
+                l.done = done.into_iter().map(str::to_owned).collect::<BTreeSet<_>>();
+                Some(l)
+            }),
+    ]
+}
+
+fn arbitrary_job() -> impl Strategy<Value = NotebookValidationJob> {
+    (annotations_strategy(), phase_strategy(), ledger_strategy()).prop_map(|(a, p, l)| {
+        let mut s = status(p);
+        s.effects = l;
+        job(a, Some(s))
+    })
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    /// Carrying out a plan and planning again from the resulting state yields nothing.
+    #[test]
+    fn planning_is_idempotent(mut j in arbitrary_job()) {
+        let ctx = PlanContext::default();
+        Shell::new().drive(&mut j, &ctx, || false);
+        let again = plan(&j, &ctx, t0() + Duration::days(1));
+        prop_assert!(again.is_empty(), "still owed: {:?}", again.effects);
+    }
+
+    /// Under arbitrary failures, every effect takes effect at most once, and each one is
+    /// either done or reported as abandoned exactly once: nothing is lost.
+    #[test]
+    fn effects_happen_at_most_once_and_none_is_lost(
+        mut j in arbitrary_job(), failures in proptest::collection::vec(any::<bool>(), 0..64)
+    ) {
+        let ctx = PlanContext::default();
+        let owed: Vec<EffectKey> = plan(&j, &ctx, t0()).effects.into_iter().map(|e| e.key).collect();
+        let mut shell = Shell::new();
+        let mut it = failures.into_iter();
+        shell.drive(&mut j, &ctx, || it.next().unwrap_or(false));
+        let ledger = j.status.clone().unwrap().effects.unwrap_or_default();
+        for key in &owed {
+            let done = ledger.is_done(key.as_str());
+            let abandoned = ledger.failure(key.as_str()).is_some_and(|f| f.gave_up);
+            prop_assert!(done ^ abandoned, "{} neither done nor abandoned (or both)", key);
+            if abandoned {
+                prop_assert_eq!(shell.gave_up_reports.get(key).copied(), Some(1));
+            }
+        }
+        for (key, n) in &shell.successes {
+            // The wave patch is content-checked, so it can only succeed more than once
+            // if something undid it; nothing does here.
+            prop_assert_eq!(*n, 1, "{} took effect {} times", key, n);
+        }
+    }
+
+    /// What a plan owes for a job with no record of its run.
+    #[test]
+    fn a_fresh_run_owes_exactly_what_its_phase_requires(a in annotations_strategy(), p in phase_strategy()) {
+        let j = job(a.clone(), Some(status(p)));
+        let pl = plan(&j, &PlanContext::default(), t0());
+        let keys: BTreeSet<String> = pl.effects.iter().map(|e| e.key.to_string()).collect();
+        prop_assert_eq!(keys.len(), pl.effects.len(), "keys must be unique");
+        prop_assert_eq!(keys.contains("notify"), p.is_terminal());
+        let triggers_valid = nbv_core::triggers::from_annotations(&a, "self-healing-platform").map(|s| s.len()).unwrap_or(0);
+        let fired = keys.iter().filter(|k| k.starts_with("trigger/")).count();
+        prop_assert_eq!(fired, if p == Phase::Succeeded { triggers_valid } else { 0 });
+        // Diagnostics name the annotation at fault whenever one is malformed.
+        if nbv_core::triggers::from_annotations(&a, "self-healing-platform").is_err() {
+            prop_assert!(pl.diagnostics.iter().any(|d| d.is_error && d.annotation == "mlops.dev/on-success-trigger"));
+        }
+        if nbv_core::waves::sync_wave(&a).is_err() {
+            prop_assert!(pl.diagnostics.iter().any(|d| d.is_error && d.annotation == "argocd.argoproj.io/sync-wave"));
+        }
+    }
+
+    /// A ledger of another run is void: the plan is that of a job with no ledger.
+    #[test]
+    fn records_of_another_run_are_ignored(a in annotations_strategy(), p in phase_strategy()) {
+        let mut s = status(p);
+        let fresh = plan(&job(a.clone(), Some(s.clone())), &PlanContext::default(), t0());
+        let mut stale = EffectLedger::for_run("g1@2001-01-01T00:00:00Z");
+        stale.done = fresh.effects.iter().map(|e| e.key.to_string()).collect();
+        s.effects = Some(stale);
+        let with_stale = plan(&job(a, Some(s)), &PlanContext::default(), t0());
+        prop_assert_eq!(with_stale.effects, fresh.effects);
+    }
+
+    /// Run keys separate runs: another start time or generation is another run.
+    #[test]
+    fn run_keys_differ_between_runs(secs in 0i64..1_000_000, gen_a in 1i64..5, gen_b in 1i64..5) {
+        let mut a = status(Phase::Succeeded);
+        a.observed_generation = Some(gen_a);
+        let mut b = a.clone();
+        b.observed_generation = Some(gen_b);
+        b.start_time = Some(t0() + Duration::seconds(secs));
+        let (ka, kb) = (RunKey::of(&job(BTreeMap::new(), Some(a))), RunKey::of(&job(BTreeMap::new(), Some(b))));
+        prop_assert_eq!(ka == kb, gen_a == gen_b && secs == 0);
+    }
+}

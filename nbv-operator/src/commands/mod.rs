@@ -1,0 +1,6 @@
+//! One module per subcommand. Each `run` writes to the given streams and returns the
+//! process exit code, so commands are tested without spawning a process.
+
+pub mod crd;
+pub mod demo;
+pub mod lint;
