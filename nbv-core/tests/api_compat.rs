@@ -231,3 +231,15 @@ fn upstream_defaults_are_kept() {
         assert_eq!(os.pointer(path), us.pointer(path), "default at {path}");
     }
 }
+
+#[test]
+fn the_crd_fits_what_kubectl_apply_can_store() {
+    // `kubectl apply` keeps the whole object in an annotation, and annotations of an
+    // object share 256 KiB; leave ample room.
+    let yaml = serde_yaml_ng::to_string(&nbv_core::api::crd()).unwrap();
+    assert!(yaml.len() < 160 * 1024, "the CRD is {} bytes", yaml.len());
+    assert!(
+        !yaml.contains("nbv_core"),
+        "rustdoc examples leaked into the schema"
+    );
+}

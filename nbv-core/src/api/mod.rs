@@ -45,7 +45,10 @@ pub const API_VERSION: &str = "mlops.mlops.dev/v1alpha1";
 /// The CustomResourceDefinition of [`NotebookValidationJob`], as `nbv crd` prints it.
 ///
 /// It is the derived definition with `listKind` spelled out, as upstream's is, so that
-/// applying ours over upstream's changes nothing but what nbv adds.
+/// applying ours over upstream's changes nothing but what nbv adds. Descriptions inside
+/// the embedded Kubernetes types (volumes, affinity, environment, …) are left out:
+/// they are the Pod API's own, found with `kubectl explain pod.spec`, and with them
+/// the definition would approach the 256 KiB that `kubectl apply` can store.
 ///
 /// # Examples
 ///
@@ -59,5 +62,70 @@ pub fn crd()
     use kube::core::CustomResourceExt;
     let mut crd = NotebookValidationJob::crd();
     crd.spec.names.list_kind = Some(format!("{KIND}List"));
+    for version in &mut crd.spec.versions {
+        let pod_config = version
+            .schema
+            .as_mut()
+            .and_then(|s| s.open_api_v3_schema.as_mut())
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("spec"))
+            .and_then(|s| s.properties.as_mut())
+            .and_then(|p| p.get_mut("podConfig"))
+            .and_then(|s| s.properties.as_mut());
+        for (name, field) in pod_config.into_iter().flatten() {
+            if EMBEDDED_POD_FIELDS.contains(&name.as_str()) {
+                strip_nested_descriptions(field);
+            }
+        }
+    }
     crd
+}
+
+/// Fields of `spec.podConfig` whose schema is a Kubernetes core type.
+const EMBEDDED_POD_FIELDS: [&str; 6] = [
+    "affinity",
+    "env",
+    "envFrom",
+    "resources",
+    "tolerations",
+    "volumes",
+];
+
+type JsonSchemaProps =
+    k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::JSONSchemaProps;
+
+/// Removes the descriptions below `schema`, keeping its own.
+fn strip_nested_descriptions(schema: &mut JsonSchemaProps) {
+    fn strip(schema: &mut JsonSchemaProps) {
+        schema.description = None;
+        children(schema);
+    }
+    fn children(schema: &mut JsonSchemaProps) {
+        use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::{
+            JSONSchemaPropsOrArray, JSONSchemaPropsOrBool,
+        };
+        for p in schema.properties.iter_mut().flat_map(|p| p.values_mut()) {
+            strip(p);
+        }
+        match schema.items.as_mut() {
+            Some(JSONSchemaPropsOrArray::Schema(s)) => strip(s),
+            Some(JSONSchemaPropsOrArray::Schemas(ss)) => ss.iter_mut().for_each(strip),
+            None => {}
+        }
+        if let Some(JSONSchemaPropsOrBool::Schema(s)) = schema.additional_properties.as_mut() {
+            strip(s);
+        }
+        for s in [
+            schema.all_of.as_mut(),
+            schema.any_of.as_mut(),
+            schema.one_of.as_mut(),
+        ]
+        .into_iter()
+        .flatten()
+        .flatten()
+        {
+            strip(s);
+        }
+    }
+    children(schema);
 }

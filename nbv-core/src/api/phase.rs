@@ -10,20 +10,6 @@ use serde::{Deserialize, Serialize};
 ///
 /// `Pending` and `Running` are legacy phases written by older operators; they stay
 /// readable and [`Phase::migrated`] maps them to their current equivalents.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::api::Phase;
-///
-/// let legacy: Phase = "Running".parse()?;
-/// assert_eq!(legacy.migrated(), Phase::ValidationRunning);
-/// assert!(Phase::Failed.is_terminal());
-/// assert_eq!("Done".parse::<Phase>().unwrap_err().to_string(),
-///     "unknown phase \"Done\"; expected one of Initializing, Building, BuildComplete, \
-///      ValidationRunning, Succeeded, Failed, Pending, Running");
-/// # Ok::<(), nbv_core::api::UnknownPhase>(())
-/// ```
 #[derive(
     Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize, JsonSchema,
 )]
@@ -84,6 +70,20 @@ impl Phase {
     }
 
     /// The current phase a legacy phase stands for; current phases map to themselves.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::api::Phase;
+    ///
+    /// let legacy: Phase = "Running".parse()?;
+    /// assert_eq!(legacy.migrated(), Phase::ValidationRunning);
+    /// assert!(Phase::Failed.is_terminal());
+    /// assert_eq!("Done".parse::<Phase>().unwrap_err().to_string(),
+    ///     "unknown phase \"Done\"; expected one of Initializing, Building, BuildComplete, \
+    ///      ValidationRunning, Succeeded, Failed, Pending, Running");
+    /// # Ok::<(), nbv_core::api::UnknownPhase>(())
+    /// ```
     pub const fn migrated(self) -> Phase {
         match self {
             Phase::Pending => Phase::Initializing,

@@ -75,6 +75,9 @@ pub struct NotebookValidationJobStatus {
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
+#[schemars(
+    description = "What nbv has carried out for the current run, so that no effect is repeated or lost."
+)]
 pub struct EffectLedger {
     /// The run these records belong to; records of another run are void.
     pub run: String,

@@ -1,0 +1,118 @@
+//! The image build of a run: `Initializing` → `Building` → `BuildComplete`, or `Failed`.
+
+use chrono::{DateTime, Utc};
+
+use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase};
+
+use super::pod::fail;
+use super::record::{build_phase, enter, out_of_phase};
+use super::{Failure, Ignored, Reason, messages, truncate_message};
+
+type Status = NotebookValidationJobStatus;
+
+pub(super) fn build_started(
+    s: &mut Status,
+    phase: Phase,
+    build_name: &str,
+    now: DateTime<Utc>,
+) -> Result<(), Ignored> {
+    match phase {
+        Phase::Initializing => match build_phase(s) {
+            Some(BuildPhase::Pending) => {
+                let build = s.build_status.get_or_insert_with(BuildStatus::default);
+                build.phase = Some(BuildPhase::Running);
+                build.build_name = Some(build_name.to_owned());
+                build.start_time = Some(now);
+                enter(s, Phase::Building, messages::building(build_name), now);
+                Ok(())
+            }
+            None => Err(Ignored::BuildNotRequested),
+            Some(_) => Err(out_of_phase("BuildStarted", phase)),
+        },
+        Phase::Building => {
+            let build = s.build_status.get_or_insert_with(BuildStatus::default);
+            match build.build_name.as_deref() {
+                Some(current) if current == build_name => Ok(()),
+                Some(current) => Err(Ignored::OtherBuild {
+                    event: build_name.to_owned(),
+                    current: current.to_owned(),
+                }),
+                // Adopted from another operator without a name: record it.
+                None => {
+                    build.build_name = Some(build_name.to_owned());
+                    enter(s, Phase::Building, messages::building(build_name), now);
+                    Ok(())
+                }
+            }
+        }
+        _ => Err(out_of_phase("BuildStarted", phase)),
+    }
+}
+
+pub(super) fn build_succeeded(
+    s: &mut Status,
+    phase: Phase,
+    image: &str,
+    now: DateTime<Utc>,
+) -> Result<(), Ignored> {
+    let build_underway = match phase {
+        Phase::Building => true,
+        // A build may end between two observations: it never looked "running".
+        Phase::Initializing => match build_phase(s) {
+            Some(BuildPhase::Pending) => true,
+            None => return Err(Ignored::BuildNotRequested),
+            Some(_) => false,
+        },
+        Phase::BuildComplete => {
+            let same = s
+                .build_status
+                .as_ref()
+                .and_then(|b| b.image_reference.as_deref())
+                == Some(image);
+            return if same {
+                Ok(())
+            } else {
+                Err(out_of_phase("BuildSucceeded", phase))
+            };
+        }
+        _ => false,
+    };
+    if !build_underway {
+        return Err(out_of_phase("BuildSucceeded", phase));
+    }
+    let build = s.build_status.get_or_insert_with(BuildStatus::default);
+    build.phase = Some(BuildPhase::Complete);
+    build.image_reference = Some(image.to_owned());
+    build.completion_time = Some(now);
+    enter(s, Phase::BuildComplete, messages::built(image), now);
+    Ok(())
+}
+
+pub(super) fn build_failed(
+    s: &mut Status,
+    phase: Phase,
+    reason: &Reason,
+    message: &str,
+    now: DateTime<Utc>,
+) -> Result<(), Ignored> {
+    let build_underway = match phase {
+        Phase::Building => true,
+        Phase::Initializing => match build_phase(s) {
+            Some(BuildPhase::Pending) => true,
+            None => return Err(Ignored::BuildNotRequested),
+            Some(_) => false,
+        },
+        _ => false,
+    };
+    if !build_underway {
+        return Err(out_of_phase("BuildFailed", phase));
+    }
+    let failure = Failure::permanent(reason.clone(), message);
+    let build = s.build_status.get_or_insert_with(BuildStatus::default);
+    build.phase = Some(BuildPhase::Failed);
+    build.message = Some(truncate_message(message).into_owned());
+    build.completion_time = Some(now);
+    let text = messages::build_failed(&failure);
+    fail(s, &failure, text, None, now);
+    Ok(())
+}

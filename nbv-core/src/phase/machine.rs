@@ -1,0 +1,310 @@
+//! The transition function: [`step`].
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase};
+
+use super::adopt::normalize;
+use super::build::{build_failed, build_started, build_succeeded};
+use super::conditions::dedupe_conditions;
+use super::pod::{admit_pod, pod_failed, pod_running, pod_succeeded};
+use super::record::{build_phase, current_attempt, retry_due, set_ready, set_retrying};
+use super::{
+    ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason, RetryPolicy, ScheduledRetry,
+    Transition, messages, remove_condition,
+};
+
+type Status = NotebookValidationJobStatus;
+
+/// Applies `event`, observed at `now`, to a job's `status` (`None` when the job has
+/// none yet) and returns the status to write and what to do next.
+///
+/// `step` is pure and total: the same inputs always give the same transition, and no
+/// input makes it fail or panic. An event that does not fit the recorded run (stale,
+/// duplicated, about another attempt, or out of phase) leaves the status unchanged and
+/// says why in [`Transition::ignored`]. Any status the API server may hold is accepted:
+/// [`PhaseEvent::Observe`] adopts one written by another operator, migrating legacy
+/// phases and repairing fields that contradict each other.
+///
+/// # Examples
+///
+/// A first attempt that fails transiently, then a retry that succeeds:
+///
+/// ```
+/// use chrono::{Duration, TimeZone, Utc};
+/// use nbv_core::api::Phase;
+/// use nbv_core::phase::{step, Attempt, Failure, Next, PhaseEvent, PodRef, Reason, RetryPolicy};
+///
+/// let policy = RetryPolicy::default();
+/// let t0 = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+/// let observe = PhaseEvent::Observe { generation: 1, build_requested: false };
+///
+/// let t = step(None, &observe, t0, &policy);
+/// let Next::StartPod(first) = t.next else { panic!("expected a pod to start") };
+/// let pod = PodRef::new("train-g1-r0", first);
+/// let t = step(Some(&t.status), &PhaseEvent::PodRunning { pod: pod.clone() }, t0, &policy);
+/// assert_eq!(t.entered, Some(Phase::ValidationRunning));
+///
+/// let failure = Failure::transient(Reason::new("Evicted")?, "node drained");
+/// let failed = PhaseEvent::PodFailed { pod, failure, results: vec![] };
+/// let t = step(Some(&t.status), &failed, t0, &policy);
+/// assert_eq!(t.status.retry_count, Some(1));
+/// assert_eq!(t.requeue_after, Some(std::time::Duration::from_secs(60)));
+///
+/// // Reporting the same failed pod again changes nothing: it belongs to attempt 0.
+/// assert!(!step(Some(&t.status), &failed, t0, &policy).changed);
+///
+/// let t = step(Some(&t.status), &observe, t0 + Duration::minutes(1), &policy);
+/// let Next::StartPod(retry) = t.next else { panic!("expected the retry's pod") };
+/// assert_eq!(retry, Attempt { generation: 1, retry: 1 });
+/// let done = PhaseEvent::PodSucceeded {
+///     pod: PodRef::new("train-g1-r1", retry), results: vec![], message: None,
+/// };
+/// let t = step(Some(&t.status), &done, t0 + Duration::minutes(3), &policy);
+/// assert_eq!(t.status.phase, Some(Phase::Succeeded));
+/// assert_eq!(t.status.message.as_deref(), Some("Notebook validation succeeded after 1 retry"));
+/// # Ok::<(), nbv_core::phase::InvalidReason>(())
+/// ```
+pub fn step(
+    status: Option<&NotebookValidationJobStatus>,
+    event: &PhaseEvent,
+    now: DateTime<Utc>,
+    policy: &RetryPolicy,
+) -> Transition {
+    let before = status.cloned().unwrap_or_default();
+    let (applied, ignored) = match apply(&before, event, now, policy) {
+        Ok(applied) => (applied, None),
+        Err(ignored) => (Applied::of(before.clone()), Some(ignored)),
+    };
+    let Applied {
+        status: after,
+        run_started,
+        retry_scheduled,
+    } = applied;
+    let previous = before.phase.map(Phase::migrated);
+    let entered = after
+        .phase
+        .filter(|phase| run_started || Some(*phase) != previous);
+    let next = next(&after, now, policy);
+    let requeue_after = match next {
+        Next::WaitUntil(at) => Some((at - now).to_std().unwrap_or(Duration::ZERO)),
+        _ => None,
+    };
+    Transition {
+        changed: after != before,
+        status: after,
+        entered,
+        run_started,
+        retry_scheduled,
+        next,
+        requeue_after,
+        ignored,
+    }
+}
+
+/// An event that was applied: the new status and what happened on the way.
+struct Applied {
+    status: Status,
+    run_started: bool,
+    retry_scheduled: Option<ScheduledRetry>,
+}
+
+impl Applied {
+    fn of(status: Status) -> Self {
+        Applied {
+            status,
+            run_started: false,
+            retry_scheduled: None,
+        }
+    }
+}
+
+fn apply(
+    before: &Status,
+    event: &PhaseEvent,
+    now: DateTime<Utc>,
+    policy: &RetryPolicy,
+) -> Result<Applied, Ignored> {
+    if let PhaseEvent::Observe {
+        generation,
+        build_requested,
+    } = event
+    {
+        return Ok(observe(before, *generation, *build_requested, now, policy));
+    }
+    admit(before, event)?;
+    let mut s = before.clone();
+    normalize(&mut s, now, policy);
+    // Read after normalizing: repairing the status may have moved the phase.
+    let phase = s.phase.unwrap_or(Phase::Initializing);
+    let applied = |s| Ok(Applied::of(s));
+    match event {
+        // Handled above; kept so that the match stays exhaustive without a wildcard.
+        PhaseEvent::Observe { .. } => applied(s),
+        PhaseEvent::BuildStarted { build_name, .. } => {
+            build_started(&mut s, phase, build_name, now)?;
+            applied(s)
+        }
+        PhaseEvent::BuildSucceeded { image, .. } => {
+            build_succeeded(&mut s, phase, image, now)?;
+            applied(s)
+        }
+        PhaseEvent::BuildFailed {
+            reason, message, ..
+        } => {
+            build_failed(&mut s, phase, reason, message, now)?;
+            applied(s)
+        }
+        PhaseEvent::PodRunning { pod } => {
+            admit_pod(&s, phase, pod)?;
+            pod_running(&mut s, phase, pod, now);
+            applied(s)
+        }
+        PhaseEvent::PodSucceeded {
+            pod,
+            results,
+            message,
+        } => {
+            admit_pod(&s, phase, pod)?;
+            pod_succeeded(&mut s, pod, results, message.as_deref(), now, policy);
+            applied(s)
+        }
+        PhaseEvent::PodFailed {
+            pod,
+            failure,
+            results,
+        } => {
+            admit_pod(&s, phase, pod)?;
+            let retry_scheduled = pod_failed(&mut s, pod, failure, results, now, policy);
+            Ok(Applied {
+                status: s,
+                run_started: false,
+                retry_scheduled,
+            })
+        }
+    }
+}
+
+/// Starts a run, adopts a status written by another operator, or starts a due retry.
+fn observe(
+    before: &Status,
+    generation: i64,
+    build_requested: bool,
+    now: DateTime<Utc>,
+    policy: &RetryPolicy,
+) -> Applied {
+    let starts_run = match (before.phase, before.observed_generation) {
+        (None, _) => true,
+        (Some(_), Some(observed)) => observed != generation,
+        // A run recorded without observedGeneration was written by another operator:
+        // adopt it rather than throw away a run in progress.
+        (Some(_), None) => false,
+    };
+    if starts_run {
+        return Applied {
+            status: new_run(before, generation, build_requested, now),
+            run_started: true,
+            retry_scheduled: None,
+        };
+    }
+    let mut s = before.clone();
+    s.observed_generation = Some(generation);
+    normalize(&mut s, now, policy);
+    if retry_due(&s, policy).is_some_and(|due| due <= now) {
+        resume(&mut s, now, policy);
+    }
+    Applied::of(s)
+}
+
+/// A fresh run: everything that belongs to a run is reset; conditions of other types
+/// (owned by other parts of nbv) are kept.
+fn new_run(before: &Status, generation: i64, build_requested: bool, now: DateTime<Utc>) -> Status {
+    let mut conditions = before.conditions.clone().unwrap_or_default();
+    dedupe_conditions(&mut conditions);
+    remove_condition(&mut conditions, &ConditionType::RETRYING);
+    let message = if build_requested {
+        messages::WAITING_FOR_BUILD
+    } else {
+        messages::WAITING_FOR_POD
+    };
+    let mut s = Status {
+        phase: Some(Phase::Initializing),
+        conditions: Some(conditions),
+        start_time: Some(now),
+        message: Some(message.to_owned()),
+        retry_count: Some(0),
+        // A pending build status records, for the rest of the run, that the run builds
+        // its image: the spec cannot change within a run (that would be a new run).
+        build_status: build_requested.then(|| BuildStatus {
+            phase: Some(BuildPhase::Pending),
+            ..BuildStatus::default()
+        }),
+        observed_generation: Some(generation),
+        ..Status::default()
+    };
+    set_ready(&mut s, &Reason::of_phase(Phase::Initializing), now);
+    s
+}
+
+/// The retry's backoff has elapsed: the retry attempt starts. Depends only on the
+/// status, so a later `Observe` finds nothing more to change.
+fn resume(s: &mut Status, now: DateTime<Utc>, policy: &RetryPolicy) {
+    let retry = s.retry_count.unwrap_or(0);
+    let message = messages::retry_started(retry, policy.max_retries());
+    // The failed attempt's pod and results are superseded by the new attempt's.
+    s.validation_pod_name = None;
+    s.results = None;
+    s.message = Some(message.clone());
+    set_retrying(
+        s,
+        ConditionStatus::True,
+        &Reason::RETRY_STARTED,
+        &message,
+        now,
+    );
+    set_ready(s, &Reason::of_phase(Phase::Initializing), now);
+}
+
+/// Whether the event may apply to the run `before` records.
+fn admit(before: &Status, event: &PhaseEvent) -> Result<(), Ignored> {
+    let phase = before.phase.map(Phase::migrated).ok_or(Ignored::NoRun)?;
+    if phase.is_terminal() {
+        return Err(Ignored::RunEnded { phase });
+    }
+    let current = before.observed_generation.ok_or(Ignored::NotObserved)?;
+    if event.generation() != current {
+        return Err(Ignored::OtherRun {
+            event: event.generation(),
+            current,
+        });
+    }
+    Ok(())
+}
+
+/// What the shell does next, from the status alone.
+fn next(s: &Status, now: DateTime<Utc>, policy: &RetryPolicy) -> Next {
+    let Some(phase) = s.phase.map(Phase::migrated) else {
+        return Next::Observe;
+    };
+    if phase.is_terminal() {
+        return Next::Done;
+    }
+    let (Some(generation), Some(attempt)) = (s.observed_generation, current_attempt(s)) else {
+        return Next::Observe;
+    };
+    match phase {
+        Phase::Building => Next::WatchBuild { generation },
+        Phase::BuildComplete => Next::StartPod(attempt),
+        Phase::ValidationRunning => Next::WatchPod(attempt),
+        _ => match build_phase(s) {
+            Some(BuildPhase::Pending) => Next::StartBuild { generation },
+            Some(BuildPhase::Running) => Next::WatchBuild { generation },
+            _ => match retry_due(s, policy) {
+                Some(due) if due > now => Next::WaitUntil(due),
+                _ => Next::StartPod(attempt),
+            },
+        },
+    }
+}
