@@ -21,6 +21,7 @@
 //! | [`health`] | the Argo CD health of a job, natively and as shipped Lua |
 //! | [`events`] | the notification Event of a terminal transition |
 //! | [`plan`] | the effects a shell must carry out for a job |
+//! | [`pod`] | the validation Pod of an attempt, and what its status means |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 

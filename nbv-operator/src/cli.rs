@@ -20,8 +20,23 @@ pub struct Cli {
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
+    /// Run the operator.
+    Run(crate::config::RunArgs),
     /// Print the NotebookValidationJob CustomResourceDefinition as YAML.
     Crd,
+    /// Block until sync wave N may proceed (an Argo CD PreSync hook): exit 0 when every
+    /// job that blocks the wave completed its own wave, 1 as soon as one failed.
+    Wait {
+        /// Namespace of the jobs.
+        #[arg(long, short)]
+        namespace: String,
+        /// The wave to wait for.
+        #[arg(long)]
+        wave: i64,
+        /// Give up after this long (e.g. `30s`, `10m`, `1h30m`).
+        #[arg(long, value_parser = crate::commands::wait::parse_duration)]
+        timeout: Option<std::time::Duration>,
+    },
     /// Work with `mlops.dev/on-success-trigger` annotations.
     #[command(subcommand)]
     Triggers(TriggersCommand),
@@ -42,11 +57,51 @@ pub enum TriggersCommand {
     },
 }
 
+/// Runs `future` to completion on a multi-threaded tokio runtime.
+fn block_on(future: impl std::future::Future<Output = u8>) -> u8 {
+    match tokio::runtime::Builder::new_multi_thread()
+        .enable_all()
+        .build()
+    {
+        Ok(runtime) => runtime.block_on(future),
+        Err(e) => {
+            eprintln!("error: cannot start the async runtime: {e}");
+            1
+        }
+    }
+}
+
 /// Runs a parsed command line, writing to standard output and error.
 pub fn run(cli: Cli) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let code = match cli.command {
+        Command::Run(args) => block_on(commands::run::run(args)),
+        Command::Wait {
+            namespace,
+            wave,
+            timeout,
+        } => block_on(async move {
+            let client = match kube::Client::try_default().await {
+                Ok(c) => c,
+                Err(e) => {
+                    eprintln!("error: cannot build a Kubernetes client: {e}");
+                    return 3;
+                }
+            };
+            let args = commands::wait::WaitArgs {
+                namespace,
+                wave,
+                timeout,
+            };
+            commands::wait::wait(
+                client,
+                &args,
+                &mut std::io::stdout(),
+                &mut std::io::stderr(),
+            )
+            .await
+        }),
         Command::Crd => commands::crd::run(&mut stdout.lock()),
         Command::Triggers(TriggersCommand::Lint { file, namespace }) => commands::lint::run(
             file.as_deref(),

@@ -2,4 +2,15 @@
 #![forbid(unsafe_code)]
 
 pub mod cli;
+pub mod clock;
 pub mod commands;
+pub mod config;
+pub mod context;
+pub mod controller;
+pub mod publisher;
+pub mod reconcile;
+pub mod effects;
+pub mod leader;
+pub mod metrics;
+pub mod server;
+pub mod telemetry;

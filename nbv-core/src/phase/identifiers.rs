@@ -45,6 +45,18 @@ impl Reason {
     pub const RETRIES_EXHAUSTED: Reason = Reason::known("RetriesExhausted");
     /// `Retrying` is `False`: a retry attempt failed in a way no retry can fix.
     pub const PERMANENT_FAILURE: Reason = Reason::known("PermanentFailure");
+    /// `AnnotationsValid` is `True`: every nbv annotation of the job is well-formed.
+    pub const ANNOTATIONS_VALID: Reason = Reason::known("AnnotationsValid");
+    /// `AnnotationsValid` is `False`: an annotation is malformed and ignored.
+    pub const INVALID_ANNOTATION: Reason = Reason::known("InvalidAnnotation");
+    /// `AnnotationsValid` is `True` with warnings (for example unknown fields).
+    pub const ANNOTATION_WARNINGS: Reason = Reason::known("AnnotationWarnings");
+    /// `EffectsApplied` is `True`: every effect of the run took effect.
+    pub const EFFECTS_APPLIED: Reason = Reason::known("EffectsApplied");
+    /// `EffectsApplied` is `Unknown`: effects are still being carried out or retried.
+    pub const EFFECTS_PENDING: Reason = Reason::known("EffectsPending");
+    /// `EffectsApplied` is `False`: nbv gave up on at least one effect.
+    pub const EFFECT_ABANDONED: Reason = Reason::known("EffectAbandoned");
 
     /// A reason, checked against the CRD pattern.
     ///
@@ -185,6 +197,12 @@ impl ConditionType {
     /// Present once a run has scheduled a retry: `True` while a retry waits or runs,
     /// `False` once the run has ended.
     pub const RETRYING: ConditionType = ConditionType::known("Retrying");
+    /// Whether nbv's annotations on the job (`on-success-trigger`, `sync-wave`,
+    /// `block-wave`) are well-formed; the message names the annotation and the field.
+    pub const ANNOTATIONS_VALID: ConditionType = ConditionType::known("AnnotationsValid");
+    /// Whether the GitOps effects of the run (wave annotations, triggers, the
+    /// notification) took effect; the message names any that nbv gave up on.
+    pub const EFFECTS_APPLIED: ConditionType = ConditionType::known("EffectsApplied");
 
     /// A condition type, checked against the CRD pattern.
     ///

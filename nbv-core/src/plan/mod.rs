@@ -59,6 +59,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod conditions;
+mod diff;
 mod key;
 mod ledger;
 
@@ -73,6 +75,8 @@ use crate::events::{NotificationContext, NotificationEvent, notification};
 use crate::triggers::{self, Trigger};
 use crate::waves::{self, WaveOutcome};
 
+pub use conditions::{ConditionUpdate, conditions};
+pub use diff::merge_patch;
 pub use key::{EffectKey, RunKey};
 pub use ledger::{EffectRetryPolicy, Outcome, Recorded, record};
 

@@ -65,6 +65,8 @@ pub use names::{
     ObjectName,
 };
 pub use target::{ActionNotSupported, TargetRef, Trigger};
+mod access;
+pub use access::{ACCEPT_TRIGGERS_FROM, ANY_NAMESPACE, AccessFacts, Grant, Refusal, TriggerAccess};
 
 use crate::annotations::ON_SUCCESS_TRIGGER;
 use yaml::Node;

@@ -4,3 +4,5 @@
 pub mod crd;
 pub mod demo;
 pub mod lint;
+pub mod run;
+pub mod wait;

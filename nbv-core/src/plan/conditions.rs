@@ -1,0 +1,119 @@
+//! The conditions that report a plan's diagnostics and a run's effects.
+
+use crate::api::EffectLedger;
+use crate::phase::{ConditionStatus, ConditionType, Reason};
+
+use super::Diagnostic;
+
+/// A condition to set on the job, as [`crate::phase::set_condition`] takes it.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConditionUpdate {
+    /// Condition type.
+    pub type_: ConditionType,
+    /// Condition status.
+    pub status: ConditionStatus,
+    /// Machine-readable reason.
+    pub reason: Reason,
+    /// Human-readable message.
+    pub message: String,
+}
+
+/// The `AnnotationsValid` and `EffectsApplied` conditions for a job whose plan found
+/// `diagnostics` and whose run's effects stand as `ledger` says, with `owed` effects
+/// not yet carried out.
+///
+/// - `AnnotationsValid`: `False` (`InvalidAnnotation`) naming each malformed annotation
+///   and what to fix; `True` with reason `AnnotationWarnings` when there are only
+///   warnings; `True` (`AnnotationsValid`) otherwise.
+/// - `EffectsApplied`: `False` (`EffectAbandoned`) naming each effect nbv gave up on
+///   and its last error; `Unknown` (`EffectsPending`) while effects are owed or failing;
+///   `True` (`EffectsApplied`) once everything owed is done.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::EffectLedger;
+/// use nbv_core::phase::ConditionStatus;
+/// use nbv_core::plan::{conditions, Diagnostic};
+///
+/// let bad = Diagnostic {
+///     annotation: "argocd.argoproj.io/sync-wave",
+///     is_error: true,
+///     message: "\"three\" is not a wave number".to_owned(),
+/// };
+/// let [annotations, effects] = conditions(&[bad], &EffectLedger::for_run("g1"), 0);
+/// assert_eq!(annotations.status, ConditionStatus::False);
+/// assert!(annotations.message.contains("argocd.argoproj.io/sync-wave"));
+/// assert_eq!(effects.status, ConditionStatus::True);
+/// ```
+pub fn conditions(
+    diagnostics: &[Diagnostic],
+    ledger: &EffectLedger,
+    owed: usize,
+) -> [ConditionUpdate; 2] {
+    let errors: Vec<&Diagnostic> = diagnostics.iter().filter(|d| d.is_error).collect();
+    let warnings: Vec<&Diagnostic> = diagnostics.iter().filter(|d| !d.is_error).collect();
+    let describe = |ds: &[&Diagnostic]| {
+        ds.iter()
+            .map(|d| format!("{}: {}", d.annotation, d.message))
+            .collect::<Vec<_>>()
+            .join("\n")
+    };
+    let annotations = if !errors.is_empty() {
+        ConditionUpdate {
+            type_: ConditionType::ANNOTATIONS_VALID,
+            status: ConditionStatus::False,
+            reason: Reason::INVALID_ANNOTATION,
+            message: describe(&errors),
+        }
+    } else if !warnings.is_empty() {
+        ConditionUpdate {
+            type_: ConditionType::ANNOTATIONS_VALID,
+            status: ConditionStatus::True,
+            reason: Reason::ANNOTATION_WARNINGS,
+            message: describe(&warnings),
+        }
+    } else {
+        ConditionUpdate {
+            type_: ConditionType::ANNOTATIONS_VALID,
+            status: ConditionStatus::True,
+            reason: Reason::ANNOTATIONS_VALID,
+            message: "nbv's annotations are well-formed".to_owned(),
+        }
+    };
+
+    let abandoned: Vec<String> = ledger
+        .failed
+        .iter()
+        .filter(|f| f.gave_up)
+        .map(|f| format!("{} after {} attempts: {}", f.key, f.attempts, f.last_error))
+        .collect();
+    let retrying = ledger.failed.iter().filter(|f| !f.gave_up).count();
+    let effects = if !abandoned.is_empty() {
+        ConditionUpdate {
+            type_: ConditionType::EFFECTS_APPLIED,
+            status: ConditionStatus::False,
+            reason: Reason::EFFECT_ABANDONED,
+            message: format!("gave up on:\n{}", abandoned.join("\n")),
+        }
+    } else if owed > 0 || retrying > 0 {
+        ConditionUpdate {
+            type_: ConditionType::EFFECTS_APPLIED,
+            status: ConditionStatus::Unknown,
+            reason: Reason::EFFECTS_PENDING,
+            message: format!("{owed} effect(s) owed, {retrying} failing and retried with backoff"),
+        }
+    } else {
+        ConditionUpdate {
+            type_: ConditionType::EFFECTS_APPLIED,
+            status: ConditionStatus::True,
+            reason: Reason::EFFECTS_APPLIED,
+            message: format!(
+                "{} effect(s) of run {} took effect",
+                ledger.done.len(),
+                ledger.run
+            ),
+        }
+    };
+    [annotations, effects]
+}

@@ -1,0 +1,348 @@
+//! Where a job's triggers may act: the rule that keeps nbv from being a confused deputy.
+//!
+//! nbv carries triggers out with the operator's service account, which may restart,
+//! annotate and sync objects in many namespaces. The author of a job usually may not.
+//! Without a rule, anyone allowed to create a `NotebookValidationJob` could make nbv
+//! act anywhere the operator can (the upstream operator does exactly that). So a
+//! trigger acts in its job's own namespace, and elsewhere only where an administrator
+//! said so:
+//!
+//! - the operator flag `--trigger-namespaces` ([`TriggerAccess::allowed_namespaces`])
+//!   lists namespaces any job may act in (`*`: every namespace);
+//! - the owners of a namespace opt in by annotating the `Namespace` object with
+//!   [`ACCEPT_TRIGGERS_FROM`]: a comma-separated list of namespaces whose jobs may act
+//!   in it, or `*` for every namespace.
+//!
+//! Argo CD Applications live in Argo CD's namespace, not in the namespace they deploy
+//! to, so they get one more rule: a job may `sync` or `refresh` an Application that
+//! deploys into the job's own namespace (`spec.destination.namespace`), because that
+//! Application manages the job's namespace. Any other Application needs its own
+//! namespace to be allowed through the flag or the annotation; being in the job's
+//! namespace is not enough, since an Application may deploy anywhere its project
+//! allows.
+//!
+//! The decision is pure: the shell gathers the [`AccessFacts`] (the annotation of the
+//! target's `Namespace`, the Application's destination) and calls
+//! [`TriggerAccess::authorize`]. Facts only ever widen access (a property test checks
+//! it), so a shell may first decide without facts and fetch them only when refused.
+//!
+//! # Examples
+//!
+//! ```
+//! use nbv_core::triggers::{parse_triggers, AccessFacts, Grant, TriggerAccess};
+//!
+//! let set = parse_triggers(
+//!     "- {apiVersion: apps/v1, kind: Deployment, name: web, namespace: serving, action: restart}",
+//!     "ml",
+//! )
+//! .unwrap();
+//! let trigger = &set.triggers()[0];
+//! let access = TriggerAccess::default();
+//!
+//! let refusal = access.authorize(trigger, "ml", &AccessFacts::default()).unwrap_err();
+//! assert!(refusal.to_string().contains("annotate namespace serving with mlops.dev/accept-triggers-from: ml"));
+//!
+//! let opted_in = AccessFacts { target_namespace_accepts: Some("ml, research".into()), ..Default::default() };
+//! assert_eq!(access.authorize(trigger, "ml", &opted_in), Ok(Grant::NamespaceOptIn));
+//! ```
+
+use std::collections::BTreeSet;
+use std::fmt;
+
+use super::target::Trigger;
+
+/// Annotation on a `Namespace` object: the namespaces whose jobs' triggers may act in
+/// it, comma-separated (`ml, research`), or `*` for every namespace.
+pub const ACCEPT_TRIGGERS_FROM: &str = "mlops.dev/accept-triggers-from";
+
+/// The entry that stands for every namespace, in the flag and in the annotation.
+pub const ANY_NAMESPACE: &str = "*";
+
+/// The operator's configuration of where triggers may act beyond their job's namespace.
+///
+/// The default allows nothing beyond the job's own namespace.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::triggers::TriggerAccess;
+///
+/// let access = TriggerAccess::from_list("serving, models");
+/// assert!(access.allows_namespace("serving"));
+/// assert!(!access.allows_namespace("kube-system"));
+/// assert!(TriggerAccess::from_list("*").allows_namespace("kube-system"));
+/// assert!(!TriggerAccess::default().allows_namespace("serving"));
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct TriggerAccess {
+    /// Namespaces in which any job's triggers may act (the operator flag
+    /// `--trigger-namespaces`); [`ANY_NAMESPACE`] allows every namespace.
+    pub allowed_namespaces: BTreeSet<String>,
+}
+
+/// The facts about a trigger's target that the decision may need, as the shell
+/// observed them. `None` means "not fetched" or "absent": both mean no extra access.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::triggers::AccessFacts;
+///
+/// let facts = AccessFacts { application_destination: Some("ml".into()), ..Default::default() };
+/// assert!(facts.target_namespace_accepts.is_none());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct AccessFacts {
+    /// The value of [`ACCEPT_TRIGGERS_FROM`] on the target's `Namespace` object.
+    pub target_namespace_accepts: Option<String>,
+    /// `spec.destination.namespace` of the target, when it is an Argo CD Application.
+    pub application_destination: Option<String>,
+}
+
+/// Why a trigger may act on its target.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::triggers::Grant;
+/// assert_eq!(Grant::SameNamespace.to_string(), "the target is in the job's namespace");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Grant {
+    /// The target is in the job's namespace (never for an Application).
+    SameNamespace,
+    /// The target is an Argo CD Application that deploys into the job's namespace.
+    ApplicationDestination,
+    /// The operator flag `--trigger-namespaces` allows the target's namespace.
+    OperatorFlag,
+    /// The target's namespace accepts triggers from the job's namespace
+    /// (annotation [`ACCEPT_TRIGGERS_FROM`]).
+    NamespaceOptIn,
+}
+
+impl fmt::Display for Grant {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Grant::SameNamespace => "the target is in the job's namespace",
+            Grant::ApplicationDestination => {
+                "the Application deploys into the job's namespace (spec.destination.namespace)"
+            }
+            Grant::OperatorFlag => "the operator flag --trigger-namespaces allows the namespace",
+            Grant::NamespaceOptIn => {
+                "the target's namespace accepts triggers from the job's namespace"
+            }
+        })
+    }
+}
+
+impl TriggerAccess {
+    /// Reads a comma-separated list of namespaces (the form of the operator flag).
+    /// Spaces around entries and empty entries are ignored.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::triggers::TriggerAccess;
+    /// let access = TriggerAccess::from_list(" serving,,models ");
+    /// assert_eq!(access.allowed_namespaces.len(), 2);
+    /// ```
+    pub fn from_list(value: &str) -> TriggerAccess {
+        TriggerAccess {
+            allowed_namespaces: entries(value).map(str::to_owned).collect(),
+        }
+    }
+
+    /// Whether the operator flag lets every job act in `namespace`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::triggers::TriggerAccess;
+    /// assert!(TriggerAccess::from_list("serving").allows_namespace("serving"));
+    /// ```
+    pub fn allows_namespace(&self, namespace: &str) -> bool {
+        self.allowed_namespaces.contains(ANY_NAMESPACE)
+            || self.allowed_namespaces.contains(namespace)
+    }
+
+    /// Decides whether `trigger`, declared by a job in `job_namespace`, may act.
+    ///
+    /// Rules, in order:
+    /// 1. a target that is not an Argo CD Application, in the job's namespace: allowed;
+    /// 2. an Application whose `spec.destination.namespace` is the job's namespace:
+    ///    allowed;
+    /// 3. a target whose namespace the operator flag allows: allowed;
+    /// 4. a target whose `Namespace` carries [`ACCEPT_TRIGGERS_FROM`] naming the job's
+    ///    namespace or `*`: allowed;
+    /// 5. anything else: refused.
+    ///
+    /// # Errors
+    ///
+    /// A [`Refusal`] whose message says how an administrator can allow the trigger.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::triggers::{parse_triggers, AccessFacts, Grant, TriggerAccess};
+    ///
+    /// let set = parse_triggers(
+    ///     "- {apiVersion: argoproj.io/v1alpha1, kind: Application, name: models, namespace: argocd, action: sync}",
+    ///     "ml",
+    /// )
+    /// .unwrap();
+    /// let sync = &set.triggers()[0];
+    /// let access = TriggerAccess::default();
+    ///
+    /// let into_ml = AccessFacts { application_destination: Some("ml".into()), ..Default::default() };
+    /// assert_eq!(access.authorize(sync, "ml", &into_ml), Ok(Grant::ApplicationDestination));
+    ///
+    /// let into_prod = AccessFacts { application_destination: Some("prod".into()), ..Default::default() };
+    /// let refusal = access.authorize(sync, "ml", &into_prod).unwrap_err();
+    /// assert_eq!(refusal.target_namespace(), "argocd");
+    /// assert!(refusal.to_string().contains("deploys into namespace \"prod\""));
+    /// ```
+    pub fn authorize(
+        &self,
+        trigger: &Trigger,
+        job_namespace: &str,
+        facts: &AccessFacts,
+    ) -> Result<Grant, Refusal> {
+        let target_namespace = trigger.target().namespace().as_str();
+        let application = trigger.is_argo_application();
+        if !application && target_namespace == job_namespace {
+            return Ok(Grant::SameNamespace);
+        }
+        if application && facts.application_destination.as_deref() == Some(job_namespace) {
+            return Ok(Grant::ApplicationDestination);
+        }
+        if self.allows_namespace(target_namespace) {
+            return Ok(Grant::OperatorFlag);
+        }
+        let accepts = facts.target_namespace_accepts.as_deref();
+        if accepts.is_some_and(|value| accepts_from(value, job_namespace)) {
+            return Ok(Grant::NamespaceOptIn);
+        }
+        Err(Refusal {
+            trigger: trigger.to_string(),
+            job_namespace: job_namespace.to_owned(),
+            target_namespace: target_namespace.to_owned(),
+            accepted: accepts.map(|value| entries(value).map(str::to_owned).collect()),
+            application: application.then(|| facts.application_destination.clone()),
+        })
+    }
+}
+
+/// Whether an [`ACCEPT_TRIGGERS_FROM`] value admits jobs of `job_namespace`.
+fn accepts_from(value: &str, job_namespace: &str) -> bool {
+    entries(value).any(|entry| entry == ANY_NAMESPACE || entry == job_namespace)
+}
+
+/// The non-empty, trimmed entries of a comma-separated list.
+fn entries(value: &str) -> impl Iterator<Item = &str> {
+    value.split(',').map(str::trim).filter(|e| !e.is_empty())
+}
+
+/// Longest list of accepted namespaces quoted in a refusal; the rest are counted.
+const MAX_QUOTED_ENTRIES: usize = 8;
+
+/// An annotation entry as quoted in a message: a namespace name is at most 63
+/// characters, so anything longer is cut (the value comes from users).
+fn shorten(entry: &str) -> String {
+    match entry.char_indices().nth(63) {
+        Some((end, _)) => format!("{}...", &entry[..end]),
+        None => entry.to_owned(),
+    }
+}
+
+/// A trigger that may not act where it points, and what would allow it.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::triggers::{parse_triggers, AccessFacts, TriggerAccess};
+///
+/// let set = parse_triggers(
+///     "- {apiVersion: v1, kind: ConfigMap, name: cfg, namespace: shared, action: refresh}",
+///     "ml",
+/// )
+/// .unwrap();
+/// let refusal = TriggerAccess::default()
+///     .authorize(&set.triggers()[0], "ml", &AccessFacts::default())
+///     .unwrap_err();
+/// assert_eq!(refusal.job_namespace(), "ml");
+/// assert!(refusal.to_string().ends_with(
+///     "add namespace shared to --trigger-namespaces or annotate namespace shared with \
+///      mlops.dev/accept-triggers-from: ml"
+/// ));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub struct Refusal {
+    trigger: String,
+    job_namespace: String,
+    target_namespace: String,
+    /// Entries of the target namespace's opt-in annotation, when it has one.
+    accepted: Option<Vec<String>>,
+    /// For an Application: its destination namespace, if known.
+    application: Option<Option<String>>,
+}
+
+impl Refusal {
+    /// Namespace of the job that declared the trigger.
+    pub fn job_namespace(&self) -> &str {
+        &self.job_namespace
+    }
+
+    /// Namespace of the target, which would have to allow the trigger.
+    pub fn target_namespace(&self) -> &str {
+        &self.target_namespace
+    }
+}
+
+impl fmt::Display for Refusal {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let (job, target) = (&self.job_namespace, &self.target_namespace);
+        write!(f, "trigger \"{}\" refused: ", self.trigger)?;
+        match &self.application {
+            Some(Some(destination)) => write!(
+                f,
+                "the Application deploys into namespace \"{destination}\" \
+                 (spec.destination.namespace), not into the job's namespace \"{job}\", and "
+            )?,
+            Some(None) => write!(
+                f,
+                "the Application has no spec.destination.namespace, so it does not deploy \
+                 into the job's namespace \"{job}\", and "
+            )?,
+            None => write!(
+                f,
+                "a job in namespace \"{job}\" acts only in its own namespace unless allowed, and "
+            )?,
+        }
+        match self.accepted.as_deref() {
+            Some(accepted) if !accepted.is_empty() => {
+                let quoted: Vec<String> = accepted
+                    .iter()
+                    .take(MAX_QUOTED_ENTRIES)
+                    .map(|ns| format!("\"{}\"", shorten(ns)))
+                    .collect();
+                write!(
+                    f,
+                    "namespace \"{target}\" accepts triggers only from {}",
+                    quoted.join(", ")
+                )?;
+                if accepted.len() > MAX_QUOTED_ENTRIES {
+                    write!(f, " and {} more", accepted.len() - MAX_QUOTED_ENTRIES)?;
+                }
+            }
+            _ => write!(
+                f,
+                "namespace \"{target}\" does not accept triggers from \"{job}\""
+            )?,
+        }
+        write!(
+            f,
+            "; add namespace {target} to --trigger-namespaces or annotate namespace {target} \
+             with {ACCEPT_TRIGGERS_FROM}: {job}"
+        )
+    }
+}

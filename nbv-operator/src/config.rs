@@ -1,0 +1,111 @@
+//! Configuration of `nbv run`.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::time::Duration;
+
+use clap::Args;
+use nbv_core::triggers::TriggerAccess;
+
+use crate::telemetry::LogFormat;
+
+/// Flags of `nbv run`.
+#[derive(Clone, Debug, Args)]
+pub struct RunArgs {
+    /// Do not run notebooks: only react to phases written by another controller (for
+    /// example the upstream operator) and carry out the Argo CD integration.
+    #[arg(long, env = "NBV_GITOPS_ONLY")]
+    pub gitops_only: bool,
+    /// Watch jobs in this namespace only (default: all namespaces).
+    #[arg(long, env = "NBV_WATCH_NAMESPACE")]
+    pub watch_namespace: Option<String>,
+    /// Namespaces where triggers may act besides their job's own (comma-separated;
+    /// `*` for any). A namespace can also opt in with the annotation
+    /// `mlops.dev/accept-triggers-from`.
+    #[arg(long, env = "NBV_TRIGGER_NAMESPACES", value_delimiter = ',')]
+    pub trigger_namespaces: Vec<String>,
+    /// Namespaces where parent Argo CD Applications are looked up, in order; the job's
+    /// own namespace is tried after them.
+    #[arg(
+        long,
+        env = "NBV_APPLICATION_NAMESPACES",
+        value_delimiter = ',',
+        default_value = "argocd"
+    )]
+    pub application_namespaces: Vec<String>,
+    /// Retries of a failed notebook run (backoff 1m, 2m, 4m, …).
+    #[arg(long, env = "NBV_MAX_RETRIES", default_value_t = 3)]
+    pub max_retries: u32,
+    /// Address of the /metrics, /healthz and /readyz endpoints.
+    #[arg(long, env = "NBV_METRICS_ADDR", default_value = "0.0.0.0:8080")]
+    pub metrics_addr: SocketAddr,
+    /// Run without leader election (only with a single replica).
+    #[arg(long, env = "NBV_NO_LEADER_ELECTION")]
+    pub no_leader_election: bool,
+    /// Namespace of the leader-election Lease (default: the operator's namespace).
+    #[arg(long, env = "NBV_LEASE_NAMESPACE")]
+    pub lease_namespace: Option<String>,
+    /// Log format: `json` or `text`.
+    #[arg(long, env = "NBV_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+}
+
+/// What the controller needs to know, resolved from [`RunArgs`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct OperatorConfig {
+    /// See [`RunArgs::gitops_only`].
+    pub gitops_only: bool,
+    /// See [`RunArgs::watch_namespace`].
+    pub watch_namespace: Option<String>,
+    /// Where triggers may act.
+    pub trigger_access: TriggerAccess,
+    /// See [`RunArgs::application_namespaces`].
+    pub application_namespaces: Vec<String>,
+    /// See [`RunArgs::max_retries`].
+    pub max_retries: u32,
+    /// How long a deferred trigger (an Argo CD operation is running) waits.
+    pub deferred_retry: Duration,
+    /// Requeue interval of a job with nothing to do, to catch what watches missed.
+    pub resync: Duration,
+}
+
+impl Default for OperatorConfig {
+    fn default() -> Self {
+        OperatorConfig {
+            gitops_only: false,
+            watch_namespace: None,
+            trigger_access: TriggerAccess::default(),
+            application_namespaces: vec!["argocd".to_owned()],
+            max_retries: 3,
+            deferred_retry: Duration::from_secs(15),
+            resync: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RunArgs {
+    /// The controller configuration these flags describe.
+    pub fn operator_config(&self) -> OperatorConfig {
+        let allowed: BTreeSet<String> = self
+            .trigger_namespaces
+            .iter()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect();
+        OperatorConfig {
+            gitops_only: self.gitops_only,
+            watch_namespace: self.watch_namespace.clone(),
+            trigger_access: TriggerAccess {
+                allowed_namespaces: allowed,
+            },
+            application_namespaces: self
+                .application_namespaces
+                .iter()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            max_retries: self.max_retries,
+            ..OperatorConfig::default()
+        }
+    }
+}

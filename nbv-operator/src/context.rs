@@ -1,0 +1,35 @@
+//! What every reconcile shares.
+
+use std::sync::Arc;
+
+use nbv_core::phase::RetryPolicy;
+use nbv_core::plan::EffectRetryPolicy;
+
+use crate::clock::Clock;
+use crate::config::OperatorConfig;
+use crate::effects::Executor;
+use crate::metrics::Metrics;
+use crate::publisher::Publisher;
+use crate::reconcile::RecentLedgers;
+
+/// The shared state of the controller.
+pub struct Context {
+    /// The Kubernetes client.
+    pub client: kube::Client,
+    /// The controller's configuration.
+    pub config: OperatorConfig,
+    /// Carries out effects.
+    pub executor: Executor,
+    /// Publishes Application status.
+    pub publisher: Arc<Publisher>,
+    /// Prometheus metrics.
+    pub metrics: Arc<Metrics>,
+    /// The time source.
+    pub clock: Arc<dyn Clock>,
+    /// Retries of notebook runs.
+    pub retry_policy: RetryPolicy,
+    /// Retries of failed effects.
+    pub effect_retry: EffectRetryPolicy,
+    /// Ledgers written recently (see [`RecentLedgers`]).
+    pub recent: RecentLedgers,
+}

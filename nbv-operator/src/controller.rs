@@ -1,0 +1,146 @@
+//! The kube-runtime controller: what nbv watches, and the loop that runs reconciles.
+//!
+//! Watched through kube-runtime's watch cache, never polled:
+//! - NotebookValidationJobs (all namespaces, or `--watch-namespace`);
+//! - Argo CD Applications in the configured Application namespaces, into a cache the
+//!   publisher reads (their current annotations), so publishing needs no GET.
+//!
+//! Nothing else is cached: in particular not every Pod of the cluster (the upstream
+//! operator's `Owns(Pod)` watch did that).
+
+use std::future::Future;
+use std::sync::Arc;
+
+use futures::StreamExt;
+use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::runtime::controller::Controller;
+use kube::runtime::reflector::{self, Store};
+use kube::runtime::{WatchStreamExt, watcher};
+use nbv_core::api::NotebookValidationJob;
+use nbv_core::phase::RetryPolicy;
+use nbv_core::plan::EffectRetryPolicy;
+
+use crate::clock::Clock;
+use crate::config::OperatorConfig;
+use crate::context::Context;
+use crate::effects::{Executor, ExecutorConfig};
+use crate::metrics::Metrics;
+use crate::publisher::Publisher;
+use crate::reconcile::{FIELD_MANAGER, RecentLedgers, error_policy, reconcile};
+
+/// Argo CD's Application resource.
+pub fn application_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("argoproj.io", "v1alpha1", "Application"),
+        "applications",
+    )
+}
+
+/// Starts a reflector (watch cache) of Applications in `namespaces`, driven until
+/// `shutdown`, and returns its store.
+fn watch_applications(
+    client: &kube::Client,
+    namespaces: &[String],
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Store<DynamicObject> {
+    let resource = application_resource();
+    let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
+    let reader = writer.as_reader();
+    let streams = namespaces.iter().map(|ns| {
+        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
+        watcher(api, watcher::Config::default()).boxed()
+    });
+    let merged = futures::stream::select_all(streams);
+    let stream = merged
+        .default_backoff()
+        .reflect(writer)
+        .for_each(|event| async move {
+            if let Err(error) = event {
+                tracing::debug!(%error, "Application watch error (is Argo CD installed?)");
+            }
+        });
+    tokio::spawn(async move {
+        tokio::select! {
+            _ = stream => {}
+            _ = shutdown => {}
+        }
+    });
+    reader
+}
+
+/// Everything the controller needs that is not the cluster.
+pub struct Runtime {
+    /// The controller configuration.
+    pub config: OperatorConfig,
+    /// Metrics to update.
+    pub metrics: Arc<Metrics>,
+    /// The time source.
+    pub clock: Arc<dyn Clock>,
+    /// `reportingInstance` of Events (the pod name).
+    pub instance: String,
+}
+
+/// Runs the controller against `client` until `shutdown` resolves. The same function
+/// runs in production (`nbv run`) and in simulation (`nbv simulate`).
+pub async fn run(
+    client: kube::Client,
+    runtime: Runtime,
+    shutdown: impl Future<Output = ()> + Send + Sync + Clone + 'static,
+) {
+    let Runtime {
+        config,
+        metrics,
+        clock,
+        instance,
+    } = runtime;
+    let executor = Executor::new(
+        client.clone(),
+        ExecutorConfig {
+            trigger_access: config.trigger_access.clone(),
+            field_manager: FIELD_MANAGER.to_owned(),
+            reporting_instance: instance,
+        },
+    );
+    let applications =
+        watch_applications(&client, &config.application_namespaces, shutdown.clone());
+    let publisher = Arc::new(Publisher::new(
+        clock.clone(),
+        executor.clone(),
+        metrics.clone(),
+        Some(applications),
+        config.application_namespaces.clone(),
+    ));
+    tokio::spawn(publisher.clone().run(shutdown.clone()));
+
+    let jobs: Api<NotebookValidationJob> = match &config.watch_namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    };
+    let retry_policy = RetryPolicy::new(
+        config.max_retries,
+        std::time::Duration::from_secs(60),
+        2,
+        std::time::Duration::from_secs(3600),
+    )
+    .unwrap_or_default();
+    let context = Arc::new(Context {
+        client,
+        config,
+        executor,
+        publisher,
+        metrics,
+        clock,
+        retry_policy,
+        effect_retry: EffectRetryPolicy::default(),
+        recent: RecentLedgers::default(),
+    });
+    Controller::new(jobs, watcher::Config::default())
+        .graceful_shutdown_on(shutdown)
+        .run(reconcile, error_policy, context)
+        .for_each(|result| async move {
+            if let Err(error) = result {
+                tracing::debug!(%error, "reconcile error");
+            }
+        })
+        .await;
+}

@@ -1,0 +1,99 @@
+//! Gathering the facts the confused-deputy rule needs, and no more.
+
+use k8s_openapi::api::core::v1::Namespace;
+use kube::api::{Api, DynamicObject};
+use nbv_core::triggers::{ACCEPT_TRIGGERS_FROM, AccessFacts, Action, Grant, TargetRef, Trigger};
+
+use super::target::{JobRef, describe, target_api};
+use super::{EffectError, Executor};
+
+/// The decision, and the Application when reading it was part of deciding.
+pub(super) struct Authorized {
+    pub(super) grant: Grant,
+    pub(super) application: Option<DynamicObject>,
+}
+
+impl Executor {
+    /// Decides whether `trigger` of `job` may act, reading only what the decision needs.
+    ///
+    /// Facts only widen access, so the decision is first made without any; an
+    /// Application is read when the decision needs its destination or the action is a
+    /// `sync` (which needs the object anyway), and the target's `Namespace` only when
+    /// everything else refused. A missing Application or Namespace counts as "no
+    /// permission" rather than "not found", so that a refused job learns nothing about
+    /// namespaces it may not act in.
+    pub(super) async fn authorize(
+        &self,
+        job: &JobRef,
+        trigger: &Trigger,
+    ) -> Result<Authorized, EffectError> {
+        let access = &self.config.trigger_access;
+        let mut facts = AccessFacts::default();
+        let decide = |facts: &AccessFacts| access.authorize(trigger, &job.namespace, facts);
+
+        let mut application = None;
+        let mut application_missing = None;
+        if trigger.is_argo_application()
+            && (trigger.action() == Action::Sync || decide(&facts).is_err())
+        {
+            match self.get_target(trigger.target()).await {
+                Ok(app) => {
+                    facts.application_destination = destination(&app);
+                    application = Some(app);
+                }
+                Err(missing @ EffectError::NotFound { .. }) => application_missing = Some(missing),
+                Err(other) => return Err(other),
+            }
+        }
+        if decide(&facts).is_err() {
+            facts.target_namespace_accepts = self
+                .namespace_opt_in(trigger.target().namespace().as_str())
+                .await?;
+        }
+        let grant = decide(&facts)?;
+        if let Some(missing) = application_missing {
+            return Err(missing);
+        }
+        tracing::debug!(trigger = %trigger, %grant, "trigger allowed");
+        Ok(Authorized { grant, application })
+    }
+
+    /// The target, read whole.
+    pub(super) async fn get_target(
+        &self,
+        target: &TargetRef,
+    ) -> Result<DynamicObject, EffectError> {
+        target_api(&self.client, target)
+            .get(target.name().as_str())
+            .await
+            .map_err(|e| {
+                EffectError::from_kube(format!("get {}", describe(target)), &describe(target), e)
+            })
+    }
+
+    /// The value of the opt-in annotation on namespace `name`; `None` when the
+    /// namespace or the annotation is absent.
+    async fn namespace_opt_in(&self, name: &str) -> Result<Option<String>, EffectError> {
+        let namespaces: Api<Namespace> = Api::all(self.client.clone());
+        match namespaces.get_opt(name).await {
+            Ok(namespace) => Ok(namespace.and_then(|ns| {
+                ns.metadata
+                    .annotations
+                    .and_then(|mut a| a.remove(ACCEPT_TRIGGERS_FROM))
+            })),
+            Err(e) => Err(EffectError::from_kube(
+                format!("get Namespace {name}"),
+                &format!("Namespace {name}"),
+                e,
+            )),
+        }
+    }
+}
+
+/// `spec.destination.namespace` of an Application.
+pub(super) fn destination(application: &DynamicObject) -> Option<String> {
+    application.data["spec"]["destination"]["namespace"]
+        .as_str()
+        .filter(|ns| !ns.is_empty())
+        .map(str::to_owned)
+}

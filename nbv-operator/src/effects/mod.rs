@@ -1,0 +1,154 @@
+//! Carrying out nbv-core's effects on a cluster, each with the smallest API call.
+//!
+//! nbv-core decides which effects a job owes ([`nbv_core::plan`]); an [`Executor`] makes
+//! them happen. Every write is a JSON merge patch of the fields nbv owns, a create, or a
+//! delete guarded by the object's uid; nothing here ever replaces (`PUT`) an object.
+//!
+//! | effect | calls |
+//! |---|---|
+//! | wave annotations | `PATCH` (merge) the job |
+//! | `restart` Deployment, StatefulSet, DaemonSet | `PATCH` (merge) `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` |
+//! | `restart` InferenceService | `GET` it, `LIST` its pods by label, `DELETE` those created before the run ended |
+//! | `restart` any other kind | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners, `DELETE` the pods it owns that predate the run |
+//! | `sync` Application | `GET` it, `PATCH` (merge) `operation` with the resourceVersion read |
+//! | `refresh` | `PATCH` (merge) annotations |
+//! | notification, report | `POST` a `core/v1` Event |
+//! | Application status | `PATCH` (merge) two annotations of the Application |
+//!
+//! Before a trigger acts outside its job's namespace, [`nbv_core::triggers::TriggerAccess`]
+//! must allow it; the executor reads the target `Namespace` (and, for an Application, the
+//! Application) only when the decision needs it, and a refused trigger writes nothing.
+//!
+//! Every effect is idempotent for its run, which covers the window between carrying an
+//! effect out and recording it: a rolling restart writes the run's completion time, pod
+//! deletion spares pods created after it, a sync is skipped when the Application already
+//! carries the run's marker, and a notification Event has a name derived from the run.
+//!
+//! Kinds that nbv does not know are addressed through [`kube::api::DynamicObject`] with the
+//! resource name guessed from the kind by [`kube::core::ApiResource::from_gvk`]: lowercased
+//! and pluralised by English rules (`Widget` → `widgets`, `Policy` → `policies`,
+//! `Mesh` → `meshes`). A custom resource whose plural does not follow these rules cannot
+//! be a trigger target; the API server answers 404 and the trigger reports the target
+//! as not found.
+//!
+//! # Examples
+//!
+//! ```
+//! use nbv_operator::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! # let (mock, _server) = tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<kube::client::Body>>();
+//! # let client = kube::Client::new(mock, "default");
+//! let executor = Executor::new(client, ExecutorConfig::default());
+//! assert_eq!(executor.config().field_manager, FIELD_MANAGER);
+//! assert!(executor.config().trigger_access.allowed_namespaces.is_empty());
+//! # }
+//! ```
+
+mod access;
+mod application;
+mod error;
+mod notify;
+mod refresh;
+mod restart;
+mod sync;
+mod target;
+mod trigger;
+mod wave;
+
+use std::sync::Arc;
+
+use kube::Client;
+use kube::api::PatchParams;
+use nbv_core::triggers::TriggerAccess;
+
+pub use error::EffectError;
+pub use notify::{Delivery, ReportReason};
+pub use trigger::TriggerOutcome;
+
+/// The name nbv writes under: field manager of its patches, `source.component` and
+/// `reportingComponent` of its Events, initiator of the syncs it starts.
+pub const FIELD_MANAGER: &str = "nbv-operator";
+
+/// How an [`Executor`] acts.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::triggers::TriggerAccess;
+/// use nbv_operator::effects::ExecutorConfig;
+///
+/// let config = ExecutorConfig {
+///     trigger_access: TriggerAccess::from_list("serving"),
+///     reporting_instance: "nbv-operator-7d9f-x2x4q".into(),
+///     ..ExecutorConfig::default()
+/// };
+/// assert!(config.trigger_access.allows_namespace("serving"));
+/// assert_eq!(config.field_manager, "nbv-operator");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ExecutorConfig {
+    /// Where triggers may act beyond their job's namespace (`--trigger-namespaces`).
+    pub trigger_access: TriggerAccess,
+    /// Field manager of every patch, and the name in Events and sync operations.
+    pub field_manager: String,
+    /// `reportingInstance` of Events: the operator's pod name (at most 128 bytes).
+    pub reporting_instance: String,
+}
+
+impl Default for ExecutorConfig {
+    fn default() -> Self {
+        ExecutorConfig {
+            trigger_access: TriggerAccess::default(),
+            field_manager: FIELD_MANAGER.to_owned(),
+            reporting_instance: FIELD_MANAGER.to_owned(),
+        }
+    }
+}
+
+/// Carries out effects with a Kubernetes client. Cheap to clone.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::effects::{Executor, ExecutorConfig};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// # let (mock, _server) = tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<kube::client::Body>>();
+/// # let client = kube::Client::new(mock, "default");
+/// let executor = Executor::new(client, ExecutorConfig::default());
+/// let copy = executor.clone();
+/// assert_eq!(copy.config(), executor.config());
+/// # }
+/// ```
+#[derive(Clone)]
+pub struct Executor {
+    client: Client,
+    config: Arc<ExecutorConfig>,
+}
+
+impl Executor {
+    /// An executor that acts through `client`.
+    pub fn new(client: Client, config: ExecutorConfig) -> Executor {
+        Executor {
+            client,
+            config: Arc::new(config),
+        }
+    }
+
+    /// The configuration it acts with.
+    pub fn config(&self) -> &ExecutorConfig {
+        &self.config
+    }
+
+    /// Parameters of every patch: nbv's field manager, so that `managedFields` show
+    /// which fields nbv wrote.
+    fn patch_params(&self) -> PatchParams {
+        PatchParams {
+            field_manager: Some(self.config.field_manager.clone()),
+            ..PatchParams::default()
+        }
+    }
+}

@@ -1,0 +1,157 @@
+//! Firing one on-success trigger: authorize, then restart, sync or refresh.
+
+use chrono::{DateTime, Utc};
+use nbv_core::api::NotebookValidationJob;
+use nbv_core::plan::Outcome;
+use nbv_core::triggers::{Action, Trigger};
+
+use super::target::JobRef;
+use super::{EffectError, Executor};
+
+/// How firing a trigger went, when it did not fail.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::plan::Outcome;
+/// use nbv_operator::effects::TriggerOutcome;
+///
+/// let done = TriggerOutcome::Done { summary: "started a sync of Application argocd/models".into() };
+/// assert_eq!(done.outcome(), Some(Outcome::Done));
+/// let busy = TriggerOutcome::Deferred { reason: "an operation is running".into() };
+/// assert_eq!(busy.outcome(), None);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum TriggerOutcome {
+    /// The trigger took effect; `summary` says what was done (for the
+    /// `TriggerSucceeded` Event).
+    Done {
+        /// What was done, for example `deleted 2 pods of InferenceService ml/x`.
+        summary: String,
+    },
+    /// The run's effect was already in place; nothing was written.
+    AlreadyDone {
+        /// Why nothing was needed.
+        summary: String,
+    },
+    /// The trigger cannot act now (an Argo CD operation is running); try again later
+    /// without counting an attempt.
+    Deferred {
+        /// What it waits for.
+        reason: String,
+    },
+}
+
+impl TriggerOutcome {
+    /// The outcome to record in the job's effect ledger; `None` for
+    /// [`TriggerOutcome::Deferred`], which records nothing.
+    pub fn outcome(&self) -> Option<Outcome> {
+        match self {
+            TriggerOutcome::Done { .. } | TriggerOutcome::AlreadyDone { .. } => Some(Outcome::Done),
+            TriggerOutcome::Deferred { .. } => None,
+        }
+    }
+}
+
+impl Executor {
+    /// Fires `trigger` of `job` for the run that completed at `completed_at`.
+    ///
+    /// The trigger is first checked against the confused-deputy rule
+    /// ([`nbv_core::triggers::TriggerAccess`]); a refused trigger writes nothing. Then:
+    ///
+    /// - `restart` of a Deployment, StatefulSet or DaemonSet (group `apps`): a rolling
+    ///   restart, by a merge patch of
+    ///   `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` to
+    ///   `completed_at` (RFC 3339, seconds). The same run always writes the same value,
+    ///   so a repeated patch changes nothing and starts no second rollout; no `GET` is
+    ///   needed to know it. (A StatefulSet or DaemonSet with the `OnDelete` update
+    ///   strategy restarts nothing on a template change, as with `kubectl rollout
+    ///   restart`.)
+    /// - `restart` of a KServe InferenceService: the pods labelled
+    ///   `serving.kserve.io/inferenceservice=<name>` that were created before
+    ///   `completed_at` are deleted (each with its uid as precondition); pods created
+    ///   later already serve the new model, which makes a repeated trigger a no-op.
+    /// - `restart` of any other kind: the pods its `spec.selector` selects, that it owns
+    ///   (directly or through one intermediate owner such as a ReplicaSet) and that were
+    ///   created before `completed_at`. A target without a selector is refused: nbv never
+    ///   deletes every pod of a namespace.
+    /// - `sync` of an Argo CD Application: a sync operation, written as the argocd CLI
+    ///   does, unless one is running ([`TriggerOutcome::Deferred`]) or the Application
+    ///   already carries this run's marker ([`TriggerOutcome::AlreadyDone`]).
+    /// - `refresh`: the annotation `mlops.dev/restart-timestamp: <completed_at>`, and for
+    ///   an Application also `argocd.argoproj.io/refresh: normal`.
+    ///
+    /// # Errors
+    ///
+    /// [`EffectError::Refused`] when the trigger may not act on its target, and the
+    /// other [`EffectError`] kinds when a request fails.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::api::NotebookValidationJob;
+    /// use nbv_core::triggers::parse_triggers;
+    /// use nbv_operator::effects::{Executor, ExecutorConfig, TriggerOutcome};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (mock, mut server) = tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<kube::client::Body>>();
+    /// # let api = tokio::spawn(async move {
+    /// #     let (request, reply) = server.next_request().await.expect("one request");
+    /// #     assert_eq!(request.method(), "PATCH");
+    /// #     assert_eq!(request.uri().path(), "/apis/apps/v1/namespaces/ml/deployments/web");
+    /// #     reply.send_response(http::Response::new(kube::client::Body::from(b"{}".to_vec())));
+    /// # });
+    /// # let client = kube::Client::new(mock, "default");
+    /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}}
+    /// })).unwrap();
+    /// let set = parse_triggers("- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}", "ml").unwrap();
+    /// let completed_at = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+    ///
+    /// let executor = Executor::new(client, ExecutorConfig::default());
+    /// let outcome = executor.fire_trigger(&job, &set.triggers()[0], completed_at).await.unwrap();
+    /// assert!(matches!(outcome, TriggerOutcome::Done { .. }));
+    /// # api.await.unwrap();
+    /// # }
+    /// ```
+    pub async fn fire_trigger(
+        &self,
+        job: &NotebookValidationJob,
+        trigger: &Trigger,
+        completed_at: DateTime<Utc>,
+    ) -> Result<TriggerOutcome, EffectError> {
+        let job = JobRef::of(job)?;
+        let authorized = self.authorize(&job, trigger).await?;
+        let outcome = match trigger.action() {
+            Action::Restart => self.restart(trigger.target(), completed_at).await,
+            Action::Sync => {
+                let application = match authorized.application {
+                    Some(app) => app,
+                    None => self.get_target(trigger.target()).await?,
+                };
+                self.sync(&job, trigger.target(), application, completed_at)
+                    .await
+            }
+            Action::Refresh => {
+                self.refresh(
+                    trigger.target(),
+                    trigger.is_argo_application(),
+                    completed_at,
+                )
+                .await
+            }
+        };
+        match &outcome {
+            Ok(done) => {
+                tracing::info!(trigger = %trigger, grant = %authorized.grant, ?done, "trigger fired")
+            }
+            Err(error) => tracing::warn!(trigger = %trigger, %error, "trigger failed"),
+        }
+        outcome
+    }
+}

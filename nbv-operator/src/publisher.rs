@@ -1,0 +1,263 @@
+//! Publishing the notebook status of each Argo CD Application (feature 4).
+//!
+//! Jobs feed an incremental [`AggregateIndex`] (O(1) per job change: no LIST of the
+//! namespace per event, unlike the upstream operator). A single task publishes each
+//! Application that changed, following the core's policy ([`decide_publish`]): at most
+//! one patch per Application per minute, the final state always published (a trailing
+//! update after the quiet period), a resync every 5 minutes. The Application's current
+//! annotations come from the watch cache, so publishing costs one PATCH and only when
+//! the published content would change.
+
+use std::collections::{BTreeMap, BTreeSet, HashMap};
+use std::sync::{Arc, Mutex};
+
+use chrono::{DateTime, Utc};
+use kube::api::DynamicObject;
+use kube::runtime::reflector::Store;
+use nbv_core::aggregate::{
+    AggregateIndex, AppId, AppRef, JobKey, JobPhase, PublishDecision, StatusLimit, decide_publish,
+};
+use tokio::sync::Notify;
+
+use crate::clock::Clock;
+use crate::effects::Executor;
+use crate::metrics::Metrics;
+
+/// Publication state of one Application.
+#[derive(Clone, Debug, Default)]
+struct AppState {
+    last_publish: Option<DateTime<Utc>>,
+    last_change: Option<DateTime<Utc>>,
+    pending: bool,
+    /// A failed patch is retried no sooner than this.
+    retry_at: Option<DateTime<Utc>>,
+}
+
+#[derive(Default)]
+struct State {
+    index: AggregateIndex,
+    apps: HashMap<AppId, AppState>,
+    /// Namespaces of the jobs seen for each Application: where an Application without
+    /// an explicit namespace may live besides the configured namespaces.
+    homes: HashMap<AppId, BTreeSet<String>>,
+}
+
+/// The Application status publisher. Cheap to share (`Arc`).
+pub struct Publisher {
+    state: Mutex<State>,
+    wake: Notify,
+    clock: Arc<dyn Clock>,
+    executor: Executor,
+    metrics: Arc<Metrics>,
+    applications: Option<Store<DynamicObject>>,
+    namespaces: Vec<String>,
+}
+
+impl Publisher {
+    /// A publisher that patches through `executor` and reads Applications from
+    /// `applications` (the watch cache), looking for an Application without a
+    /// namespace in `namespaces`, in order, then in the job's own namespace.
+    pub fn new(
+        clock: Arc<dyn Clock>,
+        executor: Executor,
+        metrics: Arc<Metrics>,
+        applications: Option<Store<DynamicObject>>,
+        namespaces: Vec<String>,
+    ) -> Self {
+        Publisher {
+            state: Mutex::new(State::default()),
+            wake: Notify::new(),
+            clock,
+            executor,
+            metrics,
+            applications,
+            namespaces,
+        }
+    }
+
+    fn state(&self) -> std::sync::MutexGuard<'_, State> {
+        // A panic while holding the lock cannot leave the index half-updated in a way
+        // that matters more than stopping publication: recover the data.
+        self.state.lock().unwrap_or_else(|e| e.into_inner())
+    }
+
+    /// Records the current phase and parent of a job.
+    pub fn job_changed(&self, job: JobKey, parent: Option<AppRef>, phase: JobPhase) {
+        let now = self.clock.now();
+        let changed = {
+            let mut state = self.state();
+            if let Some(parent) = &parent {
+                state
+                    .homes
+                    .entry(parent.app.clone())
+                    .or_default()
+                    .insert(job.namespace().to_owned());
+            }
+            let changed = state.index.upsert(job, parent, phase);
+            for app in &changed {
+                let entry = state.apps.entry(app.clone()).or_default();
+                entry.pending = true;
+                entry.last_change = Some(now);
+            }
+            changed
+        };
+        if !changed.is_empty() {
+            self.wake.notify_one();
+        }
+    }
+
+    /// Forgets a deleted job.
+    pub fn job_removed(&self, job: &JobKey) {
+        let now = self.clock.now();
+        let changed = {
+            let mut state = self.state();
+            let changed = state.index.remove(job);
+            for app in &changed {
+                let entry = state.apps.entry(app.clone()).or_default();
+                entry.pending = true;
+                entry.last_change = Some(now);
+            }
+            changed
+        };
+        if !changed.is_empty() {
+            self.wake.notify_one();
+        }
+    }
+
+    /// The Application object an [`AppId`] names, from the watch cache.
+    fn find_application(
+        &self,
+        app: &AppId,
+        job_namespaces: &[String],
+    ) -> Option<Arc<DynamicObject>> {
+        let store = self.applications.as_ref()?;
+        let candidates: Vec<&str> = match app.namespace() {
+            Some(ns) => vec![ns],
+            None => self
+                .namespaces
+                .iter()
+                .map(String::as_str)
+                .chain(job_namespaces.iter().map(String::as_str))
+                .collect(),
+        };
+        candidates.into_iter().find_map(|ns| {
+            store.get(
+                &kube::runtime::reflector::ObjectRef::new_with(
+                    app.name(),
+                    crate::controller::application_resource(),
+                )
+                .within(ns),
+            )
+        })
+    }
+
+    /// Publishes what is due and returns when to look again.
+    pub async fn publish_due(&self) -> Option<DateTime<Utc>> {
+        let now = self.clock.now();
+        let mut next: Option<DateTime<Utc>> = None;
+        let mut due = Vec::new();
+        {
+            let state = self.state();
+            for (app, st) in &state.apps {
+                if st.retry_at.is_some_and(|r| r > now) {
+                    next = earliest(next, st.retry_at);
+                    continue;
+                }
+                match decide_publish(st.last_publish, st.last_change, now, st.pending) {
+                    PublishDecision::Now => due.push(app.clone()),
+                    PublishDecision::At(at) => next = earliest(next, Some(at)),
+                    PublishDecision::Idle { resync_at } => next = earliest(next, Some(resync_at)),
+                }
+            }
+        }
+        for app in due {
+            let (status, namespaces) = {
+                let state = self.state();
+                let aggregate = state.index.aggregate(&app);
+                (
+                    aggregate.status(now, StatusLimit::DEFAULT),
+                    state
+                        .homes
+                        .get(&app)
+                        .map(|h| h.iter().cloned().collect::<Vec<_>>())
+                        .unwrap_or_default(),
+                )
+            };
+            let outcome = match self.find_application(&app, &namespaces) {
+                None => Err(format!("Application {app} not found")),
+                Some(object) => {
+                    let current: BTreeMap<String, String> =
+                        object.metadata.annotations.clone().unwrap_or_default();
+                    match status.application_patch(&current) {
+                        None => Ok("unchanged"),
+                        Some(patch) => {
+                            let ns = object.metadata.namespace.clone().unwrap_or_default();
+                            match self
+                                .executor
+                                .publish_application_status(&ns, app.name(), &patch)
+                                .await
+                            {
+                                Ok(()) => Ok("patched"),
+                                Err(e) => Err(e.to_string()),
+                            }
+                        }
+                    }
+                }
+            };
+            let mut state = self.state();
+            let remaining = state.index.aggregate(&app).total() > 0;
+            let entry = state.apps.entry(app.clone()).or_default();
+            match outcome {
+                Ok(result) => {
+                    self.metrics.application_published(result);
+                    entry.pending = false;
+                    entry.retry_at = None;
+                    // An unchanged Application costs no API call and does not count
+                    // against the once-a-minute limit.
+                    if result == "patched" {
+                        entry.last_publish = Some(now);
+                    } else {
+                        entry.last_publish = entry.last_publish.or(Some(now));
+                    }
+                    if !remaining && !entry.pending {
+                        // Every job of the Application is gone and that is published.
+                        state.apps.remove(&app);
+                        state.homes.remove(&app);
+                    }
+                }
+                Err(error) => {
+                    self.metrics.application_published("error");
+                    tracing::warn!(application = %app, %error, "publishing the notebook status failed");
+                    entry.retry_at = Some(now + chrono::Duration::seconds(30));
+                    next = earliest(next, entry.retry_at);
+                }
+            }
+        }
+        next
+    }
+
+    /// Publishes until `shutdown` resolves, sleeping in between (in virtual time under
+    /// a paused tokio clock).
+    pub async fn run(self: Arc<Self>, shutdown: impl std::future::Future<Output = ()>) {
+        tokio::pin!(shutdown);
+        loop {
+            let next = self.publish_due().await;
+            let sleep = match next {
+                Some(at) => (at - self.clock.now()).to_std().unwrap_or_default(),
+                None => std::time::Duration::from_secs(300),
+            };
+            tokio::select! {
+                _ = &mut shutdown => return,
+                _ = self.wake.notified() => {}
+                _ = tokio::time::sleep(sleep) => {}
+            }
+        }
+    }
+}
+
+fn earliest(a: Option<DateTime<Utc>>, b: Option<DateTime<Utc>>) -> Option<DateTime<Utc>> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

@@ -1,0 +1,434 @@
+//! One reconcile of a NotebookValidationJob: observe, decide (in the core), act,
+//! record.
+//!
+//! 1. In the default mode, run the phase machine ([`nbv_core::phase::step`]) and write
+//!    the status if it changed, with the job's `resourceVersion` as a precondition so a
+//!    stale view never overwrites a newer status. In `--gitops-only` mode another
+//!    controller owns the phase, and this step is skipped.
+//! 2. Feed the job's phase and parent Application to the [`Publisher`](crate::publisher::Publisher).
+//! 3. Plan ([`nbv_core::plan::plan`]) from the *persisted* status: GitOps effects of a
+//!    terminal transition are planned only once the terminal phase is written.
+//! 4. Carry each effect out, record its outcome in the run's ledger, write the ledger
+//!    to `status.effects` and the `AnnotationsValid` / `EffectsApplied` conditions.
+
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
+use chrono::{DateTime, Utc};
+use kube::api::{Api, Patch, PatchParams};
+use kube::runtime::controller::Action;
+use nbv_core::aggregate::{JobKey, JobPhase, parent_application};
+use nbv_core::api::{EffectLedger, NotebookValidationJob, Phase};
+use nbv_core::phase::{PhaseEvent, set_condition, step};
+use nbv_core::plan::{Effect, Outcome, PlanContext, conditions, merge_patch, plan, record};
+use serde_json::json;
+
+use crate::context::Context;
+use crate::effects::{Delivery, EffectError, ReportReason, TriggerOutcome};
+use crate::metrics::{ReconcileOutcome, TriggerStatus};
+
+/// The field manager of every write nbv makes.
+pub const FIELD_MANAGER: &str = "nbv-operator";
+
+/// Why a reconcile failed; the controller retries it with backoff.
+#[derive(Debug, thiserror::Error)]
+pub enum Error {
+    /// The job lacks a namespace or a name (never the case for objects from a watch).
+    #[error("the job has no namespace or name")]
+    Identity,
+    /// The status could not be written.
+    #[error("writing the status of NotebookValidationJob {job}: {source}")]
+    Status {
+        /// `namespace/name` of the job.
+        job: String,
+        /// The API error.
+        #[source]
+        source: kube::Error,
+    },
+}
+
+impl Error {
+    /// A short label for metrics.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Error::Identity => "identity",
+            Error::Status { source, .. } if is_conflict(source) => "conflict",
+            Error::Status { .. } => "status",
+        }
+    }
+}
+
+fn is_conflict(e: &kube::Error) -> bool {
+    matches!(e, kube::Error::Api(s) if s.code == 409)
+}
+
+/// Ledgers the shell wrote recently, by job uid. The watch cache may not show a
+/// status write yet when the next reconcile runs; merging what was written keeps a
+/// reconcile on a stale view from carrying an effect out twice.
+#[derive(Default)]
+pub struct RecentLedgers(Mutex<HashMap<String, EffectLedger>>);
+
+impl RecentLedgers {
+    fn merged(&self, uid: &str, observed: Option<&EffectLedger>) -> Option<EffectLedger> {
+        let recent = self
+            .0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .get(uid)
+            .cloned();
+        match (observed, recent) {
+            (Some(o), Some(r)) if o.run == r.run => {
+                let mut merged = r;
+                merged.done.extend(o.done.iter().cloned());
+                Some(merged)
+            }
+            (Some(o), _) => Some(o.clone()),
+            (None, r) => r,
+        }
+    }
+
+    fn remember(&self, uid: &str, ledger: &EffectLedger) {
+        self.0
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .insert(uid.to_owned(), ledger.clone());
+    }
+
+    fn forget(&self, uid: &str) {
+        self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(uid);
+    }
+}
+
+/// Reconciles one job. Used as the controller's reconcile function.
+pub async fn reconcile(
+    job: Arc<NotebookValidationJob>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = reconcile_job(&job, &ctx).await;
+    let outcome = match &result {
+        Ok(_) => ReconcileOutcome::Ok,
+        Err(e) => {
+            ctx.metrics.reconcile_error(e.kind());
+            ReconcileOutcome::Error
+        }
+    };
+    ctx.metrics.reconciled(outcome, started.elapsed());
+    result
+}
+
+/// The controller's error policy: log, and retry soon (conflicts sooner).
+pub fn error_policy(job: Arc<NotebookValidationJob>, error: &Error, _ctx: Arc<Context>) -> Action {
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    tracing::warn!(job = name, %error, "reconcile failed; retrying");
+    match error {
+        Error::Status { source, .. } if is_conflict(source) => {
+            Action::requeue(Duration::from_secs(1))
+        }
+        _ => Action::requeue(Duration::from_secs(15)),
+    }
+}
+
+async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Result<Action, Error> {
+    let (Some(namespace), Some(name)) = (
+        observed.metadata.namespace.clone(),
+        observed.metadata.name.clone(),
+    ) else {
+        return Err(Error::Identity);
+    };
+    let key = JobKey::new(namespace.clone(), name.clone());
+    let uid = observed.metadata.uid.clone().unwrap_or_default();
+    let jobs: Api<NotebookValidationJob> = Api::namespaced(ctx.client.clone(), &namespace);
+
+    if observed.metadata.deletion_timestamp.is_some() {
+        ctx.publisher.job_removed(&key);
+        ctx.recent.forget(&uid);
+        return Ok(Action::await_change());
+    }
+
+    let now = ctx.clock.now();
+    let mut job = observed.clone();
+    let mut requeue: Option<Duration> = None;
+
+    // 1. The phase machine (default mode).
+    if !ctx.config.gitops_only {
+        let transition = step(
+            job.status.as_ref(),
+            &PhaseEvent::observe(&job),
+            now,
+            &ctx.retry_policy,
+        );
+        if transition.changed {
+            job = write_status(&jobs, &job, &transition.status).await?;
+        }
+        requeue = min(requeue, transition.requeue_after);
+    }
+
+    // 2. The Application aggregate.
+    let annotations = job.metadata.annotations.clone().unwrap_or_default();
+    let labels = job.metadata.labels.clone().unwrap_or_default();
+    let lookup = parent_application(&key, &annotations, &labels);
+    let phase = job
+        .status
+        .as_ref()
+        .and_then(|s| s.phase)
+        .map(Phase::migrated);
+    let job_phase = match phase {
+        Some(Phase::Succeeded) => JobPhase::Succeeded,
+        Some(Phase::Failed) => JobPhase::Failed,
+        _ => JobPhase::Running,
+    };
+    let application = lookup.parent.as_ref().map(|p| p.app.name().to_owned());
+    ctx.publisher
+        .job_changed(key.clone(), lookup.parent, job_phase);
+
+    // 3. The plan, from the persisted status and what this shell wrote recently.
+    if let Some(status) = job.status.as_mut() {
+        status.effects = ctx.recent.merged(&uid, status.effects.as_ref());
+    }
+    let plan_ctx = PlanContext {
+        application,
+        max_retries: ctx.config.max_retries,
+        retry: ctx.effect_retry.clone(),
+    };
+    let plan = plan(&job, &plan_ctx, now);
+
+    // 4. Carry it out.
+    let mut ledger = plan.ledger();
+    let mut deferred = 0usize;
+    for planned in &plan.effects {
+        let outcome = match &planned.effect {
+            Effect::PatchJob { patch } => match ctx
+                .executor
+                .patch_job_metadata(&namespace, &name, patch)
+                .await
+            {
+                Ok(()) => Some(Outcome::Done),
+                Err(e) => Some(Outcome::Failed(e.to_string())),
+            },
+            Effect::Trigger {
+                trigger,
+                completed_at,
+            } => {
+                let action = trigger.action().as_str();
+                match ctx
+                    .executor
+                    .fire_trigger(&job, trigger, *completed_at)
+                    .await
+                {
+                    Ok(TriggerOutcome::Deferred { reason }) => {
+                        ctx.metrics.trigger(action, TriggerStatus::Deferred);
+                        tracing::info!(job = %key, %trigger, %reason, "trigger deferred");
+                        deferred += 1;
+                        None
+                    }
+                    Ok(
+                        done @ (TriggerOutcome::Done { .. } | TriggerOutcome::AlreadyDone { .. }),
+                    ) => {
+                        ctx.metrics.trigger(action, TriggerStatus::Succeeded);
+                        let summary = match &done {
+                            TriggerOutcome::Done { summary }
+                            | TriggerOutcome::AlreadyDone { summary } => summary,
+                            TriggerOutcome::Deferred { reason } => reason,
+                        };
+                        report(
+                            ctx,
+                            &job,
+                            ReportReason::TriggerSucceeded,
+                            &format!("{trigger}: {summary}"),
+                            now,
+                        )
+                        .await;
+                        Some(Outcome::Done)
+                    }
+                    Err(e) => {
+                        let status = match e {
+                            EffectError::Refused(_) => TriggerStatus::Refused,
+                            _ => TriggerStatus::Failed,
+                        };
+                        ctx.metrics.trigger(action, status);
+                        report(
+                            ctx,
+                            &job,
+                            ReportReason::TriggerFailed,
+                            &format!("{trigger}: {e}"),
+                            now,
+                        )
+                        .await;
+                        Some(Outcome::Failed(e.to_string()))
+                    }
+                }
+            }
+            Effect::Notify { event } => match ctx.executor.create_notification(&job, event).await {
+                Ok(delivery) => {
+                    if delivery == Delivery::Created {
+                        let status = job.status.as_ref();
+                        let duration = status
+                            .and_then(|s| Some(s.completion_time? - s.start_time?))
+                            .and_then(|d| d.to_std().ok());
+                        if let Some(p) = phase {
+                            ctx.metrics.validation_finished(p, duration);
+                        }
+                    }
+                    Some(Outcome::Done)
+                }
+                Err(e) => Some(Outcome::Failed(e.to_string())),
+            },
+            Effect::ReportGaveUp {
+                effect,
+                error,
+                attempts,
+            } => {
+                let message = format!("gave up on {effect} after {attempts} attempts: {error}");
+                match ctx
+                    .executor
+                    .report(&job, ReportReason::EffectAbandoned, &message, now)
+                    .await
+                {
+                    Ok(()) => Some(Outcome::Done),
+                    Err(e) => Some(Outcome::Failed(e.to_string())),
+                }
+            }
+        };
+        if let Some(outcome) = outcome {
+            if let Outcome::Failed(error) = &outcome {
+                tracing::warn!(job = %key, effect = %planned.key, %error, "effect failed");
+            }
+            ledger = record(ledger, &planned.key, outcome, now, &ctx.effect_retry).ledger;
+        }
+    }
+
+    // 5. Record: the ledger (nbv is its only writer: no precondition needed), then the
+    //    conditions (shared with the phase machine: with a precondition).
+    let persisted = job.status.as_ref().and_then(|s| s.effects.clone());
+    let carried_out = !plan.effects.is_empty();
+    if carried_out && persisted.as_ref() != Some(&ledger) {
+        ctx.recent.remember(&uid, &ledger);
+        let patch = json!({"status": {"effects": ledger}});
+        jobs.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await
+            .map_err(|source| Error::Status {
+                job: key.to_string(),
+                source,
+            })?;
+    }
+    let owed_later = deferred + usize::from(plan.retry_at.is_some());
+    let updates = conditions(&plan.diagnostics, &ledger, owed_later);
+    let mut status_conditions = job
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    let before = status_conditions.clone();
+    let generation = job.metadata.generation;
+    for update in &updates {
+        set_condition(
+            &mut status_conditions,
+            &update.type_,
+            update.status,
+            &update.reason,
+            &update.message,
+            now,
+            generation,
+        );
+    }
+    if status_conditions != before {
+        let annotations_changed = before
+            .iter()
+            .find(|c| c.type_ == updates[0].type_.as_str())
+            .is_none_or(|c| {
+                c.message != updates[0].message || c.status != updates[0].status.as_str()
+            });
+        let patch = json!({
+            "metadata": {"resourceVersion": job.metadata.resource_version},
+            "status": {"conditions": status_conditions},
+        });
+        let written = jobs
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+            .await;
+        match written {
+            Ok(_) => {
+                // One Event per new annotation problem, not per reconcile.
+                if annotations_changed {
+                    for diagnostic in plan.diagnostics.iter().filter(|d| d.is_error) {
+                        let message = format!("{}: {}", diagnostic.annotation, diagnostic.message);
+                        report(ctx, &job, ReportReason::InvalidAnnotation, &message, now).await;
+                    }
+                }
+            }
+            // Someone wrote the job meanwhile: the next reconcile sees it and retries.
+            Err(e) if is_conflict(&e) => requeue = min(requeue, Some(Duration::from_secs(1))),
+            Err(source) => {
+                return Err(Error::Status {
+                    job: key.to_string(),
+                    source,
+                });
+            }
+        }
+    }
+
+    if deferred > 0 {
+        requeue = min(requeue, Some(ctx.config.deferred_retry));
+    }
+    if let Some(at) = plan.retry_at {
+        requeue = min(requeue, Some(until(at, now)));
+    }
+    Ok(Action::requeue(requeue.unwrap_or(ctx.config.resync)))
+}
+
+/// Writes `status` as a merge patch of what changed, with the job's resourceVersion
+/// as a precondition, and returns the job as the API server stored it.
+async fn write_status(
+    jobs: &Api<NotebookValidationJob>,
+    job: &NotebookValidationJob,
+    status: &nbv_core::api::NotebookValidationJobStatus,
+) -> Result<NotebookValidationJob, Error> {
+    let name = job.metadata.name.clone().unwrap_or_default();
+    let key = format!(
+        "{}/{}",
+        job.metadata.namespace.as_deref().unwrap_or_default(),
+        name
+    );
+    let before = serde_json::to_value(&job.status).unwrap_or_default();
+    let after = serde_json::to_value(status).unwrap_or_default();
+    let before = if before.is_null() { json!({}) } else { before };
+    let Some(diff) = merge_patch(&before, &after) else {
+        return Ok(job.clone());
+    };
+    let patch = json!({
+        "metadata": {"resourceVersion": job.metadata.resource_version},
+        "status": diff,
+    });
+    jobs.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        .await
+        .map_err(|source| Error::Status { job: key, source })
+}
+
+async fn report(
+    ctx: &Context,
+    job: &NotebookValidationJob,
+    reason: ReportReason,
+    message: &str,
+    now: DateTime<Utc>,
+) {
+    if let Err(error) = ctx.executor.report(job, reason, message, now).await {
+        // An Event that cannot be created is logged; the outcome it describes is
+        // recorded in the job's status regardless.
+        tracing::warn!(reason = reason.as_str(), %error, "creating an Event failed");
+    }
+}
+
+fn until(at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
+    (at - now)
+        .to_std()
+        .unwrap_or(Duration::ZERO)
+        .max(Duration::from_millis(100))
+}
+
+fn min(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.min(b)),
+        (a, b) => a.or(b),
+    }
+}

@@ -1,0 +1,382 @@
+//! The `restart` trigger against a scripted API server: which requests, exactly.
+
+mod effects_support;
+
+use effects_support::{Exchange, completed_at, delete_if_same, job, pod, pod_list, run, trigger};
+use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
+use serde_json::json;
+
+const ISVC: &str = "/apis/serving.kserve.io/v1beta1/namespaces/ml/inferenceservices/predictor";
+const PODS: &str = "/api/v1/namespaces/ml/pods";
+
+fn isvc_trigger() -> nbv_core::triggers::Trigger {
+    trigger(
+        "{apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: predictor, action: restart}",
+        "ml",
+    )
+}
+
+#[tokio::test]
+async fn inference_service_restart_deletes_only_pods_older_than_the_run() {
+    let script = vec![
+        Exchange::get(ISVC).reply(
+            200,
+            json!({"metadata": {"name": "predictor", "uid": "isvc"}}),
+        ),
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![
+                pod("old-a", "2026-01-24T22:00:00Z", &[]),
+                // Created after the run ended: it already serves the new model.
+                pod("new-b", "2026-01-24T22:30:30Z", &[]),
+                // Created in the very second the run ended: not older, spared.
+                pod("same-second", "2026-01-24T22:30:00Z", &[]),
+                pod("old-c", "2026-01-24T22:29:59Z", &[]),
+            ]),
+        ),
+        Exchange::delete(format!("{PODS}/old-a"), delete_if_same("old-a"))
+            .reply(200, pod("old-a", "2026-01-24T22:00:00Z", &[])),
+        Exchange::delete(format!("{PODS}/old-c"), delete_if_same("old-c"))
+            .reply(200, pod("old-c", "2026-01-24T22:29:59Z", &[])),
+    ];
+    let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await;
+    assert_eq!(
+        outcome.expect("restart succeeds"),
+        TriggerOutcome::Done {
+            summary: "deleted 2 pods of InferenceService ml/predictor created before the run \
+                      ended at 2026-01-24T22:30:00Z (2 newer spared)"
+                .into()
+        }
+    );
+    insta::assert_json_snapshot!(seen);
+}
+
+#[tokio::test]
+async fn inference_service_restart_repeated_for_the_same_run_deletes_nothing() {
+    let mut terminating = pod("old-a", "2026-01-24T22:00:00Z", &[]);
+    terminating["metadata"]["deletionTimestamp"] = json!("2026-01-24T22:30:02Z");
+    let script = vec![
+        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![terminating, pod("new-b", "2026-01-24T22:30:30Z", &[])]),
+        ),
+    ];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await;
+    assert_eq!(
+        outcome.expect("nothing to do is success"),
+        TriggerOutcome::AlreadyDone {
+            summary: "no pod of InferenceService ml/predictor was created before the run ended \
+                      at 2026-01-24T22:30:00Z (1 newer spared, 1 already terminating)"
+                .into()
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_pod_gone_or_replaced_meanwhile_does_not_fail_the_restart() {
+    let script = vec![
+        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![
+                pod("gone", "2026-01-24T22:00:00Z", &[]),
+                pod("replaced", "2026-01-24T22:00:00Z", &[]),
+                pod("old", "2026-01-24T22:00:00Z", &[]),
+            ]),
+        ),
+        Exchange::delete(format!("{PODS}/gone"), delete_if_same("gone")).fail(
+            404,
+            "NotFound",
+            "pods \"gone\" not found",
+        ),
+        Exchange::delete(format!("{PODS}/replaced"), delete_if_same("replaced")).fail(
+            409,
+            "Conflict",
+            "Precondition failed: UID in precondition: uid-replaced, UID in object meta: other",
+        ),
+        Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).reply(200, json!({})),
+    ];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { ref summary }) if summary.starts_with("deleted 1 pod of")),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_missing_inference_service_is_reported_and_no_pod_is_listed() {
+    let script = vec![Exchange::get(ISVC).fail(
+        404,
+        "NotFound",
+        "inferenceservices.serving.kserve.io \"predictor\" not found",
+    )];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await;
+    let error = outcome.expect_err("not found");
+    assert_eq!(error.to_string(), "InferenceService ml/predictor not found");
+    assert!(matches!(error, EffectError::NotFound { .. }));
+}
+
+#[tokio::test]
+async fn a_failing_pod_deletion_is_a_retryable_error_naming_the_pod() {
+    let script = vec![
+        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
+            .reply(200, pod_list(vec![pod("old", "2026-01-24T22:00:00Z", &[])])),
+        Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).fail(
+            500,
+            "InternalError",
+            "etcdserver: request timed out",
+        ),
+    ];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await;
+    let error = outcome.expect_err("500");
+    assert!(error.is_retryable());
+    assert_eq!(
+        error.to_string(),
+        "delete Pod ml/old failed: HTTP 500 InternalError: etcdserver: request timed out; \
+         it will be retried"
+    );
+}
+
+#[tokio::test]
+async fn rolling_restart_of_deployments_statefulsets_and_daemonsets() {
+    for (kind, plural) in [
+        ("Deployment", "deployments"),
+        ("StatefulSet", "statefulsets"),
+        ("DaemonSet", "daemonsets"),
+    ] {
+        let body = json!({"spec": {"template": {"metadata": {"annotations": {
+            "kubectl.kubernetes.io/restartedAt": "2026-01-24T22:30:00Z"
+        }}}}});
+        let script = vec![
+            Exchange::merge_patch(format!("/apis/apps/v1/namespaces/ml/{plural}/web"), body)
+                .reply(200, json!({"metadata": {"name": "web"}})),
+        ];
+        let restart = trigger(
+            &format!("{{apiVersion: apps/v1, kind: {kind}, name: web, action: restart}}"),
+            "ml",
+        );
+        let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &restart, completed_at())
+                .await
+        })
+        .await;
+        assert_eq!(
+            outcome.expect("patched"),
+            TriggerOutcome::Done {
+                summary: format!(
+                    "rolling restart of {kind} ml/web (restartedAt 2026-01-24T22:30:00Z)"
+                )
+            }
+        );
+        if kind == "Deployment" {
+            insta::assert_json_snapshot!("rolling_restart_request", seen);
+        }
+    }
+}
+
+#[tokio::test]
+async fn other_kinds_restart_the_old_pods_they_own_directly_or_through_a_replicaset() {
+    let rollouts = "/apis/argoproj.io/v1alpha1/namespaces/ml/rollouts/web";
+    let replicasets = "/apis/apps/v1/namespaces/ml/replicasets";
+    let rs1 = [("apps/v1", "ReplicaSet", "web-1", "rs-1")];
+    let rs2 = [("apps/v1", "ReplicaSet", "other-2", "rs-2")];
+    let script = vec![
+        Exchange::get(rollouts).reply(
+            200,
+            json!({"metadata": {"name": "web", "uid": "rollout"},
+                   "spec": {"selector": {"matchLabels": {"app": "web"}}}}),
+        ),
+        Exchange::list(PODS, "app=web").reply(
+            200,
+            pod_list(vec![
+                pod("via-rs", "2026-01-24T22:00:00Z", &rs1),
+                pod("other-owner", "2026-01-24T22:00:00Z", &rs2),
+                pod(
+                    "direct",
+                    "2026-01-24T22:00:00Z",
+                    &[("argoproj.io/v1alpha1", "Rollout", "web", "rollout")],
+                ),
+                pod("via-rs-new", "2026-01-24T22:45:00Z", &rs1),
+                pod("via-rs-again", "2026-01-24T22:10:00Z", &rs1),
+                pod("orphan", "2026-01-24T22:00:00Z", &[]),
+            ]),
+        ),
+        // Each intermediate owner is read once, whatever the number of its pods.
+        Exchange::get(format!("{replicasets}/web-1")).reply(
+            200,
+            json!({"metadata": {"name": "web-1", "uid": "rs-1",
+                   "ownerReferences": [{"apiVersion": "argoproj.io/v1alpha1", "kind": "Rollout",
+                                        "name": "web", "uid": "rollout"}]}}),
+        ),
+        Exchange::get(format!("{replicasets}/other-2")).reply(
+            200,
+            json!({"metadata": {"name": "other-2", "uid": "rs-2",
+                   "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
+                                        "name": "other", "uid": "someone-else"}]}}),
+        ),
+        // Ownership is decided for every old pod before the first deletion.
+        Exchange::delete(format!("{PODS}/via-rs"), delete_if_same("via-rs")).reply(200, json!({})),
+        Exchange::delete(format!("{PODS}/direct"), delete_if_same("direct")).reply(200, json!({})),
+        Exchange::delete(
+            format!("{PODS}/via-rs-again"),
+            delete_if_same("via-rs-again"),
+        )
+        .reply(200, json!({})),
+    ];
+    let restart = trigger(
+        "{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: web, action: restart}",
+        "ml",
+    );
+    let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &restart, completed_at())
+            .await
+    })
+    .await;
+    assert_eq!(
+        outcome.expect("restarted"),
+        TriggerOutcome::Done {
+            summary: "deleted 3 pods of Rollout ml/web created before the run ended at \
+                      2026-01-24T22:30:00Z (1 newer spared)"
+                .into()
+        }
+    );
+    insta::assert_json_snapshot!(seen);
+}
+
+#[tokio::test]
+async fn match_expressions_become_a_label_selector() {
+    let script = vec![
+        Exchange::get("/apis/example.com/v1/namespaces/ml/widgets/w").reply(
+            200,
+            json!({"metadata": {"name": "w", "uid": "w"},
+            "spec": {"selector": {
+                "matchLabels": {"app": "w"},
+                "matchExpressions": [
+                    {"key": "tier", "operator": "In", "values": ["a", "b"]},
+                    {"key": "canary", "operator": "DoesNotExist"}
+                ]}}}),
+        ),
+        Exchange::list(PODS, "app=w,tier in (a,b),!canary").reply(200, pod_list(vec![])),
+    ];
+    let restart = trigger(
+        "{apiVersion: example.com/v1, kind: Widget, name: w, action: restart}",
+        "ml",
+    );
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &restart, completed_at())
+            .await
+    })
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::AlreadyDone { .. })),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_target_without_a_selector_is_refused_and_no_pod_is_listed() {
+    let specs = [
+        json!({}),
+        json!({"selector": {}}),
+        json!({"selector": {"matchLabels": {}}}),
+        json!({"selector": null}),
+    ];
+    for spec in specs {
+        let script = vec![
+            Exchange::get("/apis/example.com/v1/namespaces/ml/widgets/w").reply(
+                200,
+                json!({"metadata": {"name": "w", "uid": "w"}, "spec": spec}),
+            ),
+        ];
+        let restart = trigger(
+            "{apiVersion: example.com/v1, kind: Widget, name: w, action: restart}",
+            "ml",
+        );
+        let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &restart, completed_at())
+                .await
+        })
+        .await;
+        let error = outcome.expect_err("no selector");
+        assert!(!error.is_retryable());
+        insta::assert_snapshot!("no_selector_message", error.to_string());
+    }
+}
+
+#[tokio::test]
+async fn intermediate_owner_lookups_are_bounded() {
+    let names: Vec<String> = (0..20).map(|i| format!("rs-{i}")).collect();
+    let pods = names
+        .iter()
+        .map(|rs| {
+            pod(
+                &format!("pod-of-{rs}"),
+                "2026-01-24T22:00:00Z",
+                &[("apps/v1", "ReplicaSet", rs, rs)],
+            )
+        })
+        .collect();
+    let mut script = vec![
+        Exchange::get("/apis/example.com/v1/namespaces/ml/widgets/w").reply(
+            200,
+            json!({"metadata": {"name": "w", "uid": "w"},
+                   "spec": {"selector": {"matchLabels": {"app": "w"}}}}),
+        ),
+        Exchange::list(PODS, "app=w").reply(200, pod_list(pods)),
+    ];
+    // Only the first 16 owners are read; the pods of the others are spared.
+    script.extend(names.iter().take(16).map(|rs| {
+        Exchange::get(format!("/apis/apps/v1/namespaces/ml/replicasets/{rs}")).reply(
+            200,
+            json!({"metadata": {"name": rs, "uid": rs, "ownerReferences": [
+                {"apiVersion": "apps/v1", "kind": "Deployment", "name": "x", "uid": "not-w"}
+            ]}}),
+        )
+    }));
+    let restart = trigger(
+        "{apiVersion: example.com/v1, kind: Widget, name: w, action: restart}",
+        "ml",
+    );
+    let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &restart, completed_at())
+            .await
+    })
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::AlreadyDone { .. })),
+        "{outcome:?}"
+    );
+    assert_eq!(seen.len(), 2 + 16);
+}

@@ -1,0 +1,316 @@
+//! A scripted Kubernetes API server for the effect executors' adapter tests.
+//!
+//! A test lists the exact requests it expects, in order, each with the answer to
+//! send. The server checks every request (method, path, query, content type, JSON
+//! body), answers it, and fails the test on any request that was not expected, on a
+//! missing one, and on a request that differs in any way. It returns what it saw,
+//! so that tests can also snapshot the conversation.
+
+#![allow(dead_code)] // Each test file uses a different part of the support.
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use http::{Request, Response};
+use http_body_util::BodyExt;
+use kube::client::Body;
+use nbv_core::api::NotebookValidationJob;
+use nbv_core::triggers::{Trigger, parse_triggers};
+use nbv_operator::effects::{Executor, ExecutorConfig};
+use serde::Serialize;
+use serde_json::{Value, json};
+use tower_test::mock::Handle;
+
+/// The API server's side of the in-memory transport.
+pub type Server = Handle<Request<Body>, Response<Body>>;
+
+/// How long the server waits for a request the script expects.
+const PATIENCE: Duration = Duration::from_secs(10);
+
+pub const MERGE_PATCH: &str = "application/merge-patch+json";
+pub const JSON: &str = "application/json";
+pub const FIELD_MANAGER_QUERY: &str = "fieldManager=nbv-operator";
+
+/// One request the script expects, and the answer it gets.
+#[derive(Clone, Debug)]
+pub struct Exchange {
+    method: &'static str,
+    path: String,
+    query: String,
+    content_type: Option<&'static str>,
+    body: Option<Value>,
+    status: u16,
+    response: Value,
+}
+
+impl Exchange {
+    fn new(method: &'static str, path: impl Into<String>) -> Exchange {
+        Exchange {
+            method,
+            path: path.into(),
+            query: String::new(),
+            content_type: None,
+            body: None,
+            status: 200,
+            response: json!({}),
+        }
+    }
+
+    /// `GET path`, no body.
+    pub fn get(path: impl Into<String>) -> Exchange {
+        Exchange::new("GET", path)
+    }
+
+    /// `GET path?labelSelector=<selector>` (the selector unescaped).
+    pub fn list(path: impl Into<String>, selector: &str) -> Exchange {
+        Exchange {
+            query: format!("labelSelector={selector}"),
+            ..Exchange::new("GET", path)
+        }
+    }
+
+    /// A JSON merge patch with nbv's field manager and exactly this body.
+    pub fn merge_patch(path: impl Into<String>, body: Value) -> Exchange {
+        Exchange {
+            query: FIELD_MANAGER_QUERY.to_owned(),
+            content_type: Some(MERGE_PATCH),
+            body: Some(body),
+            ..Exchange::new("PATCH", path)
+        }
+    }
+
+    /// `DELETE path` with exactly this `DeleteOptions` body.
+    pub fn delete(path: impl Into<String>, body: Value) -> Exchange {
+        Exchange {
+            content_type: Some(JSON),
+            body: Some(body),
+            ..Exchange::new("DELETE", path)
+        }
+    }
+
+    /// `POST path` with exactly this body.
+    pub fn post(path: impl Into<String>, body: Value) -> Exchange {
+        Exchange {
+            content_type: Some(JSON),
+            body: Some(body),
+            ..Exchange::new("POST", path)
+        }
+    }
+
+    /// Answer with `status` and `body`.
+    pub fn reply(mut self, status: u16, body: Value) -> Exchange {
+        self.status = status;
+        self.response = body;
+        self
+    }
+
+    /// Answer with a Kubernetes `Status` error.
+    pub fn fail(self, code: u16, reason: &str, message: &str) -> Exchange {
+        self.reply(code, status(code, reason, message))
+    }
+}
+
+/// A Kubernetes `Status` error body.
+pub fn status(code: u16, reason: &str, message: &str) -> Value {
+    json!({
+        "kind": "Status", "apiVersion": "v1", "metadata": {},
+        "status": "Failure", "message": message, "reason": reason, "code": code
+    })
+}
+
+/// A request as the server saw it, for snapshots.
+#[derive(Debug, Serialize)]
+pub struct Seen {
+    pub request: String,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub content_type: Option<String>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub body: Option<Value>,
+    pub answered: u16,
+}
+
+/// A client over the in-memory transport, and the server's end of it.
+pub fn client() -> (kube::Client, Server) {
+    let (service, server) = tower_test::mock::pair::<Request<Body>, Response<Body>>();
+    (kube::Client::new(service, "default"), server)
+}
+
+/// An executor with `config` over a fresh transport, and the server's end.
+pub fn executor(config: ExecutorConfig) -> (Executor, Server) {
+    let (client, server) = client();
+    (Executor::new(client, config), server)
+}
+
+/// Plays `script` and then checks that no further request comes before the client
+/// is dropped. Returns what it saw.
+pub async fn serve(mut server: Server, script: Vec<Exchange>) -> Vec<Seen> {
+    let mut seen = Vec::new();
+    for (index, expected) in script.into_iter().enumerate() {
+        let next = tokio::time::timeout(PATIENCE, server.next_request())
+            .await
+            .unwrap_or_else(|_| panic!("timed out waiting for request {index}: {expected:?}"));
+        let Some((request, reply)) = next else {
+            panic!(
+                "the client finished without request {index}: {} {}",
+                expected.method, expected.path
+            );
+        };
+        let (parts, body) = request.into_parts();
+        let bytes = body.collect().await.expect("request body").to_bytes();
+        // kube writes `?&name=value`; compare the non-empty pairs, decoded.
+        let query = parts
+            .uri
+            .query()
+            .unwrap_or_default()
+            .split('&')
+            .filter(|pair| !pair.is_empty())
+            .map(decode)
+            .collect::<Vec<_>>()
+            .join("&");
+        let content_type = parts
+            .headers
+            .get(http::header::CONTENT_TYPE)
+            .map(|v| v.to_str().expect("ASCII content type").to_owned());
+        let body: Option<Value> = (!bytes.is_empty())
+            .then(|| serde_json::from_slice(&bytes).expect("the request body is JSON"));
+        let what = format!("request {index} ({} {})", parts.method, parts.uri);
+
+        assert_eq!(parts.method.as_str(), expected.method, "method of {what}");
+        assert_eq!(parts.uri.path(), expected.path, "path of {what}");
+        assert_eq!(query, expected.query, "query of {what}");
+        assert_eq!(
+            content_type.as_deref(),
+            expected.content_type,
+            "content type of {what}"
+        );
+        assert_eq!(body, expected.body, "body of {what}");
+
+        let response = Response::builder()
+            .status(expected.status)
+            .header(http::header::CONTENT_TYPE, JSON)
+            .body(Body::from(
+                serde_json::to_vec(&expected.response).expect("JSON"),
+            ))
+            .expect("response");
+        reply.send_response(response);
+        seen.push(Seen {
+            request: format!(
+                "{} {}{}",
+                parts.method,
+                parts.uri.path(),
+                if query.is_empty() {
+                    String::new()
+                } else {
+                    format!("?{query}")
+                }
+            ),
+            content_type,
+            body,
+            answered: expected.status,
+        });
+    }
+    let extra = tokio::time::timeout(PATIENCE, server.next_request())
+        .await
+        .expect("timed out waiting for the client to finish; drop the executor before awaiting the server");
+    if let Some((request, _)) = extra {
+        panic!(
+            "unexpected request after the script: {} {}",
+            request.method(),
+            request.uri()
+        );
+    }
+    seen
+}
+
+/// Percent-decodes a query string, so that tests compare what a person would write.
+fn decode(query: &str) -> String {
+    let bytes = query.as_bytes();
+    let mut out = Vec::with_capacity(bytes.len());
+    let mut i = 0;
+    while i < bytes.len() {
+        match bytes[i] {
+            b'%' if i + 2 < bytes.len() => {
+                let hex = std::str::from_utf8(&bytes[i + 1..i + 3]).expect("ASCII");
+                out.push(u8::from_str_radix(hex, 16).expect("hex escape"));
+                i += 3;
+            }
+            b'+' => {
+                out.push(b' ');
+                i += 1;
+            }
+            b => {
+                out.push(b);
+                i += 1;
+            }
+        }
+    }
+    String::from_utf8(out).expect("UTF-8 query")
+}
+
+/// When the run in these tests ended.
+pub fn completed_at() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap()
+}
+
+/// A job `namespace/name` with uid `uid-<name>`.
+pub fn job(namespace: &str, name: &str) -> NotebookValidationJob {
+    serde_json::from_value(json!({
+        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+        "metadata": {"name": name, "namespace": namespace, "uid": format!("uid-{name}")},
+        "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+                 "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}},
+        "status": {"phase": "Succeeded", "observedGeneration": 1,
+                   "startTime": "2026-01-24T22:29:00Z", "completionTime": "2026-01-24T22:30:00Z"}
+    }))
+    .expect("valid job")
+}
+
+/// The single trigger of an annotation value (flow-style entry) for a job in `namespace`.
+pub fn trigger(entry: &str, namespace: &str) -> Trigger {
+    let set = parse_triggers(&format!("- {entry}"), namespace).expect("valid trigger");
+    set.triggers()[0].clone()
+}
+
+/// A pod created at `created` (RFC 3339), optionally terminating and owned.
+pub fn pod(name: &str, created: &str, owners: &[(&str, &str, &str, &str)]) -> Value {
+    let owners: Vec<Value> = owners
+        .iter()
+        .map(|(api_version, kind, owner, uid)| {
+            json!({"apiVersion": api_version, "kind": kind, "name": owner, "uid": uid,
+                   "controller": true})
+        })
+        .collect();
+    json!({
+        "apiVersion": "v1", "kind": "Pod",
+        "metadata": {"name": name, "namespace": "ml", "uid": format!("uid-{name}"),
+                     "creationTimestamp": created, "ownerReferences": owners}
+    })
+}
+
+/// A `PodList` answer.
+pub fn pod_list(pods: Vec<Value>) -> Value {
+    json!({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": pods})
+}
+
+/// The delete options nbv sends for pod `name`: only if it is still the same pod.
+pub fn delete_if_same(name: &str) -> Value {
+    json!({"preconditions": {"uid": format!("uid-{name}")}})
+}
+
+/// Runs `act` with an executor over a server that plays `script`; returns what `act`
+/// returned and what the server saw. The executor is dropped when `act` ends, which
+/// lets the server check that nothing else was requested.
+pub async fn run<T, F>(
+    config: ExecutorConfig,
+    script: Vec<Exchange>,
+    act: impl FnOnce(Executor) -> F,
+) -> (T, Vec<Seen>)
+where
+    F: std::future::Future<Output = T>,
+{
+    let (executor, server) = executor(config);
+    let api = tokio::spawn(serve(server, script));
+    let result = act(executor).await;
+    let seen = api.await.expect("the API server's script passed");
+    (result, seen)
+}
