@@ -1,0 +1,355 @@
+//! Running a health script the way Argo CD's application controller runs it (feature
+//! `lua`), in an embedded C Lua 5.1.
+//!
+//! One evaluation is one fresh VM, like Argo CD's `runLua`: the libraries of the
+//! [`Sandbox`], the object as the global `obj` (converted as Argo CD's `decodeValue`
+//! does), the script run as a chunk, and its last return value read as
+//! `ExecuteHealthLua` reads it:
+//!
+//! | the script returns | Argo CD | here |
+//! |---|---|---|
+//! | a table `{status, message}` | that health | `Ok(Some(health))` |
+//! | a table whose status is not one of the six codes | `Unknown`, `Lua returned an invalid health status` | the same, `Ok(Some(…))` |
+//! | `nil`, nothing, an empty table, an array, or a non-string `status`/`message` | an empty health status | `Ok(None)` |
+//! | a number, string, boolean or function | error `expect table output from Lua script, not <type>` | [`HealthScriptError::NotATable`] |
+//! | a table gopher-json cannot encode | the encoder's error | [`HealthScriptError::Encode`] |
+//! | (raises an error) | the error | [`HealthScriptError::Runtime`] |
+//!
+//! Hostile scripts are contained: a VM-instruction budget (and optionally a timeout,
+//! Argo CD's is 1 s) stops endless loops even when they catch errors, a memory limit
+//! stops runaway allocation, and the production sandbox has neither `io` nor `os`
+//! beyond `time` and `date`, nor any file access.
+//!
+//! The embedded VM prints numbers as Lua 5.1 does, not as gopher-lua does (see
+//! [`NumberFormat`](crate::health::NumberFormat)), and words errors as Lua 5.1 does;
+//! [`Sandbox::semantics`] gives the native [`Semantics`] that match it exactly.
+
+mod error;
+mod guard;
+mod object;
+mod outcome;
+mod sandbox;
+
+use std::num::{NonZeroU64, NonZeroUsize};
+use std::rc::Rc;
+use std::time::Duration;
+
+use mlua::chunk::ChunkMode;
+use serde_json::Value;
+
+pub use error::{EncodeError, HealthScriptError};
+pub use object::MAX_OBJECT_DEPTH;
+
+use super::{HealthScript, HealthStatus, NumberFormat, RuntimeErrorKind, Semantics};
+use guard::{Guard, Stop};
+use object::ConversionError;
+use outcome::Unreadable;
+
+/// The libraries a script gets.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::{NumberFormat, Sandbox};
+///
+/// assert!(!Sandbox::Production.semantics().open_libs);
+/// assert_eq!(Sandbox::TestHarness.semantics().numbers, NumberFormat::Lua51);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Sandbox {
+    /// Argo CD's production VM: `base`, `table`, `package`, and `require("os")` with
+    /// `time` and `date` only; no global `os`, no `string`, no `math`.
+    #[default]
+    Production,
+    /// Argo CD's `UseOpenLibs` (its test harness, or `useOpenLibs: true`): also
+    /// `string`, `math`, `coroutine` and a global `os` with `time`, `date`, `clock` and
+    /// `difftime`; still no `io` and no file access. Meant for scripts one trusts: the
+    /// pattern functions of `string` run in C, out of reach of the instruction budget.
+    TestHarness,
+}
+
+impl Sandbox {
+    /// The native [`Semantics`] that reproduce this sandbox exactly.
+    pub const fn semantics(self) -> Semantics {
+        Semantics {
+            numbers: NumberFormat::Lua51,
+            open_libs: matches!(self, Sandbox::TestHarness),
+        }
+    }
+}
+
+/// Limits and sandbox of an evaluation.
+///
+/// # Examples
+///
+/// ```
+/// use std::num::NonZeroU64;
+/// use nbv_core::health::{EvalOptions, Sandbox};
+///
+/// let options = EvalOptions {
+///     sandbox: Sandbox::TestHarness,
+///     instruction_budget: NonZeroU64::new(1_000_000).unwrap(),
+///     timeout: None,
+///     ..EvalOptions::default()
+/// };
+/// assert_eq!(options.memory_limit.get(), 64 << 20);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct EvalOptions {
+    /// The libraries available.
+    pub sandbox: Sandbox,
+    /// VM instructions after which the script is stopped, counted in steps of 1000.
+    /// Deterministic, unlike a timeout. Default: 10 million, a small fraction of a
+    /// second.
+    pub instruction_budget: NonZeroU64,
+    /// Wall-clock time after which the script is stopped. Default: 1 s, Argo CD's limit.
+    /// `None` for results that do not depend on the machine.
+    pub timeout: Option<Duration>,
+    /// Bytes of Lua memory the VM may use, the object included. Default: 64 MiB.
+    pub memory_limit: NonZeroUsize,
+    /// Bytes of `print` output kept. Default: 64 KiB.
+    pub max_printed_bytes: usize,
+}
+
+/// Default of [`EvalOptions::instruction_budget`].
+const DEFAULT_INSTRUCTION_BUDGET: NonZeroU64 = NonZeroU64::new(10_000_000).unwrap();
+/// Default of [`EvalOptions::memory_limit`].
+const DEFAULT_MEMORY_LIMIT: NonZeroUsize = NonZeroUsize::new(64 << 20).unwrap();
+
+impl Default for EvalOptions {
+    fn default() -> Self {
+        EvalOptions {
+            sandbox: Sandbox::Production,
+            instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
+            timeout: Some(Duration::from_secs(1)),
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+            max_printed_bytes: 64 << 10,
+        }
+    }
+}
+
+/// Everything an evaluation produced.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Evaluation {
+    /// The health Argo CD derives; `None` is its empty health status.
+    pub health: Option<HealthStatus>,
+    /// What the script printed (invalid UTF-8 replaced).
+    pub printed: String,
+    /// Whether `printed` was cut at [`EvalOptions::max_printed_bytes`].
+    pub printed_truncated: bool,
+    /// VM instructions run, in steps of 1000.
+    pub instructions: u64,
+}
+
+/// Runs health scripts with fixed [`EvalOptions`].
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::{HealthStatusCode, LuaHealthRunner, Variant};
+/// use serde_json::json;
+///
+/// let runner = LuaHealthRunner::default();
+/// let obj = json!({"status": {"phase": "Building"}});
+/// let health = runner.evaluate(&Variant::Basic.health_script(), &obj)?.unwrap();
+/// assert_eq!(health.status, HealthStatusCode::Progressing);
+/// assert_eq!(health.message, "Building validation environment");
+/// # Ok::<(), nbv_core::health::HealthScriptError>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct LuaHealthRunner {
+    options: EvalOptions,
+}
+
+impl LuaHealthRunner {
+    /// A runner with `options`.
+    pub fn new(options: EvalOptions) -> Self {
+        LuaHealthRunner { options }
+    }
+
+    /// The options.
+    pub fn options(&self) -> &EvalOptions {
+        &self.options
+    }
+
+    /// The health Argo CD derives from running `script` on `obj`.
+    pub fn evaluate(
+        &self,
+        script: &HealthScript<'_>,
+        obj: &Value,
+    ) -> Result<Option<HealthStatus>, HealthScriptError> {
+        self.run(script, obj).map(|evaluation| evaluation.health)
+    }
+
+    /// Runs `script` on `obj` and reports everything it produced.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::health::{HealthScript, LuaHealthRunner};
+    ///
+    /// let script = HealthScript::new("chatty", r#"print("phase", obj.status.phase) return nil"#);
+    /// let obj = serde_json::json!({"status": {"phase": "Failed"}});
+    /// let evaluation = LuaHealthRunner::default().run(&script, &obj)?;
+    /// assert_eq!(evaluation.printed, "phase\tFailed\n");
+    /// assert_eq!(evaluation.health, None);
+    /// # Ok::<(), nbv_core::health::HealthScriptError>(())
+    /// ```
+    pub fn run(
+        &self,
+        script: &HealthScript<'_>,
+        obj: &Value,
+    ) -> Result<Evaluation, HealthScriptError> {
+        let options = &self.options;
+        let name = script.name();
+        let fail = |error: mlua::Error, guard: &Guard| classify(name, error, guard, options);
+
+        if script.source().as_bytes().first() == Some(&0x1b) {
+            return Err(HealthScriptError::Syntax {
+                script: name.to_owned(),
+                message:
+                    "precompiled Lua chunks are not accepted; Argo CD's VM cannot load them either"
+                        .to_owned(),
+            });
+        }
+        let guard = Rc::new(Guard::new(
+            options.instruction_budget.get(),
+            options.timeout,
+        ));
+        let vm = sandbox::build(options, &guard).map_err(|error| match error {
+            mlua::Error::MemoryError(_) => fail(error, &guard),
+            other => HealthScriptError::Vm {
+                script: name.to_owned(),
+                message: other.to_string(),
+            },
+        })?;
+        let object = object::to_lua(&vm.lua, obj).map_err(|error| match error {
+            ConversionError::TooDeep => HealthScriptError::ObjectTooDeep {
+                script: name.to_owned(),
+                max: MAX_OBJECT_DEPTH,
+            },
+            ConversionError::Lua(error) => fail(error, &guard),
+        })?;
+        vm.lua
+            .globals()
+            .raw_set("obj", object)
+            .map_err(|error| fail(error, &guard))?;
+
+        let chunk = vm
+            .lua
+            .load(script.source())
+            .set_name(format!("={name}"))
+            .set_mode(ChunkMode::Text)
+            .into_function()
+            .map_err(|error| fail(error, &guard))?;
+        let returned: mlua::MultiValue = chunk.call(()).map_err(|error| fail(error, &guard))?;
+        // Argo CD reads the top of the stack: the last value returned.
+        let last = returned.into_iter().last().unwrap_or(mlua::Value::Nil);
+        let health = outcome::read(&vm.lua, last).map_err(|unreadable| match unreadable {
+            Unreadable::NotATable(found) => HealthScriptError::NotATable {
+                script: name.to_owned(),
+                found,
+            },
+            Unreadable::Encode(reason) => HealthScriptError::Encode {
+                script: name.to_owned(),
+                reason,
+            },
+            Unreadable::Lua(error) => fail(error, &guard),
+        })?;
+        let (printed, printed_truncated) = vm.printed.borrow_mut().take();
+        Ok(Evaluation {
+            health,
+            printed,
+            printed_truncated,
+            instructions: guard.executed(),
+        })
+    }
+}
+
+/// Runs `script` on `obj` with `options`: the health Argo CD derives, or why there is
+/// none. See [`LuaHealthRunner`] to run several scripts with the same options.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::{EvalOptions, HealthStatus, HealthStatusCode, Variant, evaluate};
+/// use serde_json::json;
+///
+/// let obj = json!({"status": {"phase": "Failed", "message": "", "retryCount": 0}});
+/// let health = evaluate(&Variant::Basic.health_script(), &obj, &EvalOptions::default())?;
+/// assert_eq!(health, Some(HealthStatus::new(HealthStatusCode::Degraded, " (retry 0/3)")));
+/// # Ok::<(), nbv_core::health::HealthScriptError>(())
+/// ```
+pub fn evaluate(
+    script: &HealthScript<'_>,
+    obj: &Value,
+    options: &EvalOptions,
+) -> Result<Option<HealthStatus>, HealthScriptError> {
+    LuaHealthRunner::new(options.clone()).evaluate(script, obj)
+}
+
+/// The error to report for a failure of the VM while it ran `script`.
+fn classify(
+    script: &str,
+    error: mlua::Error,
+    guard: &Guard,
+    options: &EvalOptions,
+) -> HealthScriptError {
+    let script = script.to_owned();
+    // A stopped script may have caught and rethrown the stop in any form: the guard knows.
+    match guard.stopped() {
+        Some(Stop::Instructions) => {
+            return HealthScriptError::InstructionBudget {
+                script,
+                budget: options.instruction_budget.get(),
+            };
+        }
+        Some(Stop::Timeout) => {
+            return HealthScriptError::Timeout {
+                script,
+                timeout: options.timeout.unwrap_or_default(),
+            };
+        }
+        None => {}
+    }
+    let mut cause = &error;
+    loop {
+        cause = match cause {
+            mlua::Error::CallbackError { cause, .. } | mlua::Error::WithContext { cause, .. } => {
+                cause
+            }
+            _ => break,
+        };
+    }
+    match cause {
+        mlua::Error::MemoryError(_) => HealthScriptError::MemoryLimit {
+            script,
+            limit: options.memory_limit.get(),
+        },
+        mlua::Error::SyntaxError { message, .. } => HealthScriptError::Syntax {
+            script,
+            message: message.clone(),
+        },
+        mlua::Error::RuntimeError(message) => {
+            // mlua appends a traceback; Lua's own message is what precedes it.
+            let message = message
+                .split("\nstack traceback:")
+                .next()
+                .unwrap_or(message)
+                .to_owned();
+            HealthScriptError::Runtime {
+                script,
+                kind: RuntimeErrorKind::classify(&message),
+                message,
+            }
+        }
+        other => {
+            let message = other.to_string();
+            HealthScriptError::Runtime {
+                script,
+                kind: RuntimeErrorKind::classify(&message),
+                message,
+            }
+        }
+    }
+}

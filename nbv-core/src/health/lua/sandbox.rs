@@ -1,0 +1,309 @@
+//! The Lua VM a script runs in, built like Argo CD's `runLua`.
+//!
+//! Argo CD's production VM (argo-cd `util/lua/lua.go`) starts gopher-lua with
+//! `SkipOpenLibs` and opens `package`, `base` and `table`, then calls `OpenSafeOs`. That
+//! function registers `time` and `date` under the name of the *table* library
+//! (`RegisterModule(lua.TabLibName, …)`), which is already loaded, so it adds nothing:
+//! the production VM has **no global `os`**. `PreloadModule("os", SafeOsLoader)` makes
+//! `require("os")` return a module with `time` and `date` only. `string`, `math`,
+//! `io`, `os` and `coroutine` are absent.
+//!
+//! The embedded VM is C Lua 5.1 (mlua, vendored), set up the same way, with these
+//! deliberate differences, all of them restrictions:
+//!
+//! - no file access: `dofile`, `loadfile`, `package.loadlib` are removed and `require`
+//!   only finds preloaded modules (gopher-lua's `require` would search `package.path`);
+//! - `load` and `loadstring` accept source text only: C Lua 5.1 would also load
+//!   precompiled bytecode, which it does not verify; gopher-lua cannot load bytecode at
+//!   all, so no script that works in Argo CD is refused;
+//! - `print` writes to a bounded buffer instead of the process's standard output;
+//! - `pcall` (and `coroutine.resume` in the test harness) re-raise once the budget is
+//!   spent, so a script cannot catch its own stop;
+//! - `xpcall` runs its handler after the stack has unwound (see [`xpcall`]);
+//! - `newproxy` is removed: Lua 5.1 runs `__gc` finalizers with hooks off, out of reach
+//!   of the budget, and gopher-lua has no finalizers.
+//!
+//! The test harness opens what Argo CD's `UseOpenLibs` opens, except what reaches
+//! outside the VM: `string`, `math`, `table`, `coroutine`, `package`, and an `os` with
+//! only `time`, `date`, `clock` and `difftime`; no `io`, no `debug`.
+
+use std::cell::RefCell;
+use std::rc::Rc;
+
+use mlua::chunk::ChunkMode;
+use mlua::debug::DebugEvent;
+use mlua::{
+    Function, HookTriggers, Lua, LuaOptions, MultiValue, StdLib, Table, Value, Variadic, VmState,
+};
+
+use super::guard::{Guard, STEP};
+use super::{EvalOptions, Sandbox};
+
+/// What `print` wrote, up to a limit.
+pub(super) struct Printed {
+    text: Vec<u8>,
+    limit: usize,
+    truncated: bool,
+}
+
+impl Printed {
+    fn push(&mut self, bytes: &[u8]) {
+        let room = self.limit.saturating_sub(self.text.len());
+        if bytes.len() > room {
+            self.truncated = true;
+        }
+        self.text.extend_from_slice(&bytes[..bytes.len().min(room)]);
+    }
+
+    /// The text, with invalid UTF-8 replaced, and whether some was dropped.
+    pub(super) fn take(&mut self) -> (String, bool) {
+        (
+            String::from_utf8_lossy(&std::mem::take(&mut self.text)).into_owned(),
+            self.truncated,
+        )
+    }
+}
+
+/// A prepared VM.
+pub(super) struct Vm {
+    pub(super) lua: Lua,
+    pub(super) printed: Rc<RefCell<Printed>>,
+}
+
+/// A VM for `options.sandbox`, limited by `options` and `guard`.
+pub(super) fn build(options: &EvalOptions, guard: &Rc<Guard>) -> mlua::Result<Vm> {
+    let harness = options.sandbox == Sandbox::TestHarness;
+    // `os` is opened only to take `time` and `date` (and, for the harness, the other
+    // side-effect-free functions) from it.
+    let mut libs = StdLib::TABLE | StdLib::PACKAGE | StdLib::OS;
+    if harness {
+        libs |= StdLib::STRING | StdLib::MATH;
+    }
+    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    lua.set_memory_limit(options.memory_limit.get())?;
+
+    let globals = lua.globals();
+    let package: Table = globals.get("package")?;
+    let loaded: Table = package.get("loaded")?;
+
+    install_os(&lua, &globals, &package, &loaded, harness)?;
+    if !harness {
+        // gopher-lua has `coroutine` as a separate library, which Argo CD does not open.
+        globals.raw_set("coroutine", Value::Nil)?;
+        loaded.raw_set("coroutine", Value::Nil)?;
+    }
+    remove_file_access(&lua, &globals, &package)?;
+    // `newproxy` makes userdata with a `__gc` metamethod, which Lua 5.1 runs with hooks
+    // off, out of reach of the budget; gopher-lua has no finalizers at all.
+    globals.raw_set("newproxy", Value::Nil)?;
+    install_text_only_loading(&lua, &globals, options.memory_limit.get())?;
+    let printed = install_print(&lua, &globals, options.max_printed_bytes)?;
+    install_uncatchable_stop(&lua, &globals, guard, harness)?;
+
+    let hook_guard = Rc::clone(guard);
+    let triggers = HookTriggers::new().every_nth_instruction(STEP).on_calls();
+    lua.set_global_hook(triggers, move |_, debug| {
+        match debug.event() {
+            DebugEvent::Count => hook_guard.step(),
+            _ => hook_guard.call(),
+        }
+        .map(|()| VmState::Continue)
+    })?;
+    Ok(Vm { lua, printed })
+}
+
+fn install_os(
+    lua: &Lua,
+    globals: &Table,
+    package: &Table,
+    loaded: &Table,
+    harness: bool,
+) -> mlua::Result<()> {
+    let full: Table = globals.get("os")?;
+    let kept: &[&str] = if harness {
+        &["clock", "date", "difftime", "time"]
+    } else {
+        &["date", "time"]
+    };
+    let safe = lua.create_table()?;
+    for name in kept {
+        safe.raw_set(*name, full.get::<Function>(*name)?)?;
+    }
+    let global = if harness {
+        Value::Table(safe.clone())
+    } else {
+        Value::Nil
+    };
+    globals.raw_set("os", global.clone())?;
+    loaded.raw_set("os", global)?;
+    // `require("os")`, as Argo CD's `PreloadModule(lua.OsLibName, SafeOsLoader)`.
+    let preload: Table = package.get("preload")?;
+    preload.raw_set("os", lua.create_function(move |_, ()| Ok(safe.clone()))?)?;
+    Ok(())
+}
+
+fn remove_file_access(lua: &Lua, globals: &Table, package: &Table) -> mlua::Result<()> {
+    globals.raw_set("dofile", Value::Nil)?;
+    globals.raw_set("loadfile", Value::Nil)?;
+    package.raw_set("loadlib", Value::Nil)?;
+    package.raw_set("path", "")?;
+    package.raw_set("cpath", "")?;
+    // Keep the first searcher, `package.preload`, drop those that read files.
+    let loaders: Table = package.get("loaders")?;
+    let preload_searcher: Value = loaders.raw_get(1)?;
+    package.raw_set("loaders", lua.create_sequence_from([preload_searcher])?)?;
+    Ok(())
+}
+
+/// Precompiled chunks start with this byte (`LUA_SIGNATURE` is `"\x1bLua"`).
+const BYTECODE_MARK: u8 = 0x1b;
+
+/// `loadstring(text [, name])` and `load(reader [, name])`, source text only.
+fn install_text_only_loading(lua: &Lua, globals: &Table, max_chunk: usize) -> mlua::Result<()> {
+    let loadstring = lua.create_function(
+        |lua, (text, name): (mlua::LuaString, Option<mlua::LuaString>)| {
+            let name = name.map_or_else(|| text.to_string_lossy(), |name| name.to_string_lossy());
+            compile(lua, &text.as_bytes(), name)
+        },
+    )?;
+    globals.raw_set("loadstring", loadstring)?;
+
+    let load = lua.create_function(
+        move |lua, (reader, name): (Value, Option<mlua::LuaString>)| {
+            let Value::Function(reader) = reader else {
+                let found = reader.type_name();
+                return Err(mlua::Error::runtime(format!(
+                    "bad argument #1 to 'load' (function expected, got {found})"
+                )));
+            };
+            let mut source = Vec::new();
+            loop {
+                match reader.call::<Value>(())? {
+                    Value::Nil => break,
+                    Value::String(piece) if piece.as_bytes().is_empty() => break,
+                    Value::String(piece) => source.extend_from_slice(&piece.as_bytes()),
+                    _ => {
+                        return Ok((
+                            Value::Nil,
+                            Some("reader function must return a string".to_owned()),
+                        ));
+                    }
+                }
+                // The pieces live outside Lua's allocator, so bound them here.
+                if source.len() > max_chunk {
+                    return Ok((Value::Nil, Some("chunk too large".to_owned())));
+                }
+            }
+            let name = name.map_or_else(|| "=(load)".to_owned(), |name| name.to_string_lossy());
+            compile(lua, &source, name)
+        },
+    )?;
+    globals.raw_set("load", load)?;
+    Ok(())
+}
+
+/// Compiles source text as Lua's `load*` functions do: the function, or `nil` and the
+/// error message.
+fn compile(lua: &Lua, source: &[u8], name: String) -> mlua::Result<(Value, Option<String>)> {
+    if source.first() == Some(&BYTECODE_MARK) {
+        return Ok((
+            Value::Nil,
+            Some("precompiled chunks are not accepted".to_owned()),
+        ));
+    }
+    match lua
+        .load(source)
+        .set_name(name)
+        .set_mode(ChunkMode::Text)
+        .into_function()
+    {
+        Ok(function) => Ok((Value::Function(function), None)),
+        Err(mlua::Error::SyntaxError { message, .. }) => Ok((Value::Nil, Some(message))),
+        Err(other) => Err(other),
+    }
+}
+
+fn install_print(lua: &Lua, globals: &Table, limit: usize) -> mlua::Result<Rc<RefCell<Printed>>> {
+    let printed = Rc::new(RefCell::new(Printed {
+        text: Vec::new(),
+        limit,
+        truncated: false,
+    }));
+    let sink = Rc::clone(&printed);
+    let tostring: Function = globals.get("tostring")?;
+    let print = lua.create_function(move |_, args: Variadic<Value>| {
+        // `tostring` may run a `__tostring` metamethod that prints: no borrow of the
+        // buffer is held across a call into Lua.
+        for (position, arg) in args.into_iter().enumerate() {
+            if position > 0 {
+                sink.borrow_mut().push(b"\t");
+            }
+            let text: mlua::LuaString = tostring.call(arg)?;
+            sink.borrow_mut().push(&text.as_bytes());
+        }
+        sink.borrow_mut().push(b"\n");
+        Ok(())
+    })?;
+    globals.raw_set("print", print)?;
+    Ok(printed)
+}
+
+/// Wraps the functions that catch errors so that a stopped script stays stopped.
+fn install_uncatchable_stop(
+    lua: &Lua,
+    globals: &Table,
+    guard: &Rc<Guard>,
+    harness: bool,
+) -> mlua::Result<()> {
+    let pcall: Function = globals.get("pcall")?;
+    let mut catchers = vec![(globals.clone(), "pcall")];
+    if harness {
+        catchers.push((globals.get::<Table>("coroutine")?, "resume"));
+    }
+    for (table, name) in catchers {
+        let original: Function = table.get(name)?;
+        let guard = Rc::clone(guard);
+        let wrapped = lua.create_function(move |_, args: MultiValue| {
+            let results: MultiValue = original.call(args)?;
+            guard.check()?;
+            Ok(results)
+        })?;
+        table.raw_set(name, wrapped)?;
+    }
+    globals.raw_set("xpcall", xpcall(lua, pcall, Rc::clone(guard))?)?;
+    Ok(())
+}
+
+/// `xpcall(f, handler)` as `pcall(f)`, then `handler(error)` once the stack has unwound.
+///
+/// Lua 5.1 runs the handler at the point of the error, before unwinding. When the error
+/// comes from the budget's hook, hooks are still off at that point (Lua restores them
+/// only when a protected call catches the error), so a handler that loops would never
+/// be stopped. Running the handler after the catch keeps it under the budget. Without
+/// the `debug` library, a handler cannot tell the difference; a handler that fails gives
+/// Lua's `error in error handling`.
+fn xpcall(lua: &Lua, pcall: Function, guard: Rc<Guard>) -> mlua::Result<Function> {
+    lua.create_function(move |lua, (function, handler): (Value, Value)| {
+        let mut results: Vec<Value> = pcall.call::<MultiValue>(function)?.into_iter().collect();
+        guard.check()?;
+        if matches!(results.first(), Some(Value::Boolean(true))) {
+            return Ok(MultiValue::from_iter(results));
+        }
+        let error = if results.len() > 1 {
+            results.swap_remove(1)
+        } else {
+            Value::Nil
+        };
+        let handled: Vec<Value> = pcall
+            .call::<MultiValue>((handler, error))?
+            .into_iter()
+            .collect();
+        guard.check()?;
+        let replacement = match handled.as_slice() {
+            [Value::Boolean(true), first, ..] => first.clone(),
+            [Value::Boolean(true)] => Value::Nil,
+            _ => Value::String(lua.create_string("error in error handling")?),
+        };
+        Ok(MultiValue::from_iter([Value::Boolean(false), replacement]))
+    })
+}

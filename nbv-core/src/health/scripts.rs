@@ -1,0 +1,213 @@
+//! The Lua health checks nbv ships for Argo CD, and the `argocd-cm` patch that installs
+//! them.
+
+/// The `argocd-cm` key under which Argo CD looks up the health check of
+/// `NotebookValidationJob` (`resource.customizations.health.<group>_<kind>`).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::{api, health::HEALTH_KEY};
+///
+/// assert_eq!(HEALTH_KEY, format!("resource.customizations.health.{}_{}", api::GROUP, api::KIND));
+/// ```
+pub const HEALTH_KEY: &str = "resource.customizations.health.mlops.mlops.dev_NotebookValidationJob";
+
+/// The health check of the Argo CD integration guide ("Step 1"), byte for byte, comments
+/// included: phase to status, plus the completion time, the failure message with the
+/// retry count, or the validation Pod's name.
+///
+/// [`assess`](super::assess) computes the same result natively.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::BASIC_SCRIPT;
+///
+/// assert!(BASIC_SCRIPT.starts_with("hs = {}\n\n-- Handle missing status\n"));
+/// assert!(BASIC_SCRIPT.contains(r#"hs.message = hs.message .. " (retry " .. obj.status.retryCount .. "/3)""#));
+/// assert!(BASIC_SCRIPT.ends_with("return hs\n"));
+/// ```
+pub const BASIC_SCRIPT: &str = include_str!("scripts/basic.lua");
+
+/// The guide's "Advanced Health Check (With Cell-Level Details)", corrected so that it
+/// reads the results the CRD actually writes.
+///
+/// The guide's version compares a cell's `status` with `"error"` and `"success"` and
+/// reads `errorType`, but the CRD's cell status is `Success`, `Failure` or `Skipped` and
+/// the error is in `errorMessage`. Against real jobs, the guide's version therefore never
+/// names the failed cell and always reports `0 cells completed`. This variant differs
+/// from the guide's in exactly three places, all backward compatible:
+///
+/// - a failed cell is one whose status is `"Failure"` **or** `"error"`;
+/// - its error is `errorMessage`, else `errorType`, else `"Error"`;
+/// - a completed cell is one whose status is `"Success"` **or** `"success"`;
+///
+/// plus a five-line comment at the top saying so. Every message keeps the guide's
+/// format (`Failed at cell 4: …`, `Executing notebook (2 cells completed)`, …), and the
+/// legacy `Running` phase still reads `Phase: Running`, as in the guide.
+///
+/// [`assess_advanced`](super::assess_advanced) computes the same result natively.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::ADVANCED_SCRIPT;
+///
+/// assert!(ADVANCED_SCRIPT.contains(r#"if result.status == "Failure" or result.status == "error" then"#));
+/// assert!(ADVANCED_SCRIPT.contains(r#"(result.errorMessage or result.errorType or "Error")"#));
+/// ```
+pub const ADVANCED_SCRIPT: &str = include_str!("scripts/advanced.lua");
+
+/// Which of the two shipped health checks.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::{ADVANCED_SCRIPT, Variant};
+///
+/// assert_eq!(Variant::Advanced.source(), ADVANCED_SCRIPT);
+/// assert_eq!(Variant::Advanced.health_script().name(), "advanced");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub enum Variant {
+    /// [`BASIC_SCRIPT`]: the guide's check.
+    Basic,
+    /// [`ADVANCED_SCRIPT`]: cell-level details.
+    Advanced,
+}
+
+impl Variant {
+    /// Both variants.
+    pub const ALL: [Variant; 2] = [Variant::Basic, Variant::Advanced];
+
+    /// Short name, also used as the script's name in error messages.
+    pub const fn name(self) -> &'static str {
+        match self {
+            Variant::Basic => "basic",
+            Variant::Advanced => "advanced",
+        }
+    }
+
+    /// The Lua source.
+    pub const fn source(self) -> &'static str {
+        match self {
+            Variant::Basic => BASIC_SCRIPT,
+            Variant::Advanced => ADVANCED_SCRIPT,
+        }
+    }
+
+    /// The source with its name.
+    pub const fn health_script(self) -> HealthScript<'static> {
+        HealthScript::new(self.name(), self.source())
+    }
+
+    const fn description(self) -> &'static str {
+        match self {
+            Variant::Basic => "phase-level health (the integration guide's script)",
+            Variant::Advanced => "cell-level health (failed cell, completed cells)",
+        }
+    }
+}
+
+/// A Lua health script and the name it is reported under.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::HealthScript;
+///
+/// let script = HealthScript::new("always-healthy", r#"return {status = "Healthy"}"#);
+/// assert_eq!(script.name(), "always-healthy");
+/// assert!(script.source().starts_with("return"));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct HealthScript<'a> {
+    name: &'a str,
+    source: &'a str,
+}
+
+impl<'a> HealthScript<'a> {
+    /// A script named `name` (a file name, a ConfigMap key, …) with its Lua `source`.
+    pub const fn new(name: &'a str, source: &'a str) -> Self {
+        HealthScript { name, source }
+    }
+
+    /// The name errors are reported under.
+    pub const fn name(&self) -> &'a str {
+        self.name
+    }
+
+    /// The Lua source.
+    pub const fn source(&self) -> &'a str {
+        self.source
+    }
+}
+
+/// The `argocd-cm` patch that installs `variant`: the content of
+/// `config/argocd/health-check-configmap.yaml` for [`Variant::Basic`].
+///
+/// It is a ConfigMap named `argocd-cm` in namespace `argocd` with the standard labels
+/// (Argo CD only watches ConfigMaps labelled `app.kubernetes.io/part-of: argocd`) and one
+/// data key, [`HEALTH_KEY`], holding the script as a YAML literal block, so that the
+/// script survives byte for byte. Merging it leaves the other keys of `argocd-cm` alone.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::{BASIC_SCRIPT, HEALTH_KEY, Variant, render_health_configmap};
+///
+/// let yaml = render_health_configmap(Variant::Basic);
+/// let parsed: serde_json::Value = serde_yaml_ng::from_str(&yaml)?;
+/// assert_eq!(parsed["metadata"]["name"], "argocd-cm");
+/// assert_eq!(parsed["data"][HEALTH_KEY], BASIC_SCRIPT);
+/// # Ok::<(), serde_yaml_ng::Error>(())
+/// ```
+pub fn render_health_configmap(variant: Variant) -> String {
+    let mut out = format!(
+        "# Argo CD health check for NotebookValidationJob (mlops.mlops.dev/v1alpha1):\n\
+         # {description}.\n\
+         # Merge it into argocd-cm; the other keys of argocd-cm are left alone:\n\
+         #   kubectl -n argocd patch configmap argocd-cm --type merge --patch-file <this file>\n\
+         apiVersion: v1\n\
+         kind: ConfigMap\n\
+         metadata:\n\
+         \x20 name: argocd-cm\n\
+         \x20 namespace: argocd\n\
+         \x20 labels:\n\
+         \x20   app.kubernetes.io/name: argocd-cm\n\
+         \x20   app.kubernetes.io/part-of: argocd\n\
+         data:\n\
+         \x20 {HEALTH_KEY}: {header}\n",
+        description = variant.description(),
+        header = literal_block_header(variant.source()),
+    );
+    push_literal_block(&mut out, variant.source(), "    ");
+    out
+}
+
+/// The `|` header of a YAML literal block that reproduces `text` exactly: the chomping
+/// indicator keeps the trailing newlines as they are (`|` one, `|-` none, `|+` several)
+/// and an explicit indentation indicator is needed when the first line starts with a
+/// space, since YAML would otherwise take that space as indentation.
+fn literal_block_header(text: &str) -> String {
+    let trailing = text.len() - text.trim_end_matches('\n').len();
+    let chomping = match trailing {
+        0 => "-",
+        1 => "",
+        _ => "+",
+    };
+    let indentation = if text.starts_with(' ') { "4" } else { "" };
+    format!("|{indentation}{chomping}")
+}
+
+/// Appends `text` indented by `indent`, leaving empty lines empty (no trailing spaces).
+fn push_literal_block(out: &mut String, text: &str, indent: &str) {
+    for line in text.split_terminator('\n') {
+        if !line.is_empty() {
+            out.push_str(indent);
+            out.push_str(line);
+        }
+        out.push('\n');
+    }
+}
