@@ -32,5 +32,6 @@ pub mod events;
 pub mod health;
 pub mod phase;
 pub mod plan;
+pub mod pod;
 pub mod triggers;
 pub mod waves;

@@ -67,6 +67,21 @@ pub struct OperatorConfig {
     pub deferred_retry: Duration,
     /// Requeue interval of a job with nothing to do, to catch what watches missed.
     pub resync: Duration,
+    /// A deliberate bug, for the tests that show the simulation's invariants catch it.
+    /// Always `None` outside those tests.
+    #[doc(hidden)]
+    pub mutation: Option<Mutation>,
+}
+
+/// Deliberate bugs that tests switch on to prove the simulation's invariants detect
+/// them (`nbv-operator/tests/simulate.rs`). Never set by any flag.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Mutation {
+    /// The shell never writes (nor remembers) the effect ledger `status.effects`, so
+    /// every reconcile plans a run's effects again and only their own idempotency
+    /// stands between a resync and a repeated trigger.
+    ForgetLedger,
 }
 
 impl Default for OperatorConfig {
@@ -79,6 +94,7 @@ impl Default for OperatorConfig {
             max_retries: 3,
             deferred_retry: Duration::from_secs(15),
             resync: Duration::from_secs(300),
+            mutation: None,
         }
     }
 }

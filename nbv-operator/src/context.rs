@@ -9,6 +9,7 @@ use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
+use crate::pods::PodRunner;
 use crate::publisher::Publisher;
 use crate::reconcile::RecentLedgers;
 
@@ -30,6 +31,8 @@ pub struct Context {
     pub retry_policy: RetryPolicy,
     /// Retries of failed effects.
     pub effect_retry: EffectRetryPolicy,
+    /// Starts and observes validation Pods (default mode).
+    pub pods: PodRunner,
     /// Ledgers written recently (see [`RecentLedgers`]).
     pub recent: RecentLedgers,
 }

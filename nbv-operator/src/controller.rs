@@ -12,6 +12,7 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::StreamExt;
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, Store};
@@ -19,12 +20,14 @@ use kube::runtime::{WatchStreamExt, watcher};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::RetryPolicy;
 use nbv_core::plan::EffectRetryPolicy;
+use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::context::Context;
 use crate::effects::{Executor, ExecutorConfig};
 use crate::metrics::Metrics;
+use crate::pods::PodRunner;
 use crate::publisher::Publisher;
 use crate::reconcile::{FIELD_MANAGER, RecentLedgers, error_policy, reconcile};
 
@@ -123,8 +126,10 @@ pub async fn run(
         std::time::Duration::from_secs(3600),
     )
     .unwrap_or_default();
+    let pods = PodRunner::new(client.clone(), PodDefaults::default());
     let context = Arc::new(Context {
-        client,
+        pods,
+        client: client.clone(),
         config,
         executor,
         publisher,
@@ -134,7 +139,17 @@ pub async fn run(
         effect_retry: EffectRetryPolicy::default(),
         recent: RecentLedgers::default(),
     });
-    Controller::new(jobs, watcher::Config::default())
+    let mut controller = Controller::new(jobs, watcher::Config::default());
+    if !context.config.gitops_only {
+        // Only the Pods nbv created, selected by label: never every Pod of the cluster.
+        let pods: Api<Pod> = match &context.config.watch_namespace {
+            Some(ns) => Api::namespaced(client, ns),
+            None => Api::all(client),
+        };
+        let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
+        controller = controller.owns(pods, watcher::Config::default().labels(&selector));
+    }
+    controller
         .graceful_shutdown_on(shutdown)
         .run(reconcile, error_policy, context)
         .for_each(|result| async move {

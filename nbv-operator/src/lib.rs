@@ -7,6 +7,7 @@ pub mod commands;
 pub mod config;
 pub mod context;
 pub mod controller;
+pub mod pods;
 pub mod publisher;
 pub mod reconcile;
 pub mod effects;

@@ -20,13 +20,15 @@ use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use nbv_core::aggregate::{JobKey, JobPhase, parent_application};
 use nbv_core::api::{EffectLedger, NotebookValidationJob, Phase};
-use nbv_core::phase::{PhaseEvent, set_condition, step};
+use nbv_core::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, set_condition, step};
 use nbv_core::plan::{Effect, Outcome, PlanContext, conditions, merge_patch, plan, record};
+use nbv_core::pod::{build_unsupported, pod_name};
 use serde_json::json;
 
 use crate::context::Context;
 use crate::effects::{Delivery, EffectError, ReportReason, TriggerOutcome};
 use crate::metrics::{ReconcileOutcome, TriggerStatus};
+use crate::pods::PodError;
 
 /// The field manager of every write nbv makes.
 pub const FIELD_MANAGER: &str = "nbv-operator";
@@ -37,6 +39,15 @@ pub enum Error {
     /// The job lacks a namespace or a name (never the case for objects from a watch).
     #[error("the job has no namespace or name")]
     Identity,
+    /// The validation Pod could not be created or read.
+    #[error("running the validation pod of NotebookValidationJob {job}: {source}")]
+    Pod {
+        /// `namespace/name` of the job.
+        job: String,
+        /// What failed.
+        #[source]
+        source: PodError,
+    },
     /// The status could not be written.
     #[error("writing the status of NotebookValidationJob {job}: {source}")]
     Status {
@@ -53,6 +64,7 @@ impl Error {
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Identity => "identity",
+            Error::Pod { .. } => "pod",
             Error::Status { source, .. } if is_conflict(source) => "conflict",
             Error::Status { .. } => "status",
         }
@@ -151,18 +163,13 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let mut job = observed.clone();
     let mut requeue: Option<Duration> = None;
 
-    // 1. The phase machine (default mode).
+    // 1. The phase machine and the validation Pod (default mode).
     if !ctx.config.gitops_only {
-        let transition = step(
-            job.status.as_ref(),
-            &PhaseEvent::observe(&job),
-            now,
-            &ctx.retry_policy,
-        );
-        if transition.changed {
-            job = write_status(&jobs, &job, &transition.status).await?;
+        let (status, requeue_after) = run_phase_machine(&job, ctx, now).await?;
+        if let Some(status) = status {
+            job = write_status(&jobs, &job, &status).await?;
         }
-        requeue = min(requeue, transition.requeue_after);
+        requeue = min(requeue, requeue_after);
     }
 
     // 2. The Application aggregate.
@@ -301,11 +308,22 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
 
     // 5. Record: the ledger (nbv is its only writer: no precondition needed), then the
     //    conditions (shared with the phase machine: with a precondition).
-    let persisted = job.status.as_ref().and_then(|s| s.effects.clone());
+    //    Compared with the ledger on the cluster (not the one merged with what this shell
+    //    remembers): after a failed write nothing new may be carried out, and the ledger
+    //    must still be written, or a restart would repeat every effect it records.
+    let persisted = observed.status.as_ref().and_then(|s| s.effects.as_ref());
     let carried_out = !plan.effects.is_empty();
-    if carried_out && persisted.as_ref() != Some(&ledger) {
+    let has_records = !ledger.done.is_empty() || !ledger.failed.is_empty();
+    // Test-only mutation (`config::Mutation`, always `None` in production): forget
+    // what was carried out.
+    let forget = ctx.config.mutation == Some(crate::config::Mutation::ForgetLedger);
+    if (carried_out || has_records) && !forget && persisted != Some(&ledger) {
         ctx.recent.remember(&uid, &ledger);
-        let patch = json!({"status": {"effects": ledger}});
+        let mut effects = serde_json::to_value(&ledger).unwrap_or_default();
+        // The ledger's JSON leaves out an empty `failed`; the merge patch must still
+        // clear failures persisted before (of this run, or of an earlier one).
+        effects["failed"] = json!(ledger.failed);
+        let patch = json!({"status": {"effects": effects}});
         jobs.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::Status {
@@ -375,6 +393,113 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         requeue = min(requeue, Some(until(at, now)));
     }
     Ok(Action::requeue(requeue.unwrap_or(ctx.config.resync)))
+}
+
+/// Steps the phase machine from what is observed: starts a run, starts or observes
+/// the attempt's validation Pod, and fails a run that asks for an image build. Returns
+/// the new status (when it changed) and when to look again. Only observations move
+/// the machine; every decision is the core's ([`step`], [`nbv_core::pod`]).
+async fn run_phase_machine(
+    job: &NotebookValidationJob,
+    ctx: &Context,
+    now: DateTime<Utc>,
+) -> Result<
+    (
+        Option<nbv_core::api::NotebookValidationJobStatus>,
+        Option<Duration>,
+    ),
+    Error,
+> {
+    let key = format!(
+        "{}/{}",
+        job.metadata.namespace.as_deref().unwrap_or_default(),
+        job.metadata.name.as_deref().unwrap_or_default()
+    );
+    let mut transition = step(
+        job.status.as_ref(),
+        &PhaseEvent::observe(job),
+        now,
+        &ctx.retry_policy,
+    );
+    let mut changed = transition.changed;
+    // Each observation may lead to the next (a Pod found already finished): a few
+    // steps at most, and never on an event the machine ignores.
+    for _ in 0..4 {
+        let event = match transition.next {
+            Next::StartBuild { generation } | Next::WatchBuild { generation } => {
+                let failure = build_unsupported(job).unwrap_or_else(|| {
+                    Failure::permanent(
+                        Reason::BUILD_FAILED,
+                        "the image build cannot be carried out",
+                    )
+                });
+                PhaseEvent::BuildFailed {
+                    generation,
+                    reason: failure.reason,
+                    message: failure.message,
+                }
+            }
+            Next::StartPod(attempt) => {
+                if transition.run_started || attempt.retry > 0 {
+                    // Pods of earlier runs or attempts are done with.
+                    if let Err(error) = ctx.pods.delete_other_attempts(job, attempt).await {
+                        tracing::warn!(job = %key, %error, "deleting earlier validation pods failed");
+                    }
+                }
+                match ctx.pods.ensure_started(job, attempt, None).await {
+                    Ok(_) => match ctx.pods.observe(job, attempt, now).await {
+                        Ok(Some(event)) => event,
+                        Ok(None) => break,
+                        Err(e) => pod_failure_event(job, attempt, e, &key)?,
+                    },
+                    Err(e) => pod_failure_event(job, attempt, e, &key)?,
+                }
+            }
+            Next::WatchPod(attempt) => match ctx.pods.observe(job, attempt, now).await {
+                Ok(Some(event)) => event,
+                Ok(None) => break,
+                Err(e) => pod_failure_event(job, attempt, e, &key)?,
+            },
+            Next::Observe | Next::WaitUntil(_) | Next::Done => break,
+        };
+        let next = step(Some(&transition.status), &event, now, &ctx.retry_policy);
+        if !next.changed {
+            break;
+        }
+        changed = true;
+        transition = next;
+    }
+    let requeue = match transition.next {
+        // Pod changes wake the controller (it watches nbv's pods); this is a backstop.
+        Next::WatchPod(_) | Next::StartPod(_) => Some(Duration::from_secs(30)),
+        _ => transition.requeue_after,
+    };
+    Ok((changed.then_some(transition.status), requeue))
+}
+
+/// The phase event for a Pod that cannot be created or read: a failure the core
+/// classifies (an invalid spec, a Pod Security refusal) fails the attempt; anything
+/// else is an API error the controller retries.
+fn pod_failure_event(
+    job: &NotebookValidationJob,
+    attempt: Attempt,
+    error: PodError,
+    key: &str,
+) -> Result<PhaseEvent, Error> {
+    match error.failure() {
+        Some(failure) => Ok(PhaseEvent::PodFailed {
+            pod: PodRef::new(
+                pod_name(job.metadata.name.as_deref().unwrap_or_default(), attempt),
+                attempt,
+            ),
+            failure,
+            results: Vec::new(),
+        }),
+        None => Err(Error::Pod {
+            job: key.to_owned(),
+            source: error,
+        }),
+    }
 }
 
 /// Writes `status` as a merge patch of what changed, with the job's resourceVersion

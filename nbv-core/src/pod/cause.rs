@@ -1,0 +1,234 @@
+//! Why a validation Pod failed, and whether a retry may help.
+
+use std::fmt;
+
+use crate::events::redact_secrets;
+use crate::phase::{Failure, FailureKind, Reason};
+
+/// Why an attempt failed: the `reason` of the failure, and whether it is transient.
+///
+/// Each cause has one [`FailureKind`], so a reason in a job's status always means the
+/// same thing. A cause is transient when running the same spec again may succeed
+/// (the node went away, the registry was down); permanent when it would fail the same
+/// way (a cell raised, the notebook does not exist, the run exceeded `spec.timeout`).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::phase::FailureKind;
+/// use nbv_core::pod::FailureCause;
+///
+/// let failure = FailureCause::NotebookCellFailed.failure("cell 4: KeyError: 'x'");
+/// assert_eq!(failure.reason.as_str(), "NotebookCellFailed");
+/// assert_eq!(failure.kind, FailureKind::Permanent);
+/// assert_eq!(FailureCause::Evicted.kind(), FailureKind::Transient);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FailureCause {
+    /// The repository could not be cloned at the ref (it does not exist, the ref does
+    /// not exist, the server refused for another reason than the credentials).
+    GitCloneFailed,
+    /// The Git server refused the credentials, or asked for credentials none were
+    /// given for, or the SSH host key did not match `known_hosts`.
+    GitCredentialsInvalid,
+    /// The Git server could not be reached (name resolution, connection, 5xx).
+    GitUnreachable,
+    /// `spec.notebook.path` does not exist in the repository at the ref.
+    NotebookNotFound,
+    /// The notebook file is not a notebook papermill can read.
+    NotebookInvalid,
+    /// A cell raised an exception.
+    NotebookCellFailed,
+    /// The kernel died while a cell ran (most often out of memory).
+    KernelDied,
+    /// The image cannot run the notebook: no `python3`, no papermill, or no kernel of
+    /// the notebook's kernelspec.
+    ExecutorSetupFailed,
+    /// The notebook container failed in a way nbv cannot tell more about.
+    ExecutorFailed,
+    /// The run did not finish (or the Pod did not start) within `spec.timeout`.
+    Timeout,
+    /// The notebook container exceeded its memory limit.
+    OOMKilled,
+    /// An image does not exist, its name is invalid, or access to it is denied.
+    ImageNotFound,
+    /// An image could not be pulled for longer than the start grace period (the
+    /// registry is down or rate-limits).
+    ImagePullBackOff,
+    /// A container cannot be configured: a Secret, ConfigMap or key it refers to is
+    /// missing, or the image runs as root.
+    ContainerConfigInvalid,
+    /// The container runtime could not create a container for longer than the start
+    /// grace period.
+    ContainerCreateFailed,
+    /// The Pod was evicted (node pressure, a drain, the Eviction API).
+    Evicted,
+    /// The Pod was preempted by a higher-priority Pod.
+    Preempted,
+    /// The Pod's node went away or shut down, or the Pod's state was lost with it.
+    NodeLost,
+    /// The node's kubelet refused to run the Pod (not enough resources, affinity).
+    PodRejected,
+    /// The attempt's Pod disappeared before it ended.
+    PodDeleted,
+    /// The API server refused to create the Pod (an invalid field, a policy).
+    PodSpecInvalid,
+    /// `podConfig.buildConfig.enabled` asks for an image build, which nbv does not do.
+    BuildNotSupported,
+}
+
+impl FailureCause {
+    /// Every cause, for documentation and tests.
+    pub const ALL: [FailureCause; 22] = [
+        FailureCause::GitCloneFailed,
+        FailureCause::GitCredentialsInvalid,
+        FailureCause::GitUnreachable,
+        FailureCause::NotebookNotFound,
+        FailureCause::NotebookInvalid,
+        FailureCause::NotebookCellFailed,
+        FailureCause::KernelDied,
+        FailureCause::ExecutorSetupFailed,
+        FailureCause::ExecutorFailed,
+        FailureCause::Timeout,
+        FailureCause::OOMKilled,
+        FailureCause::ImageNotFound,
+        FailureCause::ImagePullBackOff,
+        FailureCause::ContainerConfigInvalid,
+        FailureCause::ContainerCreateFailed,
+        FailureCause::Evicted,
+        FailureCause::Preempted,
+        FailureCause::NodeLost,
+        FailureCause::PodRejected,
+        FailureCause::PodDeleted,
+        FailureCause::PodSpecInvalid,
+        FailureCause::BuildNotSupported,
+    ];
+
+    /// The condition reason, the variant's name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::FailureCause;
+    ///
+    /// assert_eq!(FailureCause::GitCredentialsInvalid.as_str(), "GitCredentialsInvalid");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            FailureCause::GitCloneFailed => "GitCloneFailed",
+            FailureCause::GitCredentialsInvalid => "GitCredentialsInvalid",
+            FailureCause::GitUnreachable => "GitUnreachable",
+            FailureCause::NotebookNotFound => "NotebookNotFound",
+            FailureCause::NotebookInvalid => "NotebookInvalid",
+            FailureCause::NotebookCellFailed => "NotebookCellFailed",
+            FailureCause::KernelDied => "KernelDied",
+            FailureCause::ExecutorSetupFailed => "ExecutorSetupFailed",
+            FailureCause::ExecutorFailed => "ExecutorFailed",
+            FailureCause::Timeout => "Timeout",
+            FailureCause::OOMKilled => "OOMKilled",
+            FailureCause::ImageNotFound => "ImageNotFound",
+            FailureCause::ImagePullBackOff => "ImagePullBackOff",
+            FailureCause::ContainerConfigInvalid => "ContainerConfigInvalid",
+            FailureCause::ContainerCreateFailed => "ContainerCreateFailed",
+            FailureCause::Evicted => "Evicted",
+            FailureCause::Preempted => "Preempted",
+            FailureCause::NodeLost => "NodeLost",
+            FailureCause::PodRejected => "PodRejected",
+            FailureCause::PodDeleted => "PodDeleted",
+            FailureCause::PodSpecInvalid => "PodSpecInvalid",
+            FailureCause::BuildNotSupported => "BuildNotSupported",
+        }
+    }
+
+    /// Whether a retry may help.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::phase::FailureKind;
+    /// use nbv_core::pod::FailureCause;
+    ///
+    /// assert_eq!(FailureCause::NodeLost.kind(), FailureKind::Transient);
+    /// assert_eq!(FailureCause::Timeout.kind(), FailureKind::Permanent);
+    /// ```
+    pub const fn kind(self) -> FailureKind {
+        match self {
+            FailureCause::GitUnreachable
+            | FailureCause::ImagePullBackOff
+            | FailureCause::ContainerCreateFailed
+            | FailureCause::Evicted
+            | FailureCause::Preempted
+            | FailureCause::NodeLost
+            | FailureCause::PodRejected
+            | FailureCause::PodDeleted => FailureKind::Transient,
+            FailureCause::GitCloneFailed
+            | FailureCause::GitCredentialsInvalid
+            | FailureCause::NotebookNotFound
+            | FailureCause::NotebookInvalid
+            | FailureCause::NotebookCellFailed
+            | FailureCause::KernelDied
+            | FailureCause::ExecutorSetupFailed
+            | FailureCause::ExecutorFailed
+            | FailureCause::Timeout
+            | FailureCause::OOMKilled
+            | FailureCause::ImageNotFound
+            | FailureCause::ContainerConfigInvalid
+            | FailureCause::PodSpecInvalid
+            | FailureCause::BuildNotSupported => FailureKind::Permanent,
+        }
+    }
+
+    /// The condition reason of the cause.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::FailureCause;
+    ///
+    /// assert_eq!(FailureCause::PodDeleted.reason().as_str(), "PodDeleted");
+    /// ```
+    pub fn reason(self) -> Reason {
+        // Every name is CamelCase letters (a unit test checks them all), so the
+        // fallback is never taken.
+        Reason::new(self.as_str()).unwrap_or(Reason::VALIDATION_FAILED)
+    }
+
+    /// A [`Failure`] of this cause. Credentials that the message may echo (a clone URL
+    /// with a token, a `password=` pair) are redacted, because the message reaches the
+    /// job's status and Events.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::FailureCause;
+    ///
+    /// let failure = FailureCause::GitUnreachable
+    ///     .failure("fatal: unable to access 'https://bot:ghp_x@example.com/r.git/'");
+    /// assert_eq!(failure.message, "fatal: unable to access 'https://***@example.com/r.git/'");
+    /// ```
+    pub fn failure(self, message: impl AsRef<str>) -> Failure {
+        let message = redact_secrets(message.as_ref().trim());
+        match self.kind() {
+            FailureKind::Transient => Failure::transient(self.reason(), message),
+            FailureKind::Permanent => Failure::permanent(self.reason(), message),
+        }
+    }
+}
+
+impl fmt::Display for FailureCause {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_cause_is_a_valid_reason() {
+        for cause in FailureCause::ALL {
+            assert_eq!(Reason::new(cause.as_str()).as_ref(), Ok(&cause.reason()));
+        }
+    }
+}

@@ -1,0 +1,182 @@
+//! Why a job's spec cannot become a validation Pod.
+
+use crate::phase::Failure;
+
+use super::FailureCause;
+use super::timeout::InvalidTimeout;
+
+/// A job whose spec cannot become a validation Pod; the message names the field and
+/// says what to change. Retrying cannot help: [`failure`](Self::failure) is the
+/// permanent failure to report.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::PodSpecError;
+///
+/// let err = PodSpecError::ForbiddenVolume { index: 1, name: "host".into(), volume_type: "hostPath".into() };
+/// assert_eq!(err.field(), "spec.podConfig.volumes[1].hostPath");
+/// assert_eq!(err.failure().reason.as_str(), "PodSpecInvalid");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+pub enum PodSpecError {
+    /// The job lacks a field every object read from the API server has.
+    #[error(
+        "the job has no {field}; nbv needs it to name and own the validation pod \
+         (read the job from the API server rather than building it)"
+    )]
+    Identity {
+        /// `metadata.name`, `metadata.namespace` or `metadata.uid`.
+        field: &'static str,
+    },
+    /// Neither a built image nor `spec.podConfig.containerImage` is given.
+    #[error(
+        "spec.podConfig.containerImage is empty; set an image with Python 3 and papermill, \
+         e.g. quay.io/jupyter/scipy-notebook with papermill installed"
+    )]
+    EmptyImage,
+    /// `spec.timeout` is not a duration.
+    #[error(transparent)]
+    Timeout(#[from] InvalidTimeout),
+    /// `spec.notebook.git.url` is not a URL nbv clones.
+    #[error(
+        "spec.notebook.git.url {url:?} is not a Git URL nbv clones; use https://, http://, \
+         git://, ssh:// or git@host:path"
+    )]
+    GitUrl {
+        /// The URL, with any credentials redacted.
+        url: String,
+    },
+    /// `spec.notebook.git.ref` is empty or would be read as an option.
+    #[error(
+        "spec.notebook.git.ref {git_ref:?} is not a ref; name a branch, tag or commit \
+         (it must not be empty or start with '-')"
+    )]
+    GitRef {
+        /// The ref.
+        git_ref: String,
+    },
+    /// Credentials would cross the network unencrypted.
+    #[error(
+        "spec.notebook.git.credentialsSecret is set but the URL uses {scheme}://, which would \
+         send the credentials unencrypted; use an https:// or ssh:// URL"
+    )]
+    CredentialsInClear {
+        /// `http` or `git`.
+        scheme: &'static str,
+    },
+    /// `spec.notebook.path` is not a relative path inside the repository.
+    #[error(
+        "spec.notebook.path {path:?} {problem}; give the notebook's path relative to the \
+         repository root, e.g. notebooks/train.ipynb"
+    )]
+    NotebookPath {
+        /// The path.
+        path: String,
+        /// What is wrong with it.
+        problem: &'static str,
+    },
+    /// A volume uses a source the restricted Pod Security profile forbids.
+    #[error(
+        "spec.podConfig.volumes[{index}].{volume_type}: volume {name:?} uses {volume_type}, which the \
+         restricted Pod Security profile forbids; use persistentVolumeClaim, configMap, secret, \
+         emptyDir, projected, downwardAPI, csi or ephemeral"
+    )]
+    ForbiddenVolume {
+        /// Position in `spec.podConfig.volumes`.
+        index: usize,
+        /// The volume's name.
+        name: String,
+        /// The forbidden source field, e.g. `hostPath`.
+        volume_type: String,
+    },
+    /// A volume's name is one nbv uses.
+    #[error(
+        "spec.podConfig.volumes[{index}].name: {name:?} is used by nbv's own volumes; \
+         rename the volume (names starting with \"nbv-\" are reserved)"
+    )]
+    ReservedVolume {
+        /// Position in `spec.podConfig.volumes`.
+        index: usize,
+        /// The name.
+        name: String,
+    },
+    /// A volume mount would hide nbv's workspace.
+    #[error(
+        "spec.podConfig.volumeMounts[{index}].mountPath: {path:?} overlaps /workspace, where \
+         nbv clones the repository; mount the volume elsewhere"
+    )]
+    ReservedMount {
+        /// Position in `spec.podConfig.volumeMounts`.
+        index: usize,
+        /// The mount path.
+        path: String,
+    },
+    /// A volume mount names no volume.
+    #[error(
+        "spec.podConfig.volumeMounts[{index}].name: no volume {name:?} in spec.podConfig.volumes; \
+         add the volume or fix the name"
+    )]
+    UnknownVolume {
+        /// Position in `spec.podConfig.volumeMounts`.
+        index: usize,
+        /// The name.
+        name: String,
+    },
+}
+
+impl PodSpecError {
+    /// The field at fault, as a path in the job.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::PodSpecError;
+    ///
+    /// assert_eq!(PodSpecError::EmptyImage.field(), "spec.podConfig.containerImage");
+    /// ```
+    pub fn field(&self) -> String {
+        match self {
+            PodSpecError::Identity { field } => (*field).to_owned(),
+            PodSpecError::EmptyImage => "spec.podConfig.containerImage".to_owned(),
+            PodSpecError::Timeout(_) => "spec.timeout".to_owned(),
+            PodSpecError::GitUrl { .. } => "spec.notebook.git.url".to_owned(),
+            PodSpecError::GitRef { .. } => "spec.notebook.git.ref".to_owned(),
+            PodSpecError::CredentialsInClear { .. } => {
+                "spec.notebook.git.credentialsSecret".to_owned()
+            }
+            PodSpecError::NotebookPath { .. } => "spec.notebook.path".to_owned(),
+            PodSpecError::ForbiddenVolume {
+                index, volume_type, ..
+            } => {
+                format!("spec.podConfig.volumes[{index}].{volume_type}")
+            }
+            PodSpecError::ReservedVolume { index, .. } => {
+                format!("spec.podConfig.volumes[{index}].name")
+            }
+            PodSpecError::ReservedMount { index, .. } => {
+                format!("spec.podConfig.volumeMounts[{index}].mountPath")
+            }
+            PodSpecError::UnknownVolume { index, .. } => {
+                format!("spec.podConfig.volumeMounts[{index}].name")
+            }
+        }
+    }
+
+    /// The permanent failure ([`FailureCause::PodSpecInvalid`]) to report for the
+    /// attempt: the spec must change before a Pod can run.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::phase::FailureKind;
+    /// use nbv_core::pod::PodSpecError;
+    ///
+    /// let failure = PodSpecError::EmptyImage.failure();
+    /// assert_eq!(failure.kind, FailureKind::Permanent);
+    /// assert!(failure.message.starts_with("spec.podConfig.containerImage is empty"));
+    /// ```
+    pub fn failure(&self) -> Failure {
+        FailureCause::PodSpecInvalid.failure(self.to_string())
+    }
+}

@@ -1,0 +1,71 @@
+//! The container that runs the notebook and reports the outcome.
+
+use k8s_openapi::api::core::v1::{Container, EnvFromSource, SecretEnvSource, VolumeMount};
+
+use crate::api::NotebookValidationJob;
+
+use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
+
+/// Name of the container that runs the notebook.
+pub const NOTEBOOK_CONTAINER: &str = "notebook";
+/// The script the notebook container runs (`python3 -c`).
+pub(super) const RUN_NOTEBOOK_SCRIPT: &str = include_str!("scripts/run_notebook.py");
+/// Environment variable holding `spec.notebook.path`.
+pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
+
+/// The notebook container of `job`, running `image`.
+///
+/// The environment is, in order: nbv's defaults (`HOME` in the workspace, since the
+/// image's user may not own its home directory; unbuffered Python output), the job's
+/// `env`, then the script's settings. Later entries win, so the job may override the
+/// defaults but not the settings.
+pub(super) fn notebook_container(job: &NotebookValidationJob, image: &str) -> Container {
+    let config = &job.spec.pod_config;
+    let mut vars = vec![
+        env("HOME", &format!("{WORKSPACE}/home")),
+        env("PYTHONUNBUFFERED", "1"),
+    ];
+    vars.extend(config.env.iter().flatten().cloned());
+    vars.extend([
+        env("NBV_REPOSITORY", &format!("{WORKSPACE}/repo")),
+        env(NOTEBOOK_ENV, &job.spec.notebook.path),
+        env("NBV_OUTPUT", &format!("{WORKSPACE}/out.ipynb")),
+        env("NBV_RESULT", TERMINATION_LOG),
+    ]);
+
+    // `credentials` is shorthand for `envFrom[].secretRef`; explicit `envFrom` entries
+    // come after it and so win for keys both define.
+    let env_from: Vec<EnvFromSource> = config
+        .credentials
+        .iter()
+        .flatten()
+        .map(|secret| EnvFromSource {
+            secret_ref: Some(SecretEnvSource {
+                name: secret.clone(),
+                optional: None,
+            }),
+            ..EnvFromSource::default()
+        })
+        .chain(config.env_from.iter().flatten().cloned())
+        .collect();
+
+    let mut mounts = vec![VolumeMount {
+        name: WORKSPACE_VOLUME.to_owned(),
+        mount_path: WORKSPACE.to_owned(),
+        ..VolumeMount::default()
+    }];
+    mounts.extend(config.volume_mounts.iter().flatten().cloned());
+
+    let mut container = restricted_container(NOTEBOOK_CONTAINER, image);
+    container.command = Some(vec![
+        "python3".to_owned(),
+        "-c".to_owned(),
+        RUN_NOTEBOOK_SCRIPT.to_owned(),
+    ]);
+    container.working_dir = Some(WORKSPACE.to_owned());
+    container.env = Some(vars);
+    container.env_from = (!env_from.is_empty()).then_some(env_from);
+    container.resources = config.resources.clone();
+    container.volume_mounts = Some(mounts);
+    container
+}

@@ -1,0 +1,256 @@
+//! The init container that clones the notebook's repository.
+
+use k8s_openapi::api::core::v1::{
+    Container, EnvVar, EnvVarSource, SecretKeySelector, SecretVolumeSource, Volume, VolumeMount,
+};
+
+use crate::api::GitSource;
+use crate::events::redact_secrets;
+
+use super::PodDefaults;
+use super::error::PodSpecError;
+use super::spec::{WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
+
+/// Name of the init container that clones the repository.
+pub const CLONE_CONTAINER: &str = "clone";
+/// Name of the volume holding SSH credentials (mounted in the clone container only).
+pub(super) const SSH_VOLUME: &str = "nbv-git-ssh";
+/// Where the SSH credentials are mounted; the clone script reads this path.
+const SSH_DIR: &str = "/etc/nbv/git-ssh";
+/// The script the clone container runs (`sh -c`).
+pub(super) const CLONE_SCRIPT: &str = include_str!("scripts/clone.sh");
+/// Transports git may use: the URL schemes nbv accepts. Without this, a URL such as
+/// `ext::sh -c …` would run a command.
+const ALLOWED_PROTOCOLS: &str = "https:http:ssh:git";
+
+/// Environment variables of the clone container that carry the job's values.
+pub(super) const URL_ENV: &str = "NBV_GIT_URL";
+/// See [`URL_ENV`].
+pub(super) const REF_ENV: &str = "NBV_GIT_REF";
+
+/// How the clone container reaches the repository, chosen from the URL's scheme.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub(super) enum GitAccess {
+    /// No credentials.
+    Anonymous,
+    /// HTTPS with `username`/`password` or `token` from a Secret, via a credential
+    /// helper that reads the environment.
+    Https {
+        /// The Secret's name.
+        secret: String,
+    },
+    /// SSH with `ssh-privatekey` (and optionally `known_hosts`) from a Secret volume.
+    Ssh {
+        /// The Secret's name.
+        secret: String,
+    },
+}
+
+/// The transport of a clone URL.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Scheme {
+    Https,
+    Http,
+    Git,
+    Ssh,
+}
+
+fn scheme(url: &str) -> Option<Scheme> {
+    let lower = url.get(..8).unwrap_or(url).to_ascii_lowercase();
+    if lower.starts_with("https://") {
+        Some(Scheme::Https)
+    } else if lower.starts_with("http://") {
+        Some(Scheme::Http)
+    } else if lower.starts_with("ssh://") || url.starts_with("git@") {
+        Some(Scheme::Ssh)
+    } else if lower.starts_with("git://") {
+        Some(Scheme::Git)
+    } else {
+        None
+    }
+}
+
+impl GitAccess {
+    /// How to clone `git`, or why it cannot be cloned safely.
+    pub(super) fn of(git: &GitSource) -> Result<GitAccess, PodSpecError> {
+        let scheme = scheme(&git.url).ok_or_else(|| PodSpecError::GitUrl {
+            url: redact_secrets(&git.url),
+        })?;
+        if git.url.chars().any(char::is_control) {
+            return Err(PodSpecError::GitUrl {
+                url: redact_secrets(&git.url),
+            });
+        }
+        if git.git_ref.is_empty() || git.git_ref.starts_with('-') {
+            return Err(PodSpecError::GitRef {
+                git_ref: git.git_ref.clone(),
+            });
+        }
+        let Some(secret) = git.credentials_secret.clone().filter(|s| !s.is_empty()) else {
+            return Ok(GitAccess::Anonymous);
+        };
+        match scheme {
+            Scheme::Https => Ok(GitAccess::Https { secret }),
+            Scheme::Ssh => Ok(GitAccess::Ssh { secret }),
+            Scheme::Http => Err(PodSpecError::CredentialsInClear { scheme: "http" }),
+            Scheme::Git => Err(PodSpecError::CredentialsInClear { scheme: "git" }),
+        }
+    }
+
+    /// The volume the access needs in the Pod, if any.
+    pub(super) fn volume(&self) -> Option<Volume> {
+        let GitAccess::Ssh { secret } = self else {
+            return None;
+        };
+        Some(Volume {
+            name: SSH_VOLUME.to_owned(),
+            secret: Some(SecretVolumeSource {
+                secret_name: Some(secret.clone()),
+                // The kubelet writes Secret files as root (choosing their owner,
+                // `defaultUser`, is alpha), and the container runs as another user:
+                // 0400 would make the key unreadable to git. The volume is mounted
+                // read-only in the clone container alone, where only git runs, and ssh
+                // accepts a key file it does not own.
+                default_mode: Some(0o444),
+                optional: Some(false),
+                ..SecretVolumeSource::default()
+            }),
+            ..Volume::default()
+        })
+    }
+}
+
+/// The clone container for `git`.
+pub(super) fn clone_container(
+    git: &GitSource,
+    access: &GitAccess,
+    defaults: &PodDefaults,
+) -> Container {
+    let mut vars = vec![
+        env(URL_ENV, &git.url),
+        env(REF_ENV, &git.git_ref),
+        env("NBV_WORKSPACE", WORKSPACE),
+        env("HOME", "/tmp"),
+        env("GIT_TERMINAL_PROMPT", "0"),
+        env("GIT_ALLOW_PROTOCOL", ALLOWED_PROTOCOLS),
+    ];
+    let mut mounts = vec![VolumeMount {
+        name: WORKSPACE_VOLUME.to_owned(),
+        mount_path: WORKSPACE.to_owned(),
+        ..VolumeMount::default()
+    }];
+    match access {
+        GitAccess::Anonymous => {}
+        GitAccess::Https { secret } => {
+            // Each key is optional: a Secret holds username and password, or a token.
+            vars.extend([
+                secret_env("NBV_GIT_USERNAME", secret, "username"),
+                secret_env("NBV_GIT_PASSWORD", secret, "password"),
+                secret_env("NBV_GIT_TOKEN", secret, "token"),
+            ]);
+        }
+        GitAccess::Ssh { .. } => mounts.push(VolumeMount {
+            name: SSH_VOLUME.to_owned(),
+            mount_path: SSH_DIR.to_owned(),
+            read_only: Some(true),
+            ..VolumeMount::default()
+        }),
+    }
+    let mut container = restricted_container(CLONE_CONTAINER, &defaults.git_image);
+    container.command = Some(vec![
+        "/bin/sh".to_owned(),
+        "-c".to_owned(),
+        CLONE_SCRIPT.to_owned(),
+    ]);
+    container.env = Some(vars);
+    container.volume_mounts = Some(mounts);
+    if let Some(security) = container.security_context.as_mut() {
+        security.run_as_user = defaults.git_user;
+    }
+    container
+}
+
+fn secret_env(name: &str, secret: &str, key: &str) -> EnvVar {
+    EnvVar {
+        name: name.to_owned(),
+        value: None,
+        value_from: Some(EnvVarSource {
+            secret_key_ref: Some(SecretKeySelector {
+                name: secret.to_owned(),
+                key: key.to_owned(),
+                optional: Some(true),
+            }),
+            ..EnvVarSource::default()
+        }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn source(url: &str, secret: Option<&str>) -> GitSource {
+        GitSource {
+            url: url.to_owned(),
+            git_ref: "main".to_owned(),
+            credentials_secret: secret.map(str::to_owned),
+        }
+    }
+
+    #[test]
+    fn the_scheme_decides_how_credentials_are_used() {
+        let secret = Some("creds");
+        assert_eq!(
+            GitAccess::of(&source("https://h/r.git", secret)),
+            Ok(GitAccess::Https {
+                secret: "creds".to_owned()
+            })
+        );
+        for ssh in ["git@h:o/r.git", "ssh://git@h/o/r.git", "SSH://h/r"] {
+            assert_eq!(
+                GitAccess::of(&source(ssh, secret)),
+                Ok(GitAccess::Ssh {
+                    secret: "creds".to_owned()
+                }),
+                "{ssh}"
+            );
+        }
+        assert_eq!(
+            GitAccess::of(&source("https://h/r.git", None)),
+            Ok(GitAccess::Anonymous)
+        );
+        assert_eq!(
+            GitAccess::of(&source("git://h/r.git", Some(""))),
+            Ok(GitAccess::Anonymous)
+        );
+    }
+
+    #[test]
+    fn unsafe_sources_are_refused() {
+        for url in [
+            "ext::sh -c touch% /tmp/x",
+            "file:///etc",
+            "/srv/repo",
+            "-u/x",
+            "https://h/r\n.git",
+        ] {
+            assert!(
+                matches!(
+                    GitAccess::of(&source(url, None)),
+                    Err(PodSpecError::GitUrl { .. })
+                ),
+                "{url:?}"
+            );
+        }
+        assert!(matches!(
+            GitAccess::of(&source("http://h/r.git", Some("creds"))),
+            Err(PodSpecError::CredentialsInClear { scheme: "http" })
+        ));
+        let mut dash = source("https://h/r.git", None);
+        dash.git_ref = "--upload-pack=touch /tmp/x".to_owned();
+        assert!(matches!(
+            GitAccess::of(&dash),
+            Err(PodSpecError::GitRef { .. })
+        ));
+    }
+}

@@ -1,0 +1,185 @@
+//! The validation Pod: the Pod that runs a job's notebook, and what its status means.
+//!
+//! ```text
+//! ┌─ Pod <job>-<attempt> ─────────────────────────────────────── restricted profile ─┐
+//! │ init "clone"     git image   fetch spec.notebook.git.url @ ref → /workspace/repo  │
+//! │ "notebook"       job image   papermill /workspace/repo/<path> → out.ipynb;        │
+//! │                              compact JSON result → /dev/termination-log          │
+//! └──────────────────────────────────────────────────────────────────────────────────┘
+//! ```
+//!
+//! Two pure halves, for a shell to wire to a cluster:
+//!
+//! - [`validation_pod`] builds the Pod of an attempt (a value: the shell creates it,
+//!   and [`pod_name`] finds it again);
+//! - [`observe_pod`] turns the Pod's status into the [`PhaseEvent`](crate::phase::PhaseEvent)
+//!   for [`step`](crate::phase::step): running, succeeded with per-cell results read
+//!   from the termination message ([`RunReport`]), or failed with a
+//!   [`FailureCause`] that says whether a retry may help.
+//!
+//! [`build_unsupported`] is the failure to report for a job that asks for an image
+//! build, which nbv does not do.
+//!
+//! # Examples
+//!
+//! ```
+//! use chrono::Utc;
+//! use nbv_core::api::NotebookValidationJob;
+//! use nbv_core::phase::{Attempt, PhaseEvent};
+//! use nbv_core::pod::{observe_pod, validation_pod, PodDefaults, DEFAULT_START_GRACE};
+//!
+//! let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+//!     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+//!     "metadata": {"name": "train", "namespace": "ml", "uid": "4b1c"},
+//!     "spec": {
+//!         "notebook": {"git": {"url": "https://example.com/m.git", "ref": "main"}, "path": "t.ipynb"},
+//!         "podConfig": {"containerImage": "quay.io/example/papermill:1"}
+//!     }
+//! }))?;
+//! let attempt = Attempt { generation: 1, retry: 0 };
+//! let mut pod = validation_pod(&job, attempt, None, &PodDefaults::default())?;
+//! assert_eq!(observe_pod(&pod, Utc::now(), DEFAULT_START_GRACE)?, None); // not created yet
+//!
+//! pod.status = Some(serde_json::from_value(serde_json::json!({"phase": "Running"}))?);
+//! let event = observe_pod(&pod, Utc::now(), DEFAULT_START_GRACE)?;
+//! assert!(matches!(event, Some(PhaseEvent::PodRunning { pod }) if pod.attempt == attempt));
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod cause;
+mod classify;
+mod error;
+mod executor;
+mod git;
+mod names;
+mod observe;
+mod report;
+mod spec;
+mod timeout;
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+
+use crate::api::NotebookValidationJob;
+use crate::phase::Failure;
+
+pub use cause::FailureCause;
+pub use error::PodSpecError;
+pub use executor::NOTEBOOK_CONTAINER;
+pub use git::CLONE_CONTAINER;
+pub use names::{MAX_LABEL_LEN, is_dns_label, job_label_value, pod_name};
+pub use observe::{DEFAULT_START_GRACE, NotAValidationPod, observe_pod, pod_ref, pod_vanished};
+pub use report::{
+    CellOutcome, MAX_REPORT_BYTES, MalformedReport, ReportedCell, RunError, RunErrorKind, RunReport,
+};
+pub use spec::validation_pod;
+pub use timeout::{DEFAULT_TIMEOUT_SECONDS, InvalidTimeout, TimeoutProblem, timeout_seconds};
+
+/// Label key marking what nbv manages (the Kubernetes recommended label).
+pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";
+/// Value of [`MANAGED_BY_LABEL`] on validation Pods.
+pub const MANAGED_BY: &str = "nbv";
+/// Label key: the job a validation Pod belongs to ([`job_label_value`]).
+pub const JOB_LABEL: &str = "mlops.dev/job";
+/// Label key: the attempt a validation Pod was created for (`g3-r1`).
+pub const ATTEMPT_LABEL: &str = "mlops.dev/attempt";
+
+/// The default image of the clone container: a small image with git and ssh.
+pub const DEFAULT_GIT_IMAGE: &str = "alpine/git:2.47.2";
+/// The default user of the clone container: `nobody` in `alpine/git`. The image runs
+/// as root, which the restricted profile forbids; and ssh refuses to run as a user
+/// without an entry in `/etc/passwd`, so the user must be one the image knows.
+pub const DEFAULT_GIT_USER: i64 = 65534;
+
+/// Operator-wide settings of validation Pods.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::PodDefaults;
+///
+/// let defaults = PodDefaults { git_image: "registry.example.com/git:2".into(), ..PodDefaults::default() };
+/// assert_eq!(defaults.git_user, Some(65534));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct PodDefaults {
+    /// Image of the clone container; it needs `sh`, `git` and, for SSH URLs, `ssh`
+    /// and an `/etc/passwd` entry for [`git_user`](Self::git_user).
+    pub git_image: String,
+    /// `runAsUser` of the clone container, for images whose user is root. `None`
+    /// leaves the user to the image or the platform (OpenShift assigns one per
+    /// namespace and refuses a fixed one).
+    pub git_user: Option<i64>,
+    /// How long a Pod may wait on an image pull or a container it cannot configure
+    /// before [`observe_pod`] fails the attempt.
+    pub start_grace: Duration,
+}
+
+impl Default for PodDefaults {
+    fn default() -> Self {
+        PodDefaults {
+            git_image: DEFAULT_GIT_IMAGE.to_owned(),
+            git_user: Some(DEFAULT_GIT_USER),
+            start_grace: DEFAULT_START_GRACE,
+        }
+    }
+}
+
+/// The failure to report for a job that asks for an image build
+/// (`podConfig.buildConfig.enabled: true`): nbv does not build images, and running the
+/// notebook in another image than the one asked for would validate something else.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::{BuildConfig, NotebookValidationJob, NotebookValidationJobSpec};
+/// use nbv_core::pod::build_unsupported;
+///
+/// let mut spec = NotebookValidationJobSpec::default();
+/// assert!(build_unsupported(&NotebookValidationJob::new("train", spec.clone())).is_none());
+///
+/// spec.pod_config.build_config = Some(BuildConfig { enabled: Some(true), ..Default::default() });
+/// let failure = build_unsupported(&NotebookValidationJob::new("train", spec)).unwrap();
+/// assert_eq!(failure.reason.as_str(), "BuildNotSupported");
+/// ```
+pub fn build_unsupported(job: &NotebookValidationJob) -> Option<Failure> {
+    let build = job.spec.pod_config.build_config.as_ref()?;
+    build.enabled.filter(|enabled| *enabled)?;
+    Some(FailureCause::BuildNotSupported.failure(
+        "image builds (podConfig.buildConfig) are not supported yet; remove buildConfig or \
+         set enabled: false and use podConfig.containerImage",
+    ))
+}
+
+/// Whether `pod` is controlled by `job` (its controller owner reference has the job's
+/// uid). A Pod with the right name but another owner is left over from an earlier job
+/// of the same name (deleted with `--cascade=orphan`): its outcome is not this job's.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+/// use nbv_core::api::{NotebookValidationJob, NotebookValidationJobSpec};
+/// use nbv_core::pod::is_controlled_by;
+///
+/// let mut job = NotebookValidationJob::new("train", NotebookValidationJobSpec::default());
+/// job.metadata.uid = Some("u1".into());
+/// let mut pod = Pod::default();
+/// assert!(!is_controlled_by(&pod, &job));
+/// pod.metadata.owner_references = Some(vec![OwnerReference {
+///     uid: "u1".into(), controller: Some(true), ..Default::default()
+/// }]);
+/// assert!(is_controlled_by(&pod, &job));
+/// ```
+pub fn is_controlled_by(pod: &Pod, job: &NotebookValidationJob) -> bool {
+    let Some(uid) = job.metadata.uid.as_deref() else {
+        return false;
+    };
+    pod.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .any(|owner| owner.controller == Some(true) && owner.uid == uid)
+}

@@ -1,0 +1,451 @@
+//! What a validation Pod's status means for the run: running, succeeded with results,
+//! failed (and whether a retry may help), or nothing to report yet.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod, PodStatus};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
+
+use crate::api::CellResult;
+use crate::phase::{Attempt, Failure, PhaseEvent, PodRef};
+
+use super::classify::{
+    classify_output, clone_failure, excerpt, human_seconds, notebook_error, waiting_failure,
+    with_detail,
+};
+use super::git::CLONE_CONTAINER;
+use super::{ATTEMPT_LABEL, FailureCause, NOTEBOOK_CONTAINER, RunReport, pod_name};
+
+/// How long a validation Pod may wait on an image pull or a missing Secret before the
+/// attempt fails: long enough for a registry hiccup or for a Secret applied in the same
+/// sync as the job, short enough that a typo is reported within minutes.
+pub const DEFAULT_START_GRACE: Duration = Duration::from_secs(5 * 60);
+
+/// The Pod named and labelled as the validation Pod of an attempt.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use nbv_core::phase::Attempt;
+/// use nbv_core::pod::{pod_ref, ATTEMPT_LABEL};
+///
+/// let mut pod = Pod::default();
+/// pod.metadata.name = Some("train-g3-r1".into());
+/// pod.metadata.labels = Some([(ATTEMPT_LABEL.to_owned(), "g3-r1".to_owned())].into());
+/// assert_eq!(pod_ref(&pod)?.attempt, Attempt { generation: 3, retry: 1 });
+/// # Ok::<(), nbv_core::pod::NotAValidationPod>(())
+/// ```
+///
+/// # Errors
+///
+/// [`NotAValidationPod`] when the Pod has no name or no valid [`ATTEMPT_LABEL`].
+pub fn pod_ref(pod: &Pod) -> Result<PodRef, NotAValidationPod> {
+    let name = pod.metadata.name.clone().unwrap_or_default();
+    let label = pod
+        .metadata
+        .labels
+        .as_ref()
+        .and_then(|labels| labels.get(ATTEMPT_LABEL));
+    let attempt = match label.map(|l| l.parse::<Attempt>()) {
+        Some(Ok(attempt)) if !name.is_empty() => attempt,
+        Some(Ok(_)) => return Err(NotAValidationPod::new(name, "it has no name")),
+        Some(Err(e)) => return Err(NotAValidationPod::new(name, e.to_string())),
+        None => {
+            return Err(NotAValidationPod::new(
+                name,
+                format!("it has no {ATTEMPT_LABEL} label"),
+            ));
+        }
+    };
+    Ok(PodRef::new(name, attempt))
+}
+
+/// A Pod that is not a validation Pod nbv created.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use nbv_core::pod::pod_ref;
+///
+/// let err = pod_ref(&Pod::default()).unwrap_err();
+/// assert_eq!(err.to_string(),
+///     "pod \"\" is not a validation pod of nbv: it has no mlops.dev/attempt label");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("pod {pod:?} is not a validation pod of nbv: {problem}")]
+pub struct NotAValidationPod {
+    /// The Pod's name.
+    pub pod: String,
+    /// What is missing.
+    pub problem: String,
+}
+
+impl NotAValidationPod {
+    fn new(pod: String, problem: impl Into<String>) -> Self {
+        NotAValidationPod {
+            pod,
+            problem: problem.into(),
+        }
+    }
+}
+
+/// What the validation Pod's status says, as the event to give the phase machine:
+///
+/// - `Pending` → `None`, unless the Pod is stuck: an image that cannot be pulled, or a
+///   container that cannot be configured (a missing Secret), for `start_grace`; or no
+///   start at all within its `activeDeadlineSeconds`;
+/// - `Running` → [`PhaseEvent::PodRunning`];
+/// - `Succeeded` → [`PhaseEvent::PodSucceeded`] with the cells of the notebook
+///   container's report (none, and a message saying so, when it cannot be read);
+/// - `Failed` → [`PhaseEvent::PodFailed`] with the [`FailureCause`] the status shows and
+///   the cells reported, if any;
+/// - `Unknown` (the node does not answer) → `None`: the node controller decides.
+///
+/// Messages quote what the Pod reported, with credentials redacted.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::Utc;
+/// use nbv_core::phase::PhaseEvent;
+/// use nbv_core::pod::{observe_pod, DEFAULT_START_GRACE};
+///
+/// let pod = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "train-g1-r0", "labels": {"mlops.dev/attempt": "g1-r0"}},
+///     "status": {"phase": "Failed", "containerStatuses": [{
+///         "name": "notebook", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+///         "state": {"terminated": {"exitCode": 1, "message":
+///             "{\"cells\":[{\"i\":4,\"s\":\"err\",\"e\":\"KeyError: 'x'\"}],\"error\":{\"kind\":\"cell\",\"cell\":4,\"ename\":\"KeyError\",\"evalue\":\"'x'\"}}"}}
+///     }]}
+/// }))?;
+/// let Some(PhaseEvent::PodFailed { failure, results, .. }) = observe_pod(&pod, Utc::now(), DEFAULT_START_GRACE)? else {
+///     panic!("a failed pod");
+/// };
+/// assert_eq!(failure.reason.as_str(), "NotebookCellFailed");
+/// assert_eq!(failure.message, "cell 4: KeyError: 'x'");
+/// assert_eq!(results.len(), 1);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`NotAValidationPod`] when the Pod lacks the name or attempt label nbv gives it.
+pub fn observe_pod(
+    pod: &Pod,
+    now: DateTime<Utc>,
+    start_grace: Duration,
+) -> Result<Option<PhaseEvent>, NotAValidationPod> {
+    let pod_ref = pod_ref(pod)?;
+    let Some(status) = pod.status.as_ref() else {
+        return Ok(None);
+    };
+    let view = View { pod, status };
+    Ok(match status.phase.as_deref() {
+        Some("Running") => Some(PhaseEvent::PodRunning { pod: pod_ref }),
+        Some("Succeeded") => {
+            let (results, message) = view.success();
+            Some(PhaseEvent::PodSucceeded {
+                pod: pod_ref,
+                results,
+                message: Some(message),
+            })
+        }
+        Some("Failed") => {
+            let (failure, results) = view.failure();
+            Some(PhaseEvent::PodFailed {
+                pod: pod_ref,
+                failure,
+                results,
+            })
+        }
+        Some("Pending") | None => {
+            view.stuck(now, start_grace)
+                .map(|failure| PhaseEvent::PodFailed {
+                    pod: pod_ref,
+                    failure,
+                    results: Vec::new(),
+                })
+        }
+        Some(_) => None,
+    })
+}
+
+/// The event for an attempt whose Pod was started but no longer exists: a transient
+/// [`FailureCause::PodDeleted`] (someone deleted it, or it was garbage-collected with
+/// its node).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::phase::{Attempt, PhaseEvent};
+///
+/// let event = nbv_core::pod::pod_vanished("train", Attempt { generation: 2, retry: 0 });
+/// let PhaseEvent::PodFailed { pod, failure, .. } = event else { panic!() };
+/// assert_eq!(pod.name, "train-g2-r0");
+/// assert_eq!(failure.reason.as_str(), "PodDeleted");
+/// ```
+pub fn pod_vanished(job_name: &str, attempt: Attempt) -> PhaseEvent {
+    let name = pod_name(job_name, attempt);
+    let failure = FailureCause::PodDeleted.failure(format!(
+        "the validation pod {name} no longer exists; it was deleted before it ended"
+    ));
+    PhaseEvent::PodFailed {
+        pod: PodRef::new(name, attempt),
+        failure,
+        results: Vec::new(),
+    }
+}
+
+/// A Pod and its status, with the lookups the classification needs.
+struct View<'a> {
+    pod: &'a Pod,
+    status: &'a PodStatus,
+}
+
+impl View<'_> {
+    fn container(&self, name: &str) -> Option<&ContainerStatus> {
+        let init = self.status.init_container_statuses.iter().flatten();
+        let main = self.status.container_statuses.iter().flatten();
+        init.chain(main).find(|c| c.name == name)
+    }
+
+    fn terminated(&self, name: &str) -> Option<&ContainerStateTerminated> {
+        let status = self.container(name)?;
+        let state = status.state.as_ref().and_then(|s| s.terminated.as_ref());
+        state.or_else(|| status.last_state.as_ref()?.terminated.as_ref())
+    }
+
+    /// The notebook container's report, when it wrote one.
+    fn report(&self) -> Option<Result<RunReport, super::MalformedReport>> {
+        let message = self.terminated(NOTEBOOK_CONTAINER)?.message.as_deref()?;
+        (!message.trim().is_empty()).then(|| RunReport::parse(message))
+    }
+
+    fn success(&self) -> (Vec<CellResult>, String) {
+        match self.report() {
+            Some(Ok(report)) => (report.cell_results(), report.summary()),
+            Some(Err(e)) => (
+                Vec::new(),
+                format!("the notebook ran, but its result could not be read: {e}"),
+            ),
+            None => (
+                Vec::new(),
+                "the notebook ran, but its container reported no result".to_owned(),
+            ),
+        }
+    }
+
+    fn failure(&self) -> (Failure, Vec<CellResult>) {
+        let report = self.report().and_then(Result::ok);
+        let results = report
+            .as_ref()
+            .map(RunReport::cell_results)
+            .unwrap_or_default();
+        let failure = if self.status.reason.as_deref() == Some("DeadlineExceeded") {
+            self.deadline_exceeded()
+        } else if let Some(failure) = report.as_ref().and_then(notebook_error) {
+            failure
+        } else if let Some(failure) = self.disrupted() {
+            failure
+        } else if let Some(failure) = self.clone_failed() {
+            failure
+        } else if let Some(failure) = self.notebook_failed(report.is_some()) {
+            failure
+        } else {
+            let reason = self.status.reason.as_deref().unwrap_or("no reason given");
+            let message = self.status.message.as_deref().unwrap_or_default();
+            FailureCause::PodRejected.failure(with_detail(
+                &format!("the pod failed before its containers ran ({reason})"),
+                message,
+            ))
+        };
+        (failure, results)
+    }
+
+    fn deadline_exceeded(&self) -> Failure {
+        let deadline = self.deadline_text();
+        FailureCause::Timeout.failure(format!(
+            "the notebook did not finish within spec.timeout ({deadline}) and was stopped; \
+             raise spec.timeout or make the notebook faster"
+        ))
+    }
+
+    fn deadline_text(&self) -> String {
+        let seconds = self
+            .pod
+            .spec
+            .as_ref()
+            .and_then(|s| s.active_deadline_seconds);
+        seconds.map_or_else(|| "unknown".to_owned(), human_seconds)
+    }
+
+    /// Failures of the Pod as a whole: eviction, preemption, a lost node.
+    fn disrupted(&self) -> Option<Failure> {
+        let message = self.status.message.as_deref().unwrap_or_default();
+        let cause = match self.status.reason.as_deref() {
+            Some("Evicted") => Some(FailureCause::Evicted),
+            Some("NodeLost" | "NodeShutdown" | "Shutdown" | "Terminated") => {
+                Some(FailureCause::NodeLost)
+            }
+            Some("Preempting") => Some(FailureCause::Preempted),
+            _ => None,
+        };
+        if let Some(cause) = cause {
+            return Some(cause.failure(with_detail(
+                "the pod was stopped before the notebook finished",
+                message,
+            )));
+        }
+        let condition = self
+            .status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "DisruptionTarget" && c.status == "True")?;
+        let cause = match condition.reason.as_deref() {
+            Some("PreemptionByScheduler") => FailureCause::Preempted,
+            Some("DeletionByTaintManager" | "DeletionByPodGC") => FailureCause::NodeLost,
+            _ => FailureCause::Evicted,
+        };
+        let reason = condition.reason.as_deref().unwrap_or("DisruptionTarget");
+        let detail = condition.message.as_deref().unwrap_or_default();
+        Some(cause.failure(with_detail(
+            &format!("the pod was disrupted ({reason})"),
+            detail,
+        )))
+    }
+
+    fn clone_failed(&self) -> Option<Failure> {
+        let terminated = self
+            .terminated(CLONE_CONTAINER)
+            .filter(|t| t.exit_code != 0)?;
+        Some(clone_failure(
+            terminated.exit_code,
+            terminated.message.as_deref().unwrap_or_default(),
+            self.git_secret().as_deref(),
+        ))
+    }
+
+    /// The Secret the clone container takes credentials from.
+    fn git_secret(&self) -> Option<String> {
+        let spec = self.pod.spec.as_ref()?;
+        let clone = spec
+            .init_containers
+            .iter()
+            .flatten()
+            .find(|c| c.name == CLONE_CONTAINER)?;
+        let from_env = clone
+            .env
+            .iter()
+            .flatten()
+            .filter_map(|e| e.value_from.as_ref()?.secret_key_ref.as_ref())
+            .map(|s| s.name.clone())
+            .next();
+        let from_volume = || {
+            spec.volumes
+                .iter()
+                .flatten()
+                .filter(|v| v.name == super::git::SSH_VOLUME)
+                .find_map(|v| v.secret.as_ref()?.secret_name.clone())
+        };
+        from_env.or_else(from_volume)
+    }
+
+    /// Failures of the notebook container that its report does not explain.
+    fn notebook_failed(&self, reported: bool) -> Option<Failure> {
+        let terminated = self.terminated(NOTEBOOK_CONTAINER)?;
+        let code = terminated.exit_code;
+        let output = excerpt(terminated.message.as_deref().unwrap_or_default());
+        let head = format!("the notebook container exited with code {code}");
+        let failure = match terminated.reason.as_deref() {
+            Some("OOMKilled") => FailureCause::OOMKilled.failure(format!(
+                "the notebook container was OOMKilled: it exceeded its memory limit; raise \
+                 spec.podConfig.resources.limits.memory{}",
+                self.memory_limit()
+                    .map_or_else(String::new, |l| format!(" (now {l})"))
+            )),
+            Some("ContainerStatusUnknown") => FailureCause::NodeLost
+                .failure("the notebook container's state was lost, most likely with its node"),
+            Some("StartError" | "ContainerCannotRun") => {
+                FailureCause::ExecutorSetupFailed.failure(with_detail(
+                    "the image cannot run python3; use an image with Python 3 and papermill",
+                    &output,
+                ))
+            }
+            _ if reported => FailureCause::ExecutorFailed.failure(with_detail(&head, &output)),
+            _ => classify_output(&head, &output),
+        };
+        Some(failure)
+    }
+
+    fn memory_limit(&self) -> Option<String> {
+        let spec = self.pod.spec.as_ref()?;
+        let container = spec
+            .containers
+            .iter()
+            .find(|c| c.name == NOTEBOOK_CONTAINER)?;
+        let limits = container.resources.as_ref()?.limits.as_ref()?;
+        limits.get("memory").map(|q| q.0.clone())
+    }
+
+    /// A failure for a Pending Pod that cannot get going.
+    fn stuck(&self, now: DateTime<Utc>, grace: Duration) -> Option<Failure> {
+        let started = self
+            .status
+            .start_time
+            .as_ref()
+            .or(self.pod.metadata.creation_timestamp.as_ref())
+            .and_then(chrono_time);
+        let waited = started.map_or(Duration::ZERO, |t| elapsed(t, now));
+        let waiting = self
+            .status
+            .init_container_statuses
+            .iter()
+            .flatten()
+            .chain(self.status.container_statuses.iter().flatten())
+            .filter_map(|c| Some((c, c.state.as_ref()?.waiting.as_ref()?)));
+        for (container, state) in waiting {
+            if let Some(failure) = waiting_failure(container, state, waited, grace) {
+                return Some(failure);
+            }
+        }
+        let created = self
+            .pod
+            .metadata
+            .creation_timestamp
+            .as_ref()
+            .and_then(chrono_time)?;
+        let deadline = self.pod.spec.as_ref()?.active_deadline_seconds?;
+        let deadline = Duration::from_secs(u64::try_from(deadline).unwrap_or(0));
+        if elapsed(created, now) < deadline {
+            return None;
+        }
+        let scheduling = self
+            .status
+            .conditions
+            .iter()
+            .flatten()
+            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            .and_then(|c| c.message.as_deref())
+            .unwrap_or_default();
+        Some(FailureCause::Timeout.failure(with_detail(
+            &format!(
+                "the pod did not start within spec.timeout ({})",
+                self.deadline_text()
+            ),
+            scheduling,
+        )))
+    }
+}
+
+fn chrono_time(time: &Time) -> Option<DateTime<Utc>> {
+    let nanos = u32::try_from(time.0.subsec_nanosecond()).unwrap_or(0);
+    DateTime::from_timestamp(time.0.as_second(), nanos)
+}
+
+fn elapsed(since: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
+    (now - since).to_std().unwrap_or(Duration::ZERO)
+}

@@ -1,0 +1,290 @@
+//! The validation Pod as a whole: identity, scheduling, volumes and the restricted
+//! Pod Security profile.
+
+use std::collections::{BTreeMap, BTreeSet};
+
+use k8s_openapi::api::core::v1::{
+    Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSecurityContext, PodSpec,
+    SeccompProfile, SecurityContext, Volume,
+};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+
+use crate::api::{API_VERSION, KIND, NotebookValidationJob};
+use crate::phase::Attempt;
+
+use super::error::PodSpecError;
+use super::executor::notebook_container;
+use super::git::{GitAccess, clone_container};
+use super::names::{job_label_value, pod_name};
+use super::timeout::timeout_seconds;
+use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
+
+/// Where the repository is cloned and the notebook runs.
+pub(super) const WORKSPACE: &str = "/workspace";
+/// The emptyDir volume mounted at [`WORKSPACE`].
+pub(super) const WORKSPACE_VOLUME: &str = "nbv-workspace";
+/// Prefix of the volume names nbv uses.
+const RESERVED_PREFIX: &str = "nbv-";
+/// Where a container writes its termination message (the Kubernetes default).
+pub(super) const TERMINATION_LOG: &str = "/dev/termination-log";
+
+/// Volume sources the restricted Pod Security profile allows (field names of
+/// `Volume`).
+const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+];
+
+/// The validation Pod of `attempt` of `job`: an init container clones the repository,
+/// the notebook container runs the notebook with papermill and reports the outcome in
+/// its termination message.
+///
+/// `image` is the image a build produced; without one, the notebook container runs
+/// `spec.podConfig.containerImage`. The Pod
+///
+/// - is named [`pod_name`]`(job, attempt)` (what `status.validationPodName` holds), in
+///   the job's namespace, labelled with [`MANAGED_BY_LABEL`], [`JOB_LABEL`] and
+///   [`ATTEMPT_LABEL`], and owned by the job (deleting the job deletes its Pods);
+/// - meets the restricted Pod Security profile: non-root, `RuntimeDefault` seccomp, no
+///   privilege escalation, every capability dropped, and only the volume types it
+///   allows;
+/// - never interpolates a value of the job into a script: URL, ref and path reach the
+///   scripts as environment variables;
+/// - stops after `spec.timeout` (`activeDeadlineSeconds`, 30 minutes by default).
+///
+/// `podConfig.buildConfig` is not read here: see [`build_unsupported`](super::build_unsupported).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::NotebookValidationJob;
+/// use nbv_core::phase::Attempt;
+/// use nbv_core::pod::{validation_pod, PodDefaults};
+///
+/// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+///     "metadata": {"name": "train", "namespace": "ml", "uid": "4b1c"},
+///     "spec": {
+///         "notebook": {"git": {"url": "https://example.com/m.git", "ref": "main"}, "path": "t.ipynb"},
+///         "podConfig": {"containerImage": "quay.io/example/papermill:1"},
+///         "timeout": "1h"
+///     }
+/// }))?;
+/// let pod = validation_pod(&job, Attempt { generation: 3, retry: 1 }, None, &PodDefaults::default())?;
+/// assert_eq!(pod.metadata.name.as_deref(), Some("train-g3-r1"));
+/// let spec = pod.spec.unwrap();
+/// assert_eq!(spec.active_deadline_seconds, Some(3600));
+/// assert_eq!(spec.containers[0].image.as_deref(), Some("quay.io/example/papermill:1"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+///
+/// # Errors
+///
+/// [`PodSpecError`] naming the field when the job lacks its identity (name, namespace,
+/// uid), has no image, an invalid timeout, a Git URL or ref that cannot be cloned
+/// safely, a notebook path outside the repository, credentials over an unencrypted
+/// transport, or volumes the restricted profile forbids.
+pub fn validation_pod(
+    job: &NotebookValidationJob,
+    attempt: Attempt,
+    image: Option<&str>,
+    defaults: &PodDefaults,
+) -> Result<Pod, PodSpecError> {
+    let identity = |field| PodSpecError::Identity { field };
+    let name = job
+        .metadata
+        .name
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .ok_or(identity("metadata.name"))?;
+    let namespace = job
+        .metadata
+        .namespace
+        .as_deref()
+        .filter(|n| !n.is_empty())
+        .ok_or(identity("metadata.namespace"))?;
+    let uid = job
+        .metadata
+        .uid
+        .as_deref()
+        .filter(|u| !u.is_empty())
+        .ok_or(identity("metadata.uid"))?;
+
+    let spec = &job.spec;
+    let config = &spec.pod_config;
+    let image = image
+        .filter(|i| !i.trim().is_empty())
+        .or(Some(config.container_image.as_str()).filter(|i| !i.trim().is_empty()))
+        .ok_or(PodSpecError::EmptyImage)?;
+    let deadline = timeout_seconds(spec.timeout.as_deref())?;
+    let access = GitAccess::of(&spec.notebook.git)?;
+    check_notebook_path(&spec.notebook.path)?;
+    let user_volumes = config.volumes.as_deref().unwrap_or_default();
+    check_volumes(user_volumes)?;
+    check_mounts(job, user_volumes)?;
+
+    let mut volumes = vec![Volume {
+        name: WORKSPACE_VOLUME.to_owned(),
+        empty_dir: Some(EmptyDirVolumeSource::default()),
+        ..Volume::default()
+    }];
+    volumes.extend(access.volume());
+    volumes.extend(user_volumes.iter().cloned());
+
+    let labels = BTreeMap::from([
+        (MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned()),
+        (JOB_LABEL.to_owned(), job_label_value(name)),
+        (ATTEMPT_LABEL.to_owned(), attempt.to_string()),
+    ]);
+    Ok(Pod {
+        metadata: ObjectMeta {
+            name: Some(pod_name(name, attempt)),
+            namespace: Some(namespace.to_owned()),
+            labels: Some(labels),
+            owner_references: Some(vec![OwnerReference {
+                api_version: API_VERSION.to_owned(),
+                kind: KIND.to_owned(),
+                name: name.to_owned(),
+                uid: uid.to_owned(),
+                controller: Some(true),
+                block_owner_deletion: Some(true),
+            }]),
+            ..ObjectMeta::default()
+        },
+        spec: Some(PodSpec {
+            restart_policy: Some("Never".to_owned()),
+            active_deadline_seconds: Some(deadline),
+            service_account_name: config.service_account_name.clone(),
+            // A notebook that needs the API names its service account; one that does
+            // not gets no token.
+            automount_service_account_token: config.service_account_name.is_none().then_some(false),
+            node_selector: config.node_selector.clone(),
+            tolerations: config.tolerations.clone(),
+            affinity: config.affinity.clone(),
+            security_context: Some(PodSecurityContext {
+                run_as_non_root: Some(true),
+                seccomp_profile: Some(SeccompProfile {
+                    type_: "RuntimeDefault".to_owned(),
+                    localhost_profile: None,
+                }),
+                ..PodSecurityContext::default()
+            }),
+            init_containers: Some(vec![clone_container(&spec.notebook.git, &access, defaults)]),
+            containers: vec![notebook_container(job, image)],
+            volumes: Some(volumes),
+            ..PodSpec::default()
+        }),
+        status: None,
+    })
+}
+
+/// A container with the restricted profile's settings and a termination message that
+/// falls back to the log tail when the container fails without writing one.
+pub(super) fn restricted_container(name: &str, image: &str) -> Container {
+    Container {
+        name: name.to_owned(),
+        image: Some(image.to_owned()),
+        security_context: Some(SecurityContext {
+            allow_privilege_escalation: Some(false),
+            capabilities: Some(Capabilities {
+                drop: Some(vec!["ALL".to_owned()]),
+                add: None,
+            }),
+            run_as_non_root: Some(true),
+            ..SecurityContext::default()
+        }),
+        termination_message_path: Some(TERMINATION_LOG.to_owned()),
+        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
+        ..Container::default()
+    }
+}
+
+/// An environment variable with a literal value.
+pub(super) fn env(name: &str, value: &str) -> EnvVar {
+    EnvVar {
+        name: name.to_owned(),
+        value: Some(value.to_owned()),
+        value_from: None,
+    }
+}
+
+fn check_notebook_path(path: &str) -> Result<(), PodSpecError> {
+    let problem = if path.is_empty() {
+        Some("is empty")
+    } else if path.starts_with('/') {
+        Some("is absolute")
+    } else if path.split('/').any(|part| part == "..") {
+        Some("leaves the repository (it contains \"..\")")
+    } else if path.chars().any(char::is_control) {
+        Some("contains control characters")
+    } else {
+        None
+    };
+    match problem {
+        Some(problem) => Err(PodSpecError::NotebookPath {
+            path: path.to_owned(),
+            problem,
+        }),
+        None => Ok(()),
+    }
+}
+
+fn check_volumes(volumes: &[Volume]) -> Result<(), PodSpecError> {
+    for (index, volume) in volumes.iter().enumerate() {
+        if volume.name.starts_with(RESERVED_PREFIX) {
+            return Err(PodSpecError::ReservedVolume {
+                index,
+                name: volume.name.clone(),
+            });
+        }
+        // Every field of a Volume but `name` is a source; reading them from the
+        // serialized form also catches sources added by later Kubernetes versions.
+        let fields = match serde_json::to_value(volume) {
+            Ok(serde_json::Value::Object(fields)) => fields,
+            _ => continue,
+        };
+        let forbidden = fields
+            .keys()
+            .find(|key| *key != "name" && !RESTRICTED_VOLUME_SOURCES.contains(&key.as_str()));
+        if let Some(volume_type) = forbidden {
+            return Err(PodSpecError::ForbiddenVolume {
+                index,
+                name: volume.name.clone(),
+                volume_type: volume_type.clone(),
+            });
+        }
+    }
+    Ok(())
+}
+
+fn check_mounts(job: &NotebookValidationJob, volumes: &[Volume]) -> Result<(), PodSpecError> {
+    let names: BTreeSet<&str> = volumes.iter().map(|v| v.name.as_str()).collect();
+    let mounts = job
+        .spec
+        .pod_config
+        .volume_mounts
+        .as_deref()
+        .unwrap_or_default();
+    for (index, mount) in mounts.iter().enumerate() {
+        let path = mount.mount_path.trim_end_matches('/');
+        if path.is_empty() || path == WORKSPACE || path.starts_with("/workspace/") {
+            return Err(PodSpecError::ReservedMount {
+                index,
+                path: mount.mount_path.clone(),
+            });
+        }
+        if !names.contains(mount.name.as_str()) {
+            return Err(PodSpecError::UnknownVolume {
+                index,
+                name: mount.name.clone(),
+            });
+        }
+    }
+    Ok(())
+}
