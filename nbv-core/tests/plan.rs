@@ -439,3 +439,25 @@ proptest! {
         prop_assert_eq!(effects.status == ConditionStatus::True, !abandoned && owed == 0 && failed.is_empty());
     }
 }
+
+#[test]
+fn an_effect_that_cannot_succeed_is_given_up_at_once_and_reported() {
+    use nbv_core::plan::EffectRetryPolicy;
+    let mut j = job(seed_annotations(), Some(status(Phase::Succeeded)));
+    let ctx = PlanContext::default();
+    let first = plan(&j, &ctx, t0());
+    let trigger = first.effects.iter().find(|e| e.key.as_str().starts_with("trigger/restart")).unwrap();
+    let recorded = record(
+        first.ledger(),
+        &trigger.key,
+        Outcome::GiveUp("refused: namespace x does not accept triggers".into()),
+        t0(),
+        &EffectRetryPolicy::default(),
+    );
+    assert!(recorded.gave_up);
+    j.status.as_mut().unwrap().effects = Some(recorded.ledger);
+    let next = plan(&j, &ctx, t0());
+    let report = next.effects.iter().find(|e| e.key == EffectKey::gave_up(&trigger.key));
+    assert!(matches!(report.map(|e| &e.effect), Some(Effect::ReportGaveUp { attempts: 1, .. })));
+    assert!(!next.effects.iter().any(|e| e.key == trigger.key), "never retried");
+}

@@ -40,8 +40,13 @@ pub enum Command {
     /// Work with `mlops.dev/on-success-trigger` annotations.
     #[command(subcommand)]
     Triggers(TriggersCommand),
-    /// Walk the ADR-049 end-to-end example through nbv-core and print what happens.
-    Demo,
+    /// Simulate the operator against an in-memory cluster in virtual time: a scenario
+    /// file (default: ADR-049's end-to-end example) or `--random N` generated ones, with
+    /// faults and restarts; checks the invariants (exit 1 when one breaks).
+    Simulate(commands::simulate::SimulateArgs),
+    /// Run Argo CD health checks offline: evaluate one on objects, or run test suites.
+    #[command(subcommand)]
+    Health(commands::health::HealthCommand),
 }
 
 /// `nbv triggers ...`
@@ -109,7 +114,15 @@ pub fn run(cli: Cli) -> ExitCode {
             &mut stdout.lock(),
             &mut stderr.lock(),
         ),
-        Command::Demo => commands::demo::run(&mut stdout.lock()),
+        Command::Simulate(args) => {
+            commands::simulate::run(&args, &mut stdout.lock(), &mut stderr.lock())
+        }
+        Command::Health(command) => commands::health::run(
+            command,
+            &mut std::io::stdin().lock(),
+            &mut stdout.lock(),
+            &mut stderr.lock(),
+        ),
     };
     let _ = std::io::stdout().flush();
     ExitCode::from(code)

@@ -14,4 +14,5 @@ pub mod effects;
 pub mod leader;
 pub mod metrics;
 pub mod server;
+pub mod simulate;
 pub mod telemetry;

@@ -21,7 +21,9 @@ use kube::runtime::controller::Action;
 use nbv_core::aggregate::{JobKey, JobPhase, parent_application};
 use nbv_core::api::{EffectLedger, NotebookValidationJob, Phase};
 use nbv_core::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, set_condition, step};
-use nbv_core::plan::{Effect, Outcome, PlanContext, conditions, merge_patch, plan, record};
+use nbv_core::plan::{
+    Effect, Outcome, PlanContext, conditions, merge_patch, parent_diagnostics, plan, record,
+};
 use nbv_core::pod::{build_unsupported, pod_name};
 use serde_json::json;
 
@@ -187,6 +189,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         _ => JobPhase::Running,
     };
     let application = lookup.parent.as_ref().map(|p| p.app.name().to_owned());
+    let parent_warnings = parent_diagnostics(&lookup.problems);
     ctx.publisher
         .job_changed(key.clone(), lookup.parent, job_phase);
 
@@ -199,7 +202,8 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         max_retries: ctx.config.max_retries,
         retry: ctx.effect_retry.clone(),
     };
-    let plan = plan(&job, &plan_ctx, now);
+    let mut plan = plan(&job, &plan_ctx, now);
+    plan.diagnostics.extend(parent_warnings);
 
     // 4. Carry it out.
     let mut ledger = plan.ledger();
@@ -212,7 +216,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                 .await
             {
                 Ok(()) => Some(Outcome::Done),
-                Err(e) => Some(Outcome::Failed(e.to_string())),
+                Err(e) => Some(e.outcome()),
             },
             Effect::Trigger {
                 trigger,
@@ -263,7 +267,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                             now,
                         )
                         .await;
-                        Some(Outcome::Failed(e.to_string()))
+                        Some(e.outcome())
                     }
                 }
             }
@@ -280,7 +284,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                     }
                     Some(Outcome::Done)
                 }
-                Err(e) => Some(Outcome::Failed(e.to_string())),
+                Err(e) => Some(e.outcome()),
             },
             Effect::ReportGaveUp {
                 effect,
@@ -294,12 +298,12 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                     .await
                 {
                     Ok(()) => Some(Outcome::Done),
-                    Err(e) => Some(Outcome::Failed(e.to_string())),
+                    Err(e) => Some(e.outcome()),
                 }
             }
         };
         if let Some(outcome) = outcome {
-            if let Outcome::Failed(error) = &outcome {
+            if let Outcome::Failed(error) | Outcome::GiveUp(error) = &outcome {
                 tracing::warn!(job = %key, effect = %planned.key, %error, "effect failed");
             }
             ledger = record(ledger, &planned.key, outcome, now, &ctx.effect_retry).ledger;

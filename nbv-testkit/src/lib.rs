@@ -5,6 +5,12 @@
 //!   with a request log, a change history and fault injection.
 //! - [`clock`]: [`clock::VirtualClock`], wall-clock time that follows Tokio's (pausable)
 //!   clock.
+//! - [`fixtures`]: manifests of jobs, trigger targets, Applications and namespaces.
+//! - [`strategies`]: proptest strategies for jobs, statuses and annotations, valid and
+//!   hostile.
+//! - [`scenario`]: scenario files for deterministic simulation (`nbv simulate`).
+//! - [`invariants`]: what must hold after any simulation, checked over the cluster's
+//!   change history and request log.
 //!
 //! # Examples
 //!
@@ -33,5 +39,9 @@
 
 pub mod clock;
 pub mod cluster;
+pub mod fixtures;
+pub mod invariants;
+pub mod scenario;
+pub mod strategies;
 
 pub use cluster::FakeCluster;

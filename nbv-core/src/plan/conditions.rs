@@ -1,5 +1,7 @@
 //! The conditions that report a plan's diagnostics and a run's effects.
 
+use crate::aggregate::ParentProblem;
+use crate::annotations;
 use crate::api::EffectLedger;
 use crate::phase::{ConditionStatus, ConditionType, Reason};
 
@@ -116,4 +118,38 @@ pub fn conditions(
         }
     };
     [annotations, effects]
+}
+
+/// Warnings for problems found while looking for a job's parent Application (a
+/// malformed or copied `argocd.argoproj.io/tracking-id`, a label that names no valid
+/// Application): the job is still aggregated by the next source that works, and the
+/// user learns why the first was skipped.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use nbv_core::aggregate::{parent_application, JobKey};
+/// use nbv_core::plan::parent_diagnostics;
+///
+/// let annotations = BTreeMap::from([(
+///     "argocd.argoproj.io/tracking-id".to_owned(), "not-a-tracking-id".to_owned(),
+/// )]);
+/// let lookup = parent_application(&JobKey::new("ml", "train"), &annotations, &BTreeMap::new());
+/// let warnings = parent_diagnostics(&lookup.problems);
+/// assert_eq!(warnings[0].annotation, "argocd.argoproj.io/tracking-id");
+/// assert!(!warnings[0].is_error);
+/// ```
+pub fn parent_diagnostics(problems: &[ParentProblem]) -> Vec<Diagnostic> {
+    problems
+        .iter()
+        .map(|problem| Diagnostic {
+            annotation: match problem {
+                ParentProblem::InvalidApplication { key, .. } => key,
+                _ => annotations::ARGOCD_TRACKING_ID,
+            },
+            is_error: false,
+            message: problem.to_string(),
+        })
+        .collect()
 }

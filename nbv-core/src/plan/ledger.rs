@@ -63,6 +63,9 @@ pub enum Outcome {
     Done,
     /// It failed with this error; it may be retried.
     Failed(String),
+    /// It failed in a way no retry can fix (a refusal, a forbidden request): give it up
+    /// now, so that it is reported once instead of failing the same way again.
+    GiveUp(String),
 }
 
 /// The ledger after recording an outcome.
@@ -78,7 +81,8 @@ pub struct Recorded {
 ///
 /// `Done` moves the key to `done` and forgets its failures. `Failed` takes the key out
 /// of `done`, counts the attempt, keeps the error (cut to 1 KiB) and gives the effect
-/// up when the policy's attempts are spent. Recording `Done` twice changes nothing.
+/// up when the policy's attempts are spent; `GiveUp` does the same and gives it up at
+/// once. Recording `Done` twice changes nothing.
 ///
 /// # Examples
 ///
@@ -111,31 +115,42 @@ pub fn record(
                 gave_up: false,
             }
         }
-        Outcome::Failed(error) => {
-            // A failed attempt means the effect is not in place (any more).
-            ledger.done.remove(key.as_str());
-            let error = cut(&error, 1024);
-            let max = policy.max_attempts.max(1);
-            let index = match ledger.failed.iter().position(|f| f.key == key.as_str()) {
-                Some(i) => i,
-                None => {
-                    ledger.failed.push(EffectFailure {
-                        key: key.as_str().to_owned(),
-                        ..EffectFailure::default()
-                    });
-                    ledger.failed.len() - 1
-                }
-            };
-            let failure = &mut ledger.failed[index];
-            let was_given_up = failure.gave_up;
-            failure.attempts = failure.attempts.saturating_add(1);
-            failure.last_error = error;
-            failure.last_attempt = Some(now);
-            failure.gave_up = failure.attempts >= max;
-            let gave_up = failure.gave_up && !was_given_up;
-            Recorded { ledger, gave_up }
-        }
+        Outcome::Failed(error) => fail(ledger, key, &error, false, now, policy),
+        Outcome::GiveUp(error) => fail(ledger, key, &error, true, now, policy),
     }
+}
+
+/// Records a failed attempt; `final_` gives the effect up whatever attempts are left.
+fn fail(
+    mut ledger: EffectLedger,
+    key: &EffectKey,
+    error: &str,
+    final_: bool,
+    now: DateTime<Utc>,
+    policy: &EffectRetryPolicy,
+) -> Recorded {
+    // A failed attempt means the effect is not in place (any more).
+    ledger.done.remove(key.as_str());
+    let error = cut(error, 1024);
+    let max = policy.max_attempts.max(1);
+    let index = match ledger.failed.iter().position(|f| f.key == key.as_str()) {
+        Some(i) => i,
+        None => {
+            ledger.failed.push(EffectFailure {
+                key: key.as_str().to_owned(),
+                ..EffectFailure::default()
+            });
+            ledger.failed.len() - 1
+        }
+    };
+    let failure = &mut ledger.failed[index];
+    let was_given_up = failure.gave_up;
+    failure.attempts = failure.attempts.saturating_add(1);
+    failure.last_error = error;
+    failure.last_attempt = Some(now);
+    failure.gave_up = final_ || failure.attempts >= max;
+    let gave_up = failure.gave_up && !was_given_up;
+    Recorded { ledger, gave_up }
 }
 
 fn cut(s: &str, max: usize) -> String {

@@ -2,7 +2,8 @@
 //! process exit code, so commands are tested without spawning a process.
 
 pub mod crd;
-pub mod demo;
+pub mod health;
 pub mod lint;
 pub mod run;
+pub mod simulate;
 pub mod wait;

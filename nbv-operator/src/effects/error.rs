@@ -84,7 +84,9 @@ impl EffectError {
         )
     }
 
-    /// The outcome to record in the job's effect ledger.
+    /// The outcome to record in the job's effect ledger: a retryable error is retried
+    /// with backoff; any other (a refusal, a forbidden or invalid request) would fail
+    /// the same way again, so the effect is given up at once and reported.
     ///
     /// # Examples
     ///
@@ -94,9 +96,15 @@ impl EffectError {
     ///
     /// let err = EffectError::NotFound { object: "Deployment ml/web".into() };
     /// assert_eq!(err.outcome(), Outcome::Failed("Deployment ml/web not found".into()));
+    /// let invalid = EffectError::Invalid { request: "restart Widget ml/w".into(), reason: "no selector".into() };
+    /// assert!(matches!(invalid.outcome(), Outcome::GiveUp(_)));
     /// ```
     pub fn outcome(&self) -> Outcome {
-        Outcome::Failed(self.to_string())
+        if self.is_retryable() {
+            Outcome::Failed(self.to_string())
+        } else {
+            Outcome::GiveUp(self.to_string())
+        }
     }
 
     /// Classifies a client error of `request` on `object`.

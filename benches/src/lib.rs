@@ -1,0 +1,55 @@
+//! Inputs for the benchmarks of `nbv-core`, and the baselines they are measured against.
+//!
+//! The bench targets in `benches/` time `nbv-core`'s pure functions; the inputs they
+//! need (a fleet of jobs, trigger annotations, jobs to plan for, status objects) are
+//! built here so that every target builds them the same way and so that the builders
+//! themselves are tested. The figures are reported in `docs/performance.md`, which also
+//! says how to reproduce them.
+//!
+//! | module | inputs for |
+//! |---|---|
+//! | [`fleet`] | the Application aggregate: N jobs of one Application, and the recount baseline |
+//! | [`annotation`] | trigger annotations: typical, 64 KiB, alias bomb, and the same entries as JSON |
+//! | [`job`] | succeeded jobs to plan for, with and without a recorded ledger |
+//! | [`object`] | job objects as Argo CD's health check receives them |
+#![forbid(unsafe_code)]
+#![warn(missing_docs)]
+
+use std::time::Duration;
+
+pub mod annotation;
+pub mod fleet;
+pub mod job;
+pub mod object;
+
+/// The job counts the scaling benchmarks are run at.
+///
+/// # Examples
+///
+/// ```
+/// assert!(nbv_benches::SIZES.is_sorted());
+/// assert_eq!(nbv_benches::SIZES.last(), Some(&10_000));
+/// ```
+pub const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
+
+/// The settings every bench target runs with, overridable on the command line
+/// (`cargo bench -p nbv-benches -- --sample-count 100`, say).
+///
+/// 500 samples and at least one second per benchmark make the medians stable even on
+/// a busy 2-core machine; three seconds at most keep the slow baselines (a YAML parser
+/// expanding an alias bomb) from dominating the run. The whole suite takes about a
+/// minute.
+///
+/// # Examples
+///
+/// ```no_run
+/// // The `main` of every bench target.
+/// nbv_benches::divan().main();
+/// ```
+pub fn divan() -> divan::Divan {
+    divan::Divan::default()
+        .sample_count(500)
+        .min_time(Duration::from_secs(1))
+        .max_time(Duration::from_secs(3))
+        .config_with_args()
+}

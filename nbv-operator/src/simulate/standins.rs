@@ -1,0 +1,609 @@
+//! The rest of the cluster, played by the simulator: another controller writing
+//! phases, users, a kubelet, KServe and Argo CD.
+//!
+//! Stand-ins act through the in-memory cluster's direct access, not through the API:
+//! their writes appear in the change history with `Actor::Direct` and never in the
+//! request log, so every API request and every client change is nbv's.
+
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, SecondsFormat, Utc};
+use nbv_core::annotations::{ARGOCD_REFRESH, KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT};
+use nbv_core::api::Phase;
+use nbv_core::phase::Attempt;
+use nbv_core::pod::{
+    ATTEMPT_LABEL, CellOutcome, MANAGED_BY, MANAGED_BY_LABEL, NOTEBOOK_CONTAINER, ReportedCell,
+    RunError, RunErrorKind, RunReport,
+};
+use nbv_testkit::FakeCluster;
+use nbv_testkit::scenario::{Mode, ObjectKey, ObjectRef, PhaseWrite, PodOutcome, PodResult};
+use serde_json::{Map, Value, json};
+
+use super::timeline::{Log, Who};
+
+const JOBS: &str = "notebookvalidationjobs";
+
+fn rfc3339(at: DateTime<Utc>) -> String {
+    at.to_rfc3339_opts(SecondsFormat::Secs, true)
+}
+
+/// Applies an RFC 7386 JSON merge patch.
+pub(super) fn merge(target: &mut Value, patch: &Value) {
+    let Value::Object(patch) = patch else {
+        *target = patch.clone();
+        return;
+    };
+    if !target.is_object() {
+        *target = Value::Object(Map::new());
+    }
+    if let Value::Object(map) = target {
+        for (key, value) in patch {
+            if value.is_null() {
+                map.remove(key);
+            } else {
+                merge(map.entry(key.clone()).or_insert(Value::Null), value);
+            }
+        }
+    }
+}
+
+fn get(
+    cluster: &FakeCluster,
+    kind: &str,
+    namespace: Option<&str>,
+    name: &str,
+) -> Result<Value, String> {
+    cluster
+        .get(kind, namespace, name)
+        .map_err(|e| e.to_string())?
+        .ok_or_else(|| match namespace {
+            Some(ns) => format!("there is no {kind} {ns}/{name}"),
+            None => format!("there is no {kind} {name}"),
+        })
+}
+
+/// The message the upstream operator writes with each phase.
+fn phase_message(phase: Phase) -> &'static str {
+    match phase.migrated() {
+        Phase::Initializing => "Validation job initialized",
+        Phase::Building => "Building the notebook image",
+        Phase::BuildComplete => "Image build complete",
+        Phase::ValidationRunning => "Notebook validation is running",
+        Phase::Succeeded => "Notebook validation completed successfully",
+        _ => "Notebook validation failed: cell 7 raised KeyError: 'model_path'",
+    }
+}
+
+/// Another controller writes a job's phase (see [`PhaseWrite`]). Returns the log text.
+pub(super) fn write_phase(cluster: &FakeCluster, write: &PhaseWrite) -> Result<String, String> {
+    let ObjectKey { namespace, name } = &write.job;
+    let job = get(cluster, JOBS, Some(namespace), name)?;
+    let now = rfc3339(cluster.now());
+    let current = job
+        .get("status")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default();
+    let mut status = if write.replace_status {
+        // A controller that writes the status from its own copy of the object keeps
+        // only the fields it knows: nbv's ledger and conditions are gone.
+        current
+            .into_iter()
+            .filter(|(k, _)| {
+                [
+                    "startTime",
+                    "completionTime",
+                    "observedGeneration",
+                    "retryCount",
+                ]
+                .contains(&k.as_str())
+            })
+            .collect()
+    } else {
+        current
+    };
+    let phase = write.phase;
+    match phase.migrated() {
+        Phase::Initializing => {
+            status.insert("startTime".into(), json!(now));
+            status.remove("completionTime");
+            let generation = job
+                .pointer("/metadata/generation")
+                .cloned()
+                .unwrap_or(json!(1));
+            status.insert("observedGeneration".into(), generation);
+        }
+        p if p.is_terminal() => {
+            status.entry("startTime").or_insert_with(|| json!(now));
+            // Writing the same terminal phase again (a resync of the other controller)
+            // keeps the run's completion time: the run ended once.
+            let rewrite = job.pointer("/status/phase").and_then(Value::as_str)
+                == Some(phase.as_str())
+                && status.contains_key("completionTime");
+            if !rewrite {
+                status.insert("completionTime".into(), json!(now));
+            }
+        }
+        _ => {
+            status.entry("startTime").or_insert_with(|| json!(now));
+            status.remove("completionTime");
+        }
+    }
+    status.insert("phase".into(), json!(phase.as_str()));
+    let message = write.message.as_deref().unwrap_or(phase_message(phase));
+    status.insert("message".into(), json!(message));
+    let completed = status
+        .get("completionTime")
+        .and_then(Value::as_str)
+        .map(str::to_owned);
+    cluster
+        .set_status(JOBS, Some(namespace), name, Value::Object(status))
+        .map_err(|e| e.to_string())?;
+    let mut text = format!("job {}: phase {phase}", write.job);
+    if let Some(completed) = completed.filter(|_| phase.is_terminal()) {
+        text.push_str(&format!(" (completionTime {completed})"));
+    }
+    if write.replace_status {
+        text.push_str(", whole status replaced (nbv's status.effects and conditions dropped)");
+    }
+    Ok(text)
+}
+
+/// A user's merge patch of an object.
+pub(super) fn patch(
+    cluster: &FakeCluster,
+    object: &ObjectRef,
+    patch: &Value,
+) -> Result<String, String> {
+    let mut current = get(
+        cluster,
+        &object.kind,
+        object.namespace.as_deref(),
+        &object.name,
+    )?;
+    merge(&mut current, patch);
+    cluster.apply_object(current).map_err(|e| e.to_string())?;
+    Ok(format!("edited {object}: {patch}"))
+}
+
+/// `kubectl rollout restart`: the template's `restartedAt` set to now.
+pub(super) fn rollout_restart(cluster: &FakeCluster, object: &ObjectRef) -> Result<String, String> {
+    let now = rfc3339(cluster.now());
+    let change =
+        json!({"spec": {"template": {"metadata": {"annotations": {KUBECTL_RESTARTED_AT: now}}}}});
+    patch(cluster, object, &change)?;
+    Ok(format!(
+        "kubectl rollout restart {object} (restartedAt {now})"
+    ))
+}
+
+/// Argo CD starts a sync of its own (auto-sync, or a user's), unless one is running.
+pub(super) fn argo_sync(cluster: &FakeCluster, app: &ObjectKey) -> Result<String, String> {
+    let mut object = get(cluster, "applications", Some(&app.namespace), &app.name)?;
+    if !object["operation"].is_null() {
+        return Ok(format!(
+            "Application {app}: auto-sync skipped, an operation is running"
+        ));
+    }
+    object["operation"] = json!({
+        "sync": {"revision": "HEAD"},
+        "initiatedBy": {"automated": true},
+        "info": [{"name": "reason", "value": "auto-sync: new commit"}]
+    });
+    cluster.apply_object(object).map_err(|e| e.to_string())?;
+    Ok(format!("Application {app}: auto-sync started"))
+}
+
+/// What the kubelet has in store for a validation Pod.
+#[derive(Clone, Debug)]
+struct PodPlan {
+    result: PodResult,
+    running_at: DateTime<Utc>,
+    ends_at: DateTime<Utc>,
+    cells: u32,
+    stage: Stage,
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum Stage {
+    Pending,
+    Running,
+    Ended,
+}
+
+/// How long Argo CD takes to carry out a sync operation.
+const SYNC_TAKES: chrono::TimeDelta = chrono::TimeDelta::seconds(5);
+/// How long Argo CD takes to notice and clear a refresh request.
+const REFRESH_TAKES: chrono::TimeDelta = chrono::TimeDelta::seconds(2);
+
+/// The kubelet, KServe and Argo CD.
+pub(super) struct StandIns {
+    mode: Mode,
+    outcomes: Vec<PodOutcome>,
+    pods: BTreeMap<(String, String), PodPlan>,
+    /// Pods each InferenceService should have (as many as it had when first seen).
+    replicas: BTreeMap<(String, String), usize>,
+    next_pod: u64,
+    /// When each Application's current operation, or refresh request, was first seen.
+    operations: BTreeMap<(String, String), DateTime<Utc>>,
+    refreshes: BTreeMap<(String, String), DateTime<Utc>>,
+    /// Nothing to do before this, unless the cluster changed.
+    idle_until: Option<(u64, DateTime<Utc>)>,
+}
+
+fn labels(object: &Value) -> Map<String, Value> {
+    object
+        .pointer("/metadata/labels")
+        .and_then(Value::as_object)
+        .cloned()
+        .unwrap_or_default()
+}
+
+fn key(object: &Value) -> (String, String) {
+    let text = |p: &str| {
+        object
+            .pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text("/metadata/namespace"), text("/metadata/name"))
+}
+
+impl StandIns {
+    pub fn new(mode: Mode, outcomes: Vec<PodOutcome>) -> StandIns {
+        StandIns {
+            mode,
+            outcomes,
+            pods: BTreeMap::new(),
+            replicas: BTreeMap::new(),
+            next_pod: 0,
+            operations: BTreeMap::new(),
+            refreshes: BTreeMap::new(),
+            idle_until: None,
+        }
+    }
+
+    /// Does whatever is due.
+    pub fn tick(&mut self, cluster: &FakeCluster, log: &mut Log) -> Result<(), String> {
+        let now = cluster.now();
+        let version = cluster.resource_version();
+        if self
+            .idle_until
+            .is_some_and(|(seen, until)| seen == version && now < until)
+        {
+            return Ok(());
+        }
+        let mut next: Option<DateTime<Utc>> = None;
+        if self.mode == Mode::Default {
+            self.kubelet(cluster, log, now, &mut next)?;
+        }
+        self.kserve(cluster, log)?;
+        self.argo_cd(cluster, log, now, &mut next)?;
+        self.idle_until = Some((
+            cluster.resource_version(),
+            next.unwrap_or(DateTime::<Utc>::MAX_UTC),
+        ));
+        Ok(())
+    }
+
+    fn outcome_for(&self, job: &ObjectKey, retry: Option<u32>) -> Option<&PodOutcome> {
+        let of_job = || self.outcomes.iter().filter(move |o| &o.job == job);
+        of_job()
+            .find(|o| o.attempt.is_some() && o.attempt == retry)
+            .or_else(|| of_job().find(|o| o.attempt.is_none()))
+    }
+
+    fn kubelet(
+        &mut self,
+        cluster: &FakeCluster,
+        log: &mut Log,
+        now: DateTime<Utc>,
+        next: &mut Option<DateTime<Utc>>,
+    ) -> Result<(), String> {
+        let pods = cluster.list("pods", None).map_err(|e| e.to_string())?;
+        for pod in pods {
+            let labels = labels(&pod);
+            if labels.get(MANAGED_BY_LABEL).and_then(Value::as_str) != Some(MANAGED_BY) {
+                continue;
+            }
+            let (namespace, name) = key(&pod);
+            let pod_key = (namespace.clone(), name.clone());
+            if !self.pods.contains_key(&pod_key) {
+                let job = pod
+                    .pointer("/metadata/ownerReferences")
+                    .and_then(Value::as_array)
+                    .and_then(|owners| owners.iter().find(|o| o["kind"] == nbv_core::api::KIND))
+                    .and_then(|o| o["name"].as_str())
+                    .map(|job| ObjectKey::new(namespace.clone(), job));
+                let retry = labels
+                    .get(ATTEMPT_LABEL)
+                    .and_then(Value::as_str)
+                    .and_then(|a| a.parse::<Attempt>().ok())
+                    .map(|a| a.retry);
+                let plan = job.as_ref().and_then(|j| self.outcome_for(j, retry));
+                let (result, start_after, run_for, cells) = plan.map_or(
+                    (
+                        PodResult::Succeeded,
+                        std::time::Duration::from_secs(5),
+                        std::time::Duration::from_secs(120),
+                        3,
+                    ),
+                    |o| (o.outcome, o.start_after, o.run_for, o.cells),
+                );
+                let delta =
+                    |d: std::time::Duration| chrono::TimeDelta::from_std(d).unwrap_or_default();
+                let running_at = now + delta(start_after);
+                self.pods.insert(
+                    pod_key.clone(),
+                    PodPlan {
+                        result,
+                        running_at,
+                        ends_at: running_at + delta(run_for),
+                        cells,
+                        stage: Stage::Pending,
+                    },
+                );
+                log.push(
+                    cluster,
+                    Who::Kubelet,
+                    format!("scheduled Pod {namespace}/{name}"),
+                );
+            }
+            let Some(plan) = self.pods.get_mut(&pod_key) else {
+                continue;
+            };
+            if plan.stage == Stage::Pending && now >= plan.running_at {
+                plan.stage = Stage::Running;
+                let status = if plan.result == PodResult::ImagePullBackOff {
+                    plan.stage = Stage::Ended;
+                    pending_status()
+                } else {
+                    running_status(now)
+                };
+                cluster
+                    .set_status("pods", Some(&namespace), &name, status)
+                    .map_err(|e| e.to_string())?;
+                let what = if plan.result == PodResult::ImagePullBackOff {
+                    "cannot pull the image (ImagePullBackOff)"
+                } else {
+                    "running"
+                };
+                log.push(
+                    cluster,
+                    Who::Kubelet,
+                    format!("Pod {namespace}/{name} {what}"),
+                );
+            }
+            if plan.stage == Stage::Running && now >= plan.ends_at {
+                plan.stage = Stage::Ended;
+                cluster
+                    .set_status("pods", Some(&namespace), &name, ended_status(plan, now))
+                    .map_err(|e| e.to_string())?;
+                log.push(
+                    cluster,
+                    Who::Kubelet,
+                    format!("Pod {namespace}/{name} ended: {:?}", plan.result),
+                );
+            }
+            let due = match plan.stage {
+                Stage::Pending => Some(plan.running_at),
+                Stage::Running => Some(plan.ends_at),
+                Stage::Ended => None,
+            };
+            *next = [*next, due].into_iter().flatten().min();
+        }
+        Ok(())
+    }
+
+    fn kserve(&mut self, cluster: &FakeCluster, log: &mut Log) -> Result<(), String> {
+        let services = cluster
+            .list("inferenceservices", None)
+            .map_err(|e| e.to_string())?;
+        if services.is_empty() {
+            return Ok(());
+        }
+        let pods = cluster.list("pods", None).map_err(|e| e.to_string())?;
+        for service in services {
+            let (namespace, name) = key(&service);
+            let live = pods
+                .iter()
+                .filter(|p| {
+                    key(p).0 == namespace
+                        && labels(p)
+                            .get(KSERVE_INFERENCESERVICE)
+                            .and_then(Value::as_str)
+                            == Some(name.as_str())
+                        && p.pointer("/metadata/deletionTimestamp").is_none()
+                })
+                .count();
+            let wanted = *self
+                .replicas
+                .entry((namespace.clone(), name.clone()))
+                .or_insert(live);
+            for _ in live..wanted {
+                self.next_pod += 1;
+                let pod = format!("{name}-predictor-{:05}", self.next_pod);
+                cluster
+                    .apply_object(json!({
+                        "apiVersion": "v1", "kind": "Pod",
+                        "metadata": {"name": pod, "namespace": namespace,
+                                     "labels": {KSERVE_INFERENCESERVICE: name, "component": "predictor"}},
+                        "spec": {"containers": [{"name": "kserve-container", "image": "kserve/sklearnserver:v0.15.0"}]},
+                        "status": {"phase": "Running"}
+                    }))
+                    .map_err(|e| e.to_string())?;
+                log.push(
+                    cluster,
+                    Who::Kserve,
+                    format!("started Pod {namespace}/{pod} for InferenceService {name} (loads the current model)"),
+                );
+            }
+        }
+        Ok(())
+    }
+
+    fn argo_cd(
+        &mut self,
+        cluster: &FakeCluster,
+        log: &mut Log,
+        now: DateTime<Utc>,
+        next: &mut Option<DateTime<Utc>>,
+    ) -> Result<(), String> {
+        let applications = cluster
+            .list("applications", None)
+            .map_err(|e| e.to_string())?;
+        for mut app in applications {
+            let app_key = key(&app);
+            let mut changed = false;
+            if app["operation"].is_null() {
+                self.operations.remove(&app_key);
+            } else {
+                let seen = *self.operations.entry(app_key.clone()).or_insert(now);
+                let done_at = seen + SYNC_TAKES;
+                if now >= done_at {
+                    let operation = app["operation"].clone();
+                    app["status"]["operationState"] = json!({
+                        "operation": operation,
+                        "phase": "Succeeded",
+                        "message": "successfully synced (all tasks run)",
+                        "startedAt": rfc3339(seen),
+                        "finishedAt": rfc3339(now),
+                    });
+                    app["status"]["sync"]["status"] = json!("Synced");
+                    if let Some(map) = app.as_object_mut() {
+                        map.remove("operation");
+                    }
+                    self.operations.remove(&app_key);
+                    changed = true;
+                    log.push(
+                        cluster,
+                        Who::ArgoCd,
+                        format!(
+                            "Application {}/{}: sync operation succeeded",
+                            app_key.0, app_key.1
+                        ),
+                    );
+                } else {
+                    *next = [*next, Some(done_at)].into_iter().flatten().min();
+                }
+            }
+            let refresh = app
+                .pointer("/metadata/annotations")
+                .and_then(|a| a.get(ARGOCD_REFRESH))
+                .is_some();
+            if refresh {
+                let seen = *self.refreshes.entry(app_key.clone()).or_insert(now);
+                if now >= seen + REFRESH_TAKES {
+                    if let Some(annotations) = app
+                        .pointer_mut("/metadata/annotations")
+                        .and_then(Value::as_object_mut)
+                    {
+                        annotations.remove(ARGOCD_REFRESH);
+                    }
+                    self.refreshes.remove(&app_key);
+                    changed = true;
+                    log.push(
+                        cluster,
+                        Who::ArgoCd,
+                        format!("Application {}/{}: refreshed", app_key.0, app_key.1),
+                    );
+                } else {
+                    *next = [*next, Some(seen + REFRESH_TAKES)]
+                        .into_iter()
+                        .flatten()
+                        .min();
+                }
+            } else {
+                self.refreshes.remove(&app_key);
+            }
+            if changed {
+                cluster.apply_object(app).map_err(|e| e.to_string())?;
+            }
+        }
+        Ok(())
+    }
+}
+
+fn container(state: Value) -> Value {
+    json!({
+        "name": NOTEBOOK_CONTAINER, "image": "quay.io/jupyter/scipy-notebook:2026-01-05",
+        "imageID": "", "ready": false, "restartCount": 0, "state": state
+    })
+}
+
+fn running_status(now: DateTime<Utc>) -> Value {
+    json!({"phase": "Running", "containerStatuses": [container(json!({"running": {"startedAt": rfc3339(now)}}))]})
+}
+
+fn pending_status() -> Value {
+    json!({"phase": "Pending", "containerStatuses": [container(json!({"waiting": {
+        "reason": "ImagePullBackOff",
+        "message": "Back-off pulling image \"quay.io/jupyter/scipy-notebook:2026-01-05\""
+    }}))]})
+}
+
+fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
+    let cell = |i: u32, outcome| ReportedCell {
+        index: u64::from(i),
+        outcome,
+        seconds: Some(1.5),
+        error: None,
+    };
+    match plan.result {
+        PodResult::Evicted => json!({
+            "phase": "Failed", "reason": "Evicted",
+            "message": "The node was low on resource: memory."
+        }),
+        PodResult::Succeeded | PodResult::Failed | PodResult::ImagePullBackOff => {
+            let failed = plan.result == PodResult::Failed;
+            let last = plan.cells.max(1) - 1;
+            let cells = (0..plan.cells.max(1))
+                .map(|i| {
+                    if failed && i == last {
+                        ReportedCell {
+                            error: Some("KeyError: 'model_path'".to_owned()),
+                            ..cell(i, CellOutcome::Failed)
+                        }
+                    } else {
+                        cell(i, CellOutcome::Succeeded)
+                    }
+                })
+                .collect();
+            let error = failed.then(|| RunError {
+                kind: RunErrorKind::Cell,
+                cell: Some(u64::from(last)),
+                ename: "KeyError".to_owned(),
+                evalue: "'model_path'".to_owned(),
+            });
+            let message = RunReport {
+                cells,
+                error,
+                dropped: 0,
+            }
+            .encode();
+            json!({
+                "phase": if failed { "Failed" } else { "Succeeded" },
+                "containerStatuses": [container(json!({"terminated": {
+                    "exitCode": i32::from(failed), "reason": if failed { "Error" } else { "Completed" },
+                    "message": message, "finishedAt": rfc3339(now)
+                }}))]
+            })
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn merge_follows_rfc_7386() {
+        let mut doc = json!({"a": "b", "c": {"d": "e", "f": "g"}});
+        merge(&mut doc, &json!({"a": "z", "c": {"f": null}, "n": [1]}));
+        assert_eq!(doc, json!({"a": "z", "c": {"d": "e"}, "n": [1]}));
+        let mut scalar = json!("x");
+        merge(&mut scalar, &json!({"k": 1}));
+        assert_eq!(scalar, json!({"k": 1}));
+    }
+}

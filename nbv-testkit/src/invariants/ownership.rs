@@ -1,0 +1,263 @@
+//! Invariant 5: nbv changes only what it owns, and reports malformed annotations.
+
+use chrono::{DateTime, Utc};
+use nbv_core::annotations::{
+    ARGOCD_REFRESH, COMPLETION_TIME, KUBECTL_RESTARTED_AT, NOTEBOOK_STATUS, NOTEBOOK_SUMMARY,
+    RESTART_TIMESTAMP, WAVE_COMPLETE, WAVE_FAILED,
+};
+use nbv_core::api::NotebookValidationJob;
+use nbv_core::plan::{PlanContext, plan};
+use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL};
+use serde_json::Value;
+
+use super::diff::{Path, changed_paths, show, starts_with};
+use super::replay::{Index, ObjKey, annotations, group_of, rfc3339, string_map};
+use super::{Observation, Violation};
+use crate::cluster::{Actor, Change, VerbKind};
+use crate::scenario::Mode;
+
+const INVARIANT: u8 = 5;
+
+/// Metadata the API server owns: a write never "changes" it on purpose.
+const SERVER_FIELDS: [&str; 5] = [
+    "resourceVersion",
+    "generation",
+    "managedFields",
+    "uid",
+    "creationTimestamp",
+];
+
+/// Whether nbv may change `path` of an object of `group`/`kind`.
+fn owned(group: &str, kind: &str, path: &Path, mode: Mode) -> bool {
+    if path.len() == 2 && path[0] == "metadata" && SERVER_FIELDS.contains(&path[1].as_str()) {
+        return true;
+    }
+    let annotation = |keys: &[&str]| {
+        path.len() == 3
+            && path[0] == "metadata"
+            && path[1] == "annotations"
+            && keys.contains(&path[2].as_str())
+    };
+    match (group, kind) {
+        ("coordination.k8s.io", "Lease") => true,
+        ("mlops.mlops.dev", "NotebookValidationJob") => {
+            annotation(&[WAVE_COMPLETE, WAVE_FAILED, COMPLETION_TIME])
+                || starts_with(path, &["status", "effects"])
+                || starts_with(path, &["status", "conditions"])
+                || (mode == Mode::Default && starts_with(path, &["status"]))
+        }
+        ("argoproj.io", "Application") => {
+            annotation(&[
+                NOTEBOOK_STATUS,
+                NOTEBOOK_SUMMARY,
+                RESTART_TIMESTAMP,
+                ARGOCD_REFRESH,
+            ]) || starts_with(path, &["operation"])
+        }
+        ("apps", "Deployment" | "StatefulSet" | "DaemonSet") => {
+            path.as_slice()
+                == [
+                    "spec",
+                    "template",
+                    "metadata",
+                    "annotations",
+                    KUBECTL_RESTARTED_AT,
+                ]
+                || annotation(&[RESTART_TIMESTAMP])
+        }
+        ("", "Pod") => {
+            starts_with(path, &["metadata", "deletionTimestamp"])
+                || starts_with(path, &["metadata", "deletionGracePeriodSeconds"])
+        }
+        _ => annotation(&[RESTART_TIMESTAMP]),
+    }
+}
+
+/// Whether nbv may create `object`.
+fn may_create(change: &Change, object: &Value, mode: Mode) -> bool {
+    match change.kind.as_str() {
+        "Event" | "Lease" => true,
+        "Pod" => {
+            mode == Mode::Default
+                && string_map(object, "labels")
+                    .get(MANAGED_BY_LABEL)
+                    .map(String::as_str)
+                    == Some(MANAGED_BY)
+        }
+        _ => false,
+    }
+}
+
+/// Checks invariant 5 (see the [module documentation](super)).
+///
+/// Every change made through the API (nbv is the only client in a simulation) is
+/// compared with the object before: creations are allowed for Events and Leases (and
+/// validation Pods in the default mode), deletions for Pods, and updates only of the
+/// fields nbv owns: a job's wave annotations and `status.effects` and
+/// `status.conditions` (its whole status in the default mode); an Application's two
+/// status annotations, its refresh annotations and `operation`; a workload's pod
+/// template `restartedAt`; any target's `mlops.dev/restart-timestamp`.
+///
+/// Then every job whose annotations have held for
+/// [`Settings::react_within`](super::Settings::react_within) at the end must report
+/// exactly its malformed annotations: `AnnotationsValid=False` and an
+/// `InvalidAnnotation` Event when nbv-core finds an error (the Event may be missing only
+/// if creating an Event in that namespace failed), never `False` otherwise.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_testkit::invariants::{Observation, Settings, nbv_changes_only_what_it_owns};
+/// use nbv_testkit::scenario::Mode;
+///
+/// let observation = Observation {
+///     history: &[], requests: &[], end: chrono::Utc::now(), mode: Mode::GitopsOnly,
+///     uptimes: &[], disturbed: false, settings: Settings::default(),
+/// };
+/// assert!(nbv_changes_only_what_it_owns(&observation).is_empty());
+/// ```
+pub fn nbv_changes_only_what_it_owns(observation: &Observation<'_>) -> Vec<Violation> {
+    let mut violations = Vec::new();
+    for change in observation
+        .history
+        .iter()
+        .filter(|c| c.actor == Actor::Client)
+    {
+        let what = ObjKey::of(change);
+        let problem = match (&change.before, &change.after) {
+            (None, Some(after)) if !may_create(change, after, observation.mode) => Some(format!(
+                "nbv created {what}, which it has no reason to create"
+            )),
+            (Some(_), None) if change.kind != "Pod" => {
+                Some(format!("nbv deleted {what}; it only ever deletes Pods"))
+            }
+            (Some(before), Some(after)) => {
+                let group = group_of(&change.api_version);
+                let foreign: Vec<String> = changed_paths(before, after)
+                    .iter()
+                    .filter(|p| !owned(group, &change.kind, p, observation.mode))
+                    .map(show)
+                    .collect();
+                (!foreign.is_empty()).then(|| {
+                    format!(
+                        "nbv changed {} of {what}, which it does not own",
+                        foreign.join(", ")
+                    )
+                })
+            }
+            _ => None,
+        };
+        if let Some(message) = problem {
+            violations.push(Violation::new(INVARIANT, Some(change.at), message));
+        }
+    }
+    annotations_reported(observation, &mut violations);
+    violations
+}
+
+fn condition_status<'v>(job: &'v Value, type_: &str) -> Option<&'v str> {
+    job.pointer("/status/conditions")?
+        .as_array()?
+        .iter()
+        .find(|c| c["type"] == type_)?
+        .get("status")?
+        .as_str()
+}
+
+/// When the job's annotations last changed (creation included).
+fn annotations_since(index: &Index<'_>, job: &ObjKey) -> Option<DateTime<Utc>> {
+    index
+        .changes(job)
+        .iter()
+        .rev()
+        .find(|c| {
+            c.before.as_ref().map(annotations) != c.after.as_ref().map(annotations)
+                && c.actor != Actor::Client
+        })
+        .map(|c| c.at)
+}
+
+fn annotations_reported(observation: &Observation<'_>, violations: &mut Vec<Violation>) {
+    let index = Index::new(observation.history);
+    let within = observation.react_within();
+    let jobs: Vec<(ObjKey, &Value)> = index
+        .all_at(nbv_core::api::KIND, observation.end)
+        .map(|(k, v)| (k.clone(), v))
+        .collect();
+    for (key, job) in jobs {
+        let quiet = index
+            .last_outside_change(&key)
+            .and_then(|last| observation.deadline(last, within));
+        if quiet.is_none() {
+            continue;
+        }
+        let Ok(typed) = serde_json::from_value::<NotebookValidationJob>(job.clone()) else {
+            continue;
+        };
+        let errors: Vec<String> = plan(&typed, &PlanContext::default(), observation.end)
+            .diagnostics
+            .into_iter()
+            .filter(|d| d.is_error)
+            .map(|d| d.annotation.to_owned())
+            .collect();
+        let condition = condition_status(job, "AnnotationsValid");
+        if errors.is_empty() {
+            if condition == Some("False") {
+                violations.push(Violation::new(
+                    INVARIANT,
+                    Some(observation.end),
+                    format!(
+                        "job {} reports AnnotationsValid=False, but its annotations are valid",
+                        key.path()
+                    ),
+                ));
+            }
+            continue;
+        }
+        if condition != Some("False") {
+            violations.push(Violation::new(
+                INVARIANT,
+                Some(observation.end),
+                format!(
+                    "job {} has malformed annotations ({}) but its AnnotationsValid condition \
+                     is {}",
+                    key.path(),
+                    errors.join(", "),
+                    condition.unwrap_or("absent")
+                ),
+            ));
+        }
+        let since = annotations_since(&index, &key).unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let reported = observation.history.iter().any(|c| {
+            c.actor == Actor::Client
+                && c.kind == "Event"
+                && c.before.is_none()
+                && c.at >= since
+                && c.after.as_ref().is_some_and(|e| {
+                    e["reason"] == "InvalidAnnotation"
+                        && e["involvedObject"]["name"] == key.name.as_str()
+                        && e["involvedObject"]["namespace"] == key.namespace.as_str()
+                })
+        });
+        let events_failed = observation.requests.iter().any(|r| {
+            r.resource == "events"
+                && r.verb.kind() == VerbKind::Create
+                && r.namespace.as_deref() == Some(key.namespace.as_str())
+                && r.status >= 400
+                && r.status != 409
+        });
+        if !reported && !events_failed {
+            violations.push(Violation::new(
+                INVARIANT,
+                Some(observation.end),
+                format!(
+                    "job {} has had malformed annotations ({}) since {} but no InvalidAnnotation \
+                     Event reports them",
+                    key.path(),
+                    errors.join(", "),
+                    rfc3339(since)
+                ),
+            ));
+        }
+    }
+}

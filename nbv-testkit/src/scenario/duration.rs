@@ -1,0 +1,163 @@
+//! Durations as scenario files write them: `90s`, `2m`, `1h30m`, `500ms`.
+
+use std::time::Duration;
+
+/// The longest duration a scenario may use anywhere (one virtual day). A simulation
+/// advances its clock in steps, so the bound keeps the work of a hostile file bounded.
+pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
+
+/// A duration that is not written as `<number><unit>...` with units `h`, `m`, `s`,
+/// `ms`, or that exceeds [`MAX_DURATION`].
+///
+/// # Examples
+///
+/// ```
+/// use nbv_testkit::scenario::parse_duration;
+///
+/// let err = parse_duration("10").unwrap_err();
+/// assert_eq!(err.to_string(),
+///     "invalid duration \"10\": the number 10 has no unit; write e.g. 90s, 2m, 1h30m or 500ms");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
+#[error("invalid duration {text:?}: {problem}; write e.g. 90s, 2m, 1h30m or 500ms")]
+pub struct InvalidDuration {
+    /// The text as written.
+    pub text: String,
+    /// What is wrong with it.
+    pub problem: String,
+}
+
+/// Parses a duration such as `90s`, `2m`, `1h30m` or `500ms` (`0` alone means zero).
+///
+/// # Errors
+///
+/// [`InvalidDuration`] for anything else, and for durations above [`MAX_DURATION`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nbv_testkit::scenario::parse_duration;
+///
+/// assert_eq!(parse_duration("1h30m")?, Duration::from_secs(5400));
+/// assert_eq!(parse_duration("2m5s")?, Duration::from_secs(125));
+/// assert_eq!(parse_duration("250ms")?, Duration::from_millis(250));
+/// assert!(parse_duration("25h").is_err());
+/// # Ok::<(), nbv_testkit::scenario::InvalidDuration>(())
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, InvalidDuration> {
+    let invalid = |problem: String| InvalidDuration {
+        text: text.to_owned(),
+        problem,
+    };
+    let trimmed = text.trim();
+    if trimmed == "0" {
+        return Ok(Duration::ZERO);
+    }
+    if trimmed.is_empty() {
+        return Err(invalid("it is empty".to_owned()));
+    }
+    let mut total = Duration::ZERO;
+    let mut rest = trimmed;
+    while !rest.is_empty() {
+        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
+        if digits == 0 {
+            return Err(invalid(format!("expected a number at {rest:?}")));
+        }
+        let (number, after) = rest.split_at(digits);
+        let value: u64 = number
+            .parse()
+            .map_err(|_| invalid(format!("the number {number} is too large")))?;
+        let unit_len = after.bytes().take_while(u8::is_ascii_alphabetic).count();
+        let (unit, after) = after.split_at(unit_len);
+        let part = match unit {
+            "h" => value.checked_mul(3600).map(Duration::from_secs),
+            "m" => value.checked_mul(60).map(Duration::from_secs),
+            "s" => Some(Duration::from_secs(value)),
+            "ms" => Some(Duration::from_millis(value)),
+            "" => return Err(invalid(format!("the number {number} has no unit"))),
+            other => {
+                return Err(invalid(format!(
+                    "unknown unit {other:?} (use h, m, s or ms)"
+                )));
+            }
+        };
+        total = part
+            .and_then(|p| total.checked_add(p))
+            .filter(|t| *t <= MAX_DURATION)
+            .ok_or_else(|| invalid("it is longer than 24h".to_owned()))?;
+        rest = after;
+    }
+    Ok(total)
+}
+
+/// Writes a duration the way [`parse_duration`] reads it (`0s`, `45s`, `2m`, `1h30m`),
+/// leaving out the units whose part is zero.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nbv_testkit::scenario::{format_duration, parse_duration};
+///
+/// assert_eq!(format_duration(Duration::from_secs(5400)), "1h30m");
+/// assert_eq!(format_duration(Duration::from_millis(61_500)), "1m1s500ms");
+/// assert_eq!(format_duration(Duration::ZERO), "0s");
+/// let d = Duration::from_secs(3725);
+/// assert_eq!(parse_duration(&format_duration(d)).unwrap(), d);
+/// ```
+pub fn format_duration(duration: Duration) -> String {
+    let secs = duration.as_secs();
+    let millis = duration.subsec_millis();
+    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
+    let mut out = String::new();
+    if h > 0 {
+        out.push_str(&format!("{h}h"));
+    }
+    if m > 0 {
+        out.push_str(&format!("{m}m"));
+    }
+    if s > 0 {
+        out.push_str(&format!("{s}s"));
+    }
+    if millis > 0 {
+        out.push_str(&format!("{millis}ms"));
+    }
+    if out.is_empty() {
+        out.push_str("0s");
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn rejects_what_it_cannot_read() {
+        for bad in [
+            "",
+            " ",
+            "s",
+            "1x",
+            "1.5s",
+            "-1s",
+            "1h-",
+            "m5",
+            "99999999999999999999s",
+            "25h",
+            "1h 30m",
+        ] {
+            assert!(parse_duration(bad).is_err(), "{bad:?}");
+        }
+    }
+
+    #[test]
+    fn reads_every_unit() {
+        assert_eq!(parse_duration("1h"), Ok(Duration::from_secs(3600)));
+        assert_eq!(parse_duration("3m"), Ok(Duration::from_secs(180)));
+        assert_eq!(parse_duration(" 7s "), Ok(Duration::from_secs(7)));
+        assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
+        assert_eq!(parse_duration("24h"), Ok(MAX_DURATION));
+    }
+}
