@@ -383,9 +383,14 @@ fn json_value() -> impl Strategy<Value = serde_json::Value> {
 fn without_nulls(v: &serde_json::Value) -> serde_json::Value {
     match v {
         serde_json::Value::Object(m) => serde_json::Value::Object(
-            m.iter().filter(|(_, v)| !v.is_null()).map(|(k, v)| (k.clone(), without_nulls(v))).collect(),
+            m.iter()
+                .filter(|(_, v)| !v.is_null())
+                .map(|(k, v)| (k.clone(), without_nulls(v)))
+                .collect(),
         ),
-        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(without_nulls).collect()),
+        serde_json::Value::Array(a) => {
+            serde_json::Value::Array(a.iter().map(without_nulls).collect())
+        }
         other => other.clone(),
     }
 }
@@ -446,7 +451,11 @@ fn an_effect_that_cannot_succeed_is_given_up_at_once_and_reported() {
     let mut j = job(seed_annotations(), Some(status(Phase::Succeeded)));
     let ctx = PlanContext::default();
     let first = plan(&j, &ctx, t0());
-    let trigger = first.effects.iter().find(|e| e.key.as_str().starts_with("trigger/restart")).unwrap();
+    let trigger = first
+        .effects
+        .iter()
+        .find(|e| e.key.as_str().starts_with("trigger/restart"))
+        .unwrap();
     let recorded = record(
         first.ledger(),
         &trigger.key,
@@ -457,7 +466,16 @@ fn an_effect_that_cannot_succeed_is_given_up_at_once_and_reported() {
     assert!(recorded.gave_up);
     j.status.as_mut().unwrap().effects = Some(recorded.ledger);
     let next = plan(&j, &ctx, t0());
-    let report = next.effects.iter().find(|e| e.key == EffectKey::gave_up(&trigger.key));
-    assert!(matches!(report.map(|e| &e.effect), Some(Effect::ReportGaveUp { attempts: 1, .. })));
-    assert!(!next.effects.iter().any(|e| e.key == trigger.key), "never retried");
+    let report = next
+        .effects
+        .iter()
+        .find(|e| e.key == EffectKey::gave_up(&trigger.key));
+    assert!(matches!(
+        report.map(|e| &e.effect),
+        Some(Effect::ReportGaveUp { attempts: 1, .. })
+    ));
+    assert!(
+        !next.effects.iter().any(|e| e.key == trigger.key),
+        "never retried"
+    );
 }

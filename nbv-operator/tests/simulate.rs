@@ -175,6 +175,29 @@ fn the_same_seed_gives_the_same_output() {
     assert_eq!(seed_report().to_json(), seed_report().to_json());
 }
 
+#[test]
+fn separate_processes_print_the_same_output() {
+    // Each process seeds its hash maps differently, so concurrent reconciles may
+    // interleave differently: the output must not show it.
+    let nbv = |args: &[&str]| {
+        let output = std::process::Command::new(env!("CARGO_BIN_EXE_nbv"))
+            .args(args)
+            .output()
+            .expect("nbv runs");
+        String::from_utf8_lossy(&output.stdout).into_owned()
+    };
+    let example = examples_dir().join("waves-and-failures.yaml");
+    let example = example.to_str().expect("a UTF-8 path");
+    for args in [
+        &["simulate", "--random", "6", "--seed", "11"][..],
+        &["simulate", "--json", example],
+    ] {
+        let first = nbv(args);
+        assert!(first.starts_with('{'), "{args:?}: {first}");
+        assert_eq!(first, nbv(args), "{args:?}");
+    }
+}
+
 /// Runs the cases of `seed` one by one and returns their violation messages.
 fn violations(cases: u32, seed: u64, mutation: Option<Mutation>) -> Vec<String> {
     (0..cases)

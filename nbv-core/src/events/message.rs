@@ -13,7 +13,7 @@ use super::{MAX_MESSAGE_BYTES, NotificationContext, NotificationReason, redact_s
 /// ```
 /// use nbv_core::events::suggested_action;
 ///
-/// assert!(suggested_action("ModuleNotFoundError: No module named 'torch'").contains("image"));
+/// assert!(suggested_action("ModuleNotFoundError: No module named 'torch'").contains("containerImage"));
 /// assert!(suggested_action("ErrImagePull").contains("containerImage"));
 /// ```
 pub fn suggested_action(failure: &str) -> &'static str {

@@ -19,7 +19,17 @@
 /// assert_eq!(redact_secrets("auth failed: token=abc123 rejected"), "auth failed: token=*** rejected");
 /// ```
 pub fn redact_secrets(text: &str) -> String {
-    redact_pairs(&redact_userinfo(text))
+    // Each pass can expose work for the other: redacting `token=a/b` removes the `/`
+    // that ended a URL's authority, so a later `user:pass@` joins it. Both passes only
+    // ever shorten the text or leave it as it is, so this reaches a fixed point.
+    let mut current = text.to_owned();
+    loop {
+        let next = redact_pairs(&redact_userinfo(&current));
+        if next == current {
+            return next;
+        }
+        current = next;
+    }
 }
 
 fn redact_userinfo(text: &str) -> String {

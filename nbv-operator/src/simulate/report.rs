@@ -15,9 +15,33 @@ use serde_json::{Value, json};
 use super::timeline::{Entry, clock};
 
 /// A job's run that ended, as committed to the cluster.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run, seed_scenario};
+///
+/// let report = run(&seed_scenario()?, &Options::default())?;
+/// let completion = &report.completions[0];
+/// assert_eq!(completion.phase, nbv_core::api::Phase::Succeeded);
+/// assert_eq!(completion.completed_at.to_rfc3339(), "2026-01-24T22:30:00+00:00");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub type Completion = TerminalTransition;
 
 /// A trigger nbv recorded as carried out for a run of a job.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run, seed_scenario};
+///
+/// let report = run(&seed_scenario()?, &Options::default())?;
+/// let fired = &report.triggers_fired[0];
+/// assert_eq!(fired.run, "g1@2026-01-24T22:20:30Z");
+/// assert!(fired.trigger.starts_with("restart:serving.kserve.io/InferenceService:"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Serialize)]
 pub struct TriggerFired {
     /// The job, `namespace/name`.
@@ -31,6 +55,17 @@ pub struct TriggerFired {
 }
 
 /// The API requests nbv made (the stand-ins' actions are not requests).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run, seed_scenario};
+///
+/// let api = run(&seed_scenario()?, &Options::default())?.api;
+/// assert_eq!(api.requests_by_verb["delete"], 2);
+/// assert_eq!(api.requests_by_verb.values().sum::<usize>(), api.requests_total);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct ApiStats {
     /// All requests.
@@ -89,6 +124,18 @@ fn verb_name(verb: VerbKind) -> &'static str {
 }
 
 /// A job at the end.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run, seed_scenario};
+///
+/// let report = run(&seed_scenario()?, &Options::default())?;
+/// let job = &report.jobs["self-healing-platform/predictive-analytics-kserve-validation"];
+/// assert_eq!(job.phase.as_deref(), Some("Succeeded"));
+/// assert_eq!(job.annotations["mlops.dev/wave-complete"], "3");
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct FinalJob {
     /// `status.phase`.
@@ -98,6 +145,16 @@ pub struct FinalJob {
 }
 
 /// How `nbv wait --namespace <namespace> --wave <wave>` ended on the final state.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run, seed_scenario};
+///
+/// let gate = &run(&seed_scenario()?, &Options::default())?.gates[0];
+/// assert_eq!((gate.namespace.as_str(), gate.wave, gate.status.as_str()), ("self-healing-platform", 4, "open"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct GateOutcome {
     /// Namespace of the jobs.
@@ -111,6 +168,17 @@ pub struct GateOutcome {
 }
 
 /// The operator's life.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run, seed_scenario};
+///
+/// let operator = run(&seed_scenario()?, &Options::default())?.operator;
+/// assert_eq!((operator.starts, operator.crashes, operator.graceful_stops), (1, 0, 1));
+/// assert!(operator.panics.is_empty());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
 pub struct OperatorStats {
     /// Instances started.
@@ -124,6 +192,18 @@ pub struct OperatorStats {
 }
 
 /// Everything a simulation found.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run, seed_scenario};
+///
+/// let report = run(&seed_scenario()?, &Options::default())?;
+/// assert_eq!(report.scenario, "seed-end-to-end");
+/// assert!(report.violations.is_empty() && report.expectation_failures.is_empty());
+/// assert_eq!((report.end - report.start).num_minutes(), 16);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Report {
     /// The scenario's name.

@@ -76,6 +76,19 @@ impl Who {
 }
 
 /// One line of the timeline.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, Who, run, seed_scenario};
+///
+/// let report = run(&seed_scenario()?, &Options::default())?;
+/// let first = &report.timeline[0];
+/// assert_eq!(first.who, Who::Setup);
+/// assert_eq!(first.at, report.start);
+/// assert!(report.timeline.iter().any(|e| e.who == Who::Kserve));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct Entry {
     /// When (virtual time).

@@ -1,0 +1,280 @@
+//! Random scenarios: many small worlds, each played and checked against the invariants.
+//!
+//! Each case is a scenario generated from its own seed, derived from the run's seed and
+//! the case's index: one to four jobs in one or two namespaces, with sync waves, block
+//! waves, parents (tracking id, instance or part-of label, none) and triggers (restart
+//! of an InferenceService or a Deployment, refresh of a ConfigMap or an Application,
+//! sync of an Application; some into a namespace they may not reach, some at a target
+//! that does not exist, some annotations malformed); one or two runs per job that
+//! succeed or fail, a spec edit between runs, and another controller that sometimes
+//! rewrites a terminal status from scratch (dropping nbv's ledger). Around them: API
+//! faults (500, 503, 429, 409, timeouts, lost responses) on random verbs and
+//! resources, dropped watches, a compacted change feed, operator crashes and graceful
+//! restarts, a user's `kubectl rollout restart`, Argo CD syncs of its own.
+//!
+//! The generator is a SplitMix64 sequence: no clock, no process randomness, so a seed
+//! always gives the same scenarios, and cases run on worker threads are reported in
+//! case order.
+
+mod generate;
+
+use std::collections::BTreeMap;
+
+use nbv_testkit::invariants::Violation;
+use nbv_testkit::scenario::{Action, Scenario};
+use serde::Serialize;
+use serde_json::Value;
+
+pub use generate::{case_seed, random_scenario};
+
+use super::{Options, run};
+
+/// The first broken invariant of a random run, with what is needed to replay it.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, random_scenario, run_random};
+///
+/// // A clean run has none; when there is one, its scenario replays it:
+/// // `nbv simulate first.yaml` with the file written from `scenario_yaml`.
+/// let summary = run_random(1, 2, &Options::default());
+/// assert!(summary.first_violation.is_none());
+/// let yaml = random_scenario(5).to_yaml()?;
+/// assert!(yaml.contains("timeline:"));
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct FirstViolation {
+    /// The case's index.
+    pub case: u32,
+    /// The case's seed ([`random_scenario`] of it gives the scenario again).
+    pub case_seed: u64,
+    /// The violation.
+    pub violation: Violation,
+    /// The scenario as a file for `nbv simulate <file>`.
+    pub scenario_yaml: String,
+}
+
+/// What the random scenarios exercised, summed over the cases.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run_random};
+///
+/// let coverage = run_random(2, 4, &Options::default()).coverage;
+/// assert!(coverage.requests > 0);
+/// assert!(coverage.operator_stops >= 2); // at least the final stop of each case
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize)]
+pub struct Coverage {
+    /// Terminal transitions of jobs.
+    pub completions: usize,
+    /// Triggers recorded as carried out.
+    pub triggers_fired: usize,
+    /// Faults injected.
+    pub faults: usize,
+    /// Operator stops (crashes and graceful).
+    pub operator_stops: u32,
+    /// API requests nbv made.
+    pub requests: usize,
+    /// Answers with an error status.
+    pub error_answers: usize,
+}
+
+/// The outcome of [`run_random`].
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run_random};
+///
+/// let summary = run_random(2, 4, &Options::default());
+/// assert_eq!((summary.cases, summary.seed, summary.violations), (2, 4, 0));
+/// assert!(summary.violations_by_invariant.is_empty());
+/// ```
+#[derive(Clone, Debug, PartialEq, Serialize)]
+pub struct RandomSummary {
+    /// Scenarios run.
+    pub cases: u32,
+    /// The seed they were generated from.
+    pub seed: u64,
+    /// Broken invariants over all cases (a scenario that could not be played counts as
+    /// one).
+    pub violations: usize,
+    /// Cases with at least one.
+    pub failed_cases: u32,
+    /// Violations by invariant number (0: a scenario that could not be played).
+    pub violations_by_invariant: BTreeMap<u8, usize>,
+    /// The first, by case order.
+    pub first_violation: Option<FirstViolation>,
+    /// What was exercised.
+    pub coverage: Coverage,
+}
+
+impl RandomSummary {
+    /// `{"cases", "seed", "violations", "failed_cases", "violations_by_invariant",
+    /// "first_violation", "coverage"}`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_operator::simulate::{Options, run_random};
+    ///
+    /// let json = run_random(1, 7, &Options::default()).to_json();
+    /// assert_eq!(json["cases"], 1);
+    /// assert_eq!(json["violations"], 0);
+    /// ```
+    pub fn to_json(&self) -> Value {
+        serde_json::to_value(self).unwrap_or(Value::Null)
+    }
+}
+
+/// One case's result.
+struct CaseResult {
+    violations: Vec<Violation>,
+    coverage: Coverage,
+}
+
+fn run_case(seed: u64, options: &Options) -> (Scenario, CaseResult) {
+    let scenario = random_scenario(seed);
+    let options = Options { seed, ..*options };
+    let result = match run(&scenario, &options) {
+        Ok(report) => CaseResult {
+            coverage: Coverage {
+                completions: report.completions.len(),
+                triggers_fired: report.triggers_fired.len(),
+                faults: scenario
+                    .timeline
+                    .iter()
+                    .filter(|s| matches!(s.action, Action::Fault(_)))
+                    .count(),
+                operator_stops: report.operator.crashes + report.operator.graceful_stops,
+                requests: report.api.requests_total,
+                error_answers: report.api.errors_by_code.values().sum(),
+            },
+            violations: report.violations,
+        },
+        Err(e) => CaseResult {
+            violations: vec![Violation {
+                invariant: 0,
+                at: None,
+                message: format!("the scenario could not be played: {e}"),
+            }],
+            coverage: Coverage::default(),
+        },
+    };
+    (scenario, result)
+}
+
+/// Generates `cases` scenarios from `seed`, runs each (on as many threads as the
+/// machine has cores) and checks the invariants after each.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run_random};
+///
+/// let summary = run_random(2, 1, &Options::default());
+/// assert_eq!(summary.cases, 2);
+/// assert_eq!(summary.violations, 0, "{:?}", summary.first_violation);
+/// assert!(summary.coverage.completions > 0);
+/// ```
+pub fn run_random(cases: u32, seed: u64, options: &Options) -> RandomSummary {
+    let workers = std::thread::available_parallelism()
+        .map_or(1, usize::from)
+        .clamp(1, 8);
+    let seeds: Vec<(u32, u64)> = (0..cases)
+        .map(|case| (case, case_seed(seed, case)))
+        .collect();
+    let shares: Vec<Vec<(u32, u64)>> = (0..workers)
+        .map(|worker| {
+            seeds
+                .iter()
+                .copied()
+                .skip(worker)
+                .step_by(workers)
+                .collect()
+        })
+        .collect();
+    let mut results: Vec<(u32, u64, Scenario, CaseResult)> = std::thread::scope(|scope| {
+        let handles: Vec<_> = shares
+            .iter()
+            .map(|share| {
+                scope.spawn(move || {
+                    share
+                        .iter()
+                        .map(|&(case, seed)| {
+                            let (scenario, result) = run_case(seed, options);
+                            (case, seed, scenario, result)
+                        })
+                        .collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        handles
+            .into_iter()
+            .zip(&shares)
+            .flat_map(|(handle, share)| match handle.join() {
+                Ok(results) => results,
+                // The simulator itself panicked (the operator's panics are caught and
+                // reported as violations): every case of that worker counts as failed.
+                Err(_) => share
+                    .iter()
+                    .map(|&(case, seed)| {
+                        let result = CaseResult {
+                            violations: vec![Violation {
+                                invariant: 0,
+                                at: None,
+                                message: "the simulator panicked while playing this case"
+                                    .to_owned(),
+                            }],
+                            coverage: Coverage::default(),
+                        };
+                        (case, seed, random_scenario(seed), result)
+                    })
+                    .collect(),
+            })
+            .collect()
+    });
+    results.sort_by_key(|(case, ..)| *case);
+    let mut summary = RandomSummary {
+        cases,
+        seed,
+        violations: 0,
+        failed_cases: 0,
+        violations_by_invariant: BTreeMap::new(),
+        first_violation: None,
+        coverage: Coverage::default(),
+    };
+    for (case, case_seed, scenario, result) in results {
+        let c = &mut summary.coverage;
+        c.completions += result.coverage.completions;
+        c.triggers_fired += result.coverage.triggers_fired;
+        c.faults += result.coverage.faults;
+        c.operator_stops += result.coverage.operator_stops;
+        c.requests += result.coverage.requests;
+        c.error_answers += result.coverage.error_answers;
+        if result.violations.is_empty() {
+            continue;
+        }
+        summary.failed_cases += 1;
+        summary.violations += result.violations.len();
+        for v in &result.violations {
+            *summary
+                .violations_by_invariant
+                .entry(v.invariant)
+                .or_default() += 1;
+        }
+        if summary.first_violation.is_none() {
+            summary.first_violation = Some(FirstViolation {
+                case,
+                case_seed,
+                violation: result.violations[0].clone(),
+                scenario_yaml: scenario.to_yaml().unwrap_or_default(),
+            });
+        }
+    }
+    summary
+}
