@@ -3,7 +3,7 @@
 
 mod effects_support;
 
-use effects_support::{Exchange, completed_at, job, run, trigger};
+use effects_support::{Exchange, completed_at, job, rolling_restart_patch, run, trigger, workload};
 use nbv_core::triggers::TriggerAccess;
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
@@ -19,10 +19,9 @@ fn restart_in_serving() -> nbv_core::triggers::Trigger {
     )
 }
 
-fn rolling_restart() -> serde_json::Value {
-    json!({"spec": {"template": {"metadata": {"annotations": {
-        "kubectl.kubernetes.io/restartedAt": "2026-01-24T22:30:00Z"
-    }}}}})
+/// The read of the Deployment before its rolling restart.
+fn read_deployment(path: &str, namespace: &str) -> Exchange {
+    Exchange::get(path).reply(200, workload("Deployment", namespace, "web", None))
 }
 
 fn namespace(name: &str, accepts: Option<&str>) -> serde_json::Value {
@@ -71,7 +70,8 @@ async fn a_missing_namespace_is_a_refusal_not_a_hint() {
 async fn the_namespace_opt_in_allows_the_trigger() {
     let script = vec![
         Exchange::get(SERVING_NS).reply(200, namespace("serving", Some("research, ml"))),
-        Exchange::merge_patch(DEPLOYMENT, rolling_restart()).reply(200, json!({})),
+        read_deployment(DEPLOYMENT, "serving"),
+        Exchange::merge_patch(DEPLOYMENT, rolling_restart_patch()).reply(200, json!({})),
     ];
     let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
         executor
@@ -86,12 +86,15 @@ async fn the_namespace_opt_in_allows_the_trigger() {
 }
 
 #[tokio::test]
-async fn the_operator_flag_allows_the_trigger_without_reading_anything() {
+async fn the_operator_flag_allows_the_trigger_without_reading_the_namespace() {
     let config = ExecutorConfig {
         trigger_access: TriggerAccess::from_list("serving"),
         ..ExecutorConfig::default()
     };
-    let script = vec![Exchange::merge_patch(DEPLOYMENT, rolling_restart()).reply(200, json!({}))];
+    let script = vec![
+        read_deployment(DEPLOYMENT, "serving"),
+        Exchange::merge_patch(DEPLOYMENT, rolling_restart_patch()).reply(200, json!({})),
+    ];
     let (outcome, _) = run(config, script, |executor| async move {
         executor
             .fire_trigger(&job("ml", "train"), &restart_in_serving(), completed_at())
@@ -111,9 +114,10 @@ async fn a_trigger_in_the_jobs_namespace_reads_no_namespace() {
         "ml",
     );
     let script = vec![
+        read_deployment("/apis/apps/v1/namespaces/ml/deployments/web", "ml"),
         Exchange::merge_patch(
             "/apis/apps/v1/namespaces/ml/deployments/web",
-            rolling_restart(),
+            rolling_restart_patch(),
         )
         .reply(200, json!({})),
     ];

@@ -248,16 +248,22 @@ async fn an_operation_started_meanwhile_makes_the_sync_conflict_and_retry() {
 
 #[tokio::test]
 async fn refresh_of_an_application_sets_both_annotations() {
-    let body = json!({"metadata": {"annotations": {
-        "mlops.dev/restart-timestamp": "2026-01-24T22:30:00Z",
-        "argocd.argoproj.io/refresh": "normal"
-    }}});
-    // Allowed by the operator flag: nothing needs to be read.
+    let body = json!({"metadata": {
+        "resourceVersion": "42",
+        "annotations": {
+            "mlops.dev/restart-timestamp": "2026-01-24T22:30:00Z",
+            "argocd.argoproj.io/refresh": "normal"
+        }
+    }});
+    // Allowed by the operator flag: the Application is read only for its timestamp.
     let flagged = ExecutorConfig {
         trigger_access: TriggerAccess::from_list("argocd"),
         ..ExecutorConfig::default()
     };
-    let script = vec![Exchange::merge_patch(APP, body.clone()).reply(200, json!({}))];
+    let script = vec![
+        Exchange::get(APP).reply(200, application(json!({}))),
+        Exchange::merge_patch(APP, body.clone()).reply(200, json!({})),
+    ];
     let (outcome, seen) = run(flagged, script, |executor| async move {
         executor
             .fire_trigger(&job("ml", "train"), &refresh_trigger(), completed_at())
@@ -274,7 +280,8 @@ async fn refresh_of_an_application_sets_both_annotations() {
     );
     insta::assert_json_snapshot!(seen);
 
-    // Without the flag, the Application is read to learn where it deploys.
+    // Without the flag, the Application is read to learn where it deploys, and that
+    // one read also serves the refresh.
     let script = vec![
         Exchange::get(APP).reply(200, application(json!({}))),
         Exchange::merge_patch(APP, body).reply(200, json!({})),
@@ -288,6 +295,28 @@ async fn refresh_of_an_application_sets_both_annotations() {
     assert!(
         matches!(outcome, Ok(TriggerOutcome::Done { .. })),
         "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn an_application_refreshed_by_a_newer_run_is_not_refreshed_again() {
+    let newer = application(json!({"metadata": {"annotations": {
+        "mlops.dev/restart-timestamp": "2026-01-24T22:31:00Z"
+    }}}));
+    let script = vec![Exchange::get(APP).reply(200, newer)];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &refresh_trigger(), completed_at())
+            .await
+    })
+    .await;
+    assert_eq!(
+        outcome.expect("nothing to do"),
+        TriggerOutcome::AlreadyDone {
+            summary: "Application argocd/serving already refreshed at 2026-01-24T22:31:00Z \
+                      (not older than this run)"
+                .into()
+        }
     );
 }
 

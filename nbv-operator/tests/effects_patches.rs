@@ -3,7 +3,7 @@
 
 mod effects_support;
 
-use effects_support::{Exchange, completed_at, job, run, trigger};
+use effects_support::{Exchange, READ_VERSION, annotated, completed_at, job, run, trigger};
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
 
@@ -106,24 +106,37 @@ async fn a_missing_application_is_reported_as_not_found() {
     );
 }
 
-#[tokio::test]
-async fn refresh_of_a_config_map_sets_the_restart_timestamp() {
-    let refresh = trigger(
+const CONFIG_MAP: &str = "/api/v1/namespaces/ml/configmaps/model-config";
+
+fn refresh_config_map() -> nbv_core::triggers::Trigger {
+    trigger(
         "{apiVersion: v1, kind: ConfigMap, name: model-config, action: refresh}",
         "ml",
-    );
+    )
+}
+
+/// The ConfigMap, annotated with `timestamp` when given.
+fn config_map(timestamp: Option<&str>) -> serde_json::Value {
+    annotated("v1", "ConfigMap", "ml", "model-config", timestamp)
+}
+
+/// The refresh patch of the run, conditional on the version read.
+fn refresh_patch() -> serde_json::Value {
+    json!({"metadata": {
+        "resourceVersion": READ_VERSION,
+        "annotations": {"mlops.dev/restart-timestamp": "2026-01-24T22:30:00Z"}
+    }})
+}
+
+#[tokio::test]
+async fn refresh_of_a_config_map_sets_the_restart_timestamp() {
     let script = vec![
-        Exchange::merge_patch(
-            "/api/v1/namespaces/ml/configmaps/model-config",
-            json!({"metadata": {"annotations": {
-                "mlops.dev/restart-timestamp": "2026-01-24T22:30:00Z"
-            }}}),
-        )
-        .reply(200, json!({})),
+        Exchange::get(CONFIG_MAP).reply(200, config_map(None)),
+        Exchange::merge_patch(CONFIG_MAP, refresh_patch()).reply(200, json!({})),
     ];
     let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
         executor
-            .fire_trigger(&job("ml", "train"), &refresh, completed_at())
+            .fire_trigger(&job("ml", "train"), &refresh_config_map(), completed_at())
             .await
     })
     .await;
@@ -136,6 +149,77 @@ async fn refresh_of_a_config_map_sets_the_restart_timestamp() {
         }
     );
     insta::assert_json_snapshot!(seen);
+}
+
+#[tokio::test]
+async fn refresh_writes_nothing_over_a_timestamp_not_older_than_the_run() {
+    // Newer, newer with an offset, the run's own time, the same instant with an offset.
+    for existing in [
+        "2026-01-24T22:31:00Z",
+        "2026-01-24T23:31:00+01:00",
+        "2026-01-24T22:30:00Z",
+        "2026-01-24T23:30:00+01:00",
+    ] {
+        let script = vec![Exchange::get(CONFIG_MAP).reply(200, config_map(Some(existing)))];
+        let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &refresh_config_map(), completed_at())
+                .await
+        })
+        .await;
+        assert_eq!(seen.len(), 1, "only the read, for {existing}");
+        assert_eq!(
+            outcome.expect("nothing to do"),
+            TriggerOutcome::AlreadyDone {
+                summary: format!(
+                    "ConfigMap ml/model-config already refreshed at {existing} \
+                     (not older than this run)"
+                )
+            }
+        );
+    }
+}
+
+#[tokio::test]
+async fn refresh_overwrites_an_older_or_foreign_timestamp_conditionally() {
+    for existing in ["2026-01-24T22:29:59Z", "yesterday", ""] {
+        let script = vec![
+            Exchange::get(CONFIG_MAP).reply(200, config_map(Some(existing))),
+            Exchange::merge_patch(CONFIG_MAP, refresh_patch()).reply(200, json!({})),
+        ];
+        let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &refresh_config_map(), completed_at())
+                .await
+        })
+        .await;
+        assert!(
+            matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+            "{existing:?}: {outcome:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_refresh_written_meanwhile_makes_the_patch_conflict_and_retry() {
+    let script = vec![
+        Exchange::get(CONFIG_MAP).reply(200, config_map(Some("2026-01-24T22:00:00Z"))),
+        Exchange::merge_patch(CONFIG_MAP, refresh_patch()).fail(
+            409,
+            "Conflict",
+            "Operation cannot be fulfilled on configmaps \"model-config\": the object has \
+             been modified; please apply your changes to the latest version and try again",
+        ),
+    ];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &refresh_config_map(), completed_at())
+            .await
+    })
+    .await;
+    let error = outcome.expect_err("conflict");
+    assert!(matches!(error, EffectError::Conflict { .. }), "{error:?}");
+    assert!(error.is_retryable());
 }
 
 /// How each kind of API answer is classified, with the same request each time.

@@ -2,7 +2,10 @@
 
 mod effects_support;
 
-use effects_support::{Exchange, completed_at, delete_if_same, job, pod, pod_list, run, trigger};
+use effects_support::{
+    Exchange, completed_at, delete_if_same, job, pod, pod_list, rolling_restart_patch, run,
+    trigger, workload,
+};
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
 
@@ -171,11 +174,10 @@ async fn rolling_restart_of_deployments_statefulsets_and_daemonsets() {
         ("StatefulSet", "statefulsets"),
         ("DaemonSet", "daemonsets"),
     ] {
-        let body = json!({"spec": {"template": {"metadata": {"annotations": {
-            "kubectl.kubernetes.io/restartedAt": "2026-01-24T22:30:00Z"
-        }}}}});
+        let path = format!("/apis/apps/v1/namespaces/ml/{plural}/web");
         let script = vec![
-            Exchange::merge_patch(format!("/apis/apps/v1/namespaces/ml/{plural}/web"), body)
+            Exchange::get(path.clone()).reply(200, workload(kind, "ml", "web", None)),
+            Exchange::merge_patch(path, rolling_restart_patch())
                 .reply(200, json!({"metadata": {"name": "web"}})),
         ];
         let restart = trigger(
@@ -200,6 +202,104 @@ async fn rolling_restart_of_deployments_statefulsets_and_daemonsets() {
             insta::assert_json_snapshot!("rolling_restart_request", seen);
         }
     }
+}
+
+const DEPLOYMENT: &str = "/apis/apps/v1/namespaces/ml/deployments/web";
+
+fn restart_deployment() -> nbv_core::triggers::Trigger {
+    trigger(
+        "{apiVersion: apps/v1, kind: Deployment, name: web, action: restart}",
+        "ml",
+    )
+}
+
+#[tokio::test]
+async fn a_workload_restarted_at_the_run_or_later_is_not_restarted_again() {
+    // A newer run's restart (also written with an offset), and this run's own, whose
+    // answer was lost: writing would move the time back or change nothing.
+    for existing in [
+        "2026-01-24T22:31:00Z",
+        "2026-01-24T23:31:00+01:00",
+        "2026-01-24T22:30:00Z",
+    ] {
+        let script = vec![
+            Exchange::get(DEPLOYMENT)
+                .reply(200, workload("Deployment", "ml", "web", Some(existing))),
+        ];
+        let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &restart_deployment(), completed_at())
+                .await
+        })
+        .await;
+        assert_eq!(seen.len(), 1, "only the read, for {existing}");
+        assert_eq!(
+            outcome.expect("nothing to do"),
+            TriggerOutcome::AlreadyDone {
+                summary: format!(
+                    "Deployment ml/web already restarted at {existing} (not older than this run)"
+                )
+            }
+        );
+    }
+}
+
+#[tokio::test]
+async fn an_older_or_foreign_restart_time_is_overwritten_with_the_version_read() {
+    // An older run's restart, and values that are not times nbv wrote.
+    for existing in ["2026-01-24T22:29:59Z", "2026-01-24 22:31", "soon"] {
+        let script = vec![
+            Exchange::get(DEPLOYMENT)
+                .reply(200, workload("Deployment", "ml", "web", Some(existing))),
+            Exchange::merge_patch(DEPLOYMENT, rolling_restart_patch()).reply(200, json!({})),
+        ];
+        let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &restart_deployment(), completed_at())
+                .await
+        })
+        .await;
+        assert!(
+            matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+            "{existing:?}: {outcome:?}"
+        );
+    }
+}
+
+#[tokio::test]
+async fn a_restart_written_meanwhile_makes_the_patch_conflict_and_retry() {
+    let script = vec![
+        Exchange::get(DEPLOYMENT).reply(200, workload("Deployment", "ml", "web", None)),
+        Exchange::merge_patch(DEPLOYMENT, rolling_restart_patch()).fail(
+            409,
+            "Conflict",
+            "Operation cannot be fulfilled on deployments.apps \"web\": the object has been \
+             modified; please apply your changes to the latest version and try again",
+        ),
+    ];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &restart_deployment(), completed_at())
+            .await
+    })
+    .await;
+    let error = outcome.expect_err("conflict");
+    assert!(matches!(error, EffectError::Conflict { .. }), "{error:?}");
+    assert!(error.is_retryable());
+}
+
+#[tokio::test]
+async fn a_missing_workload_is_reported_and_nothing_is_written() {
+    let script =
+        vec![Exchange::get(DEPLOYMENT).fail(404, "NotFound", "deployments.apps \"web\" not found")];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &restart_deployment(), completed_at())
+            .await
+    })
+    .await;
+    let error = outcome.expect_err("not found");
+    assert_eq!(error.to_string(), "Deployment ml/web not found");
 }
 
 #[tokio::test]

@@ -96,6 +96,7 @@ fn mistakes_name_the_entry_and_the_fix() {
         "name: x\nmode: gitops-only\npodOutcomes:\n  - {job: ml/train, outcome: succeeded}",
         "name: x\nmode: default\npodOutcomes:\n  - {job: ml/train, outcome: crashed}",
         "name: x\nmode: gitops-only\nsettle: 20h\ntimeline:\n  - {at: 5h, compact: {}}",
+        "name: x\nmode: gitops-only\nepoch: 1969-07-20T20:17:00Z",
     ];
     let report: Vec<String> = cases
         .iter()
@@ -247,6 +248,27 @@ proptest! {
         let read = Scenario::from_yaml(&text);
         prop_assert!(read.is_ok(), "{text}\n{:?}", read.err());
         prop_assert_eq!(read.ok(), Some(scenario));
+    }
+
+    /// Any text is either a scenario or an error that says where: reading never
+    /// panics, whatever the file holds.
+    #[test]
+    fn any_text_reads_or_is_refused(
+        text in prop_oneof![
+            "\\PC{0,200}",
+            scenario().prop_map(|s| s.to_yaml().unwrap_or_default()).prop_flat_map(|yaml| {
+                let len = yaml.len();
+                (Just(yaml), 0..=len, "\\PC{0,8}")
+            }).prop_map(|(yaml, at, junk)| {
+                let at = (0..=at).rev().find(|i| yaml.is_char_boundary(*i)).unwrap_or(0);
+                format!("{}{junk}{}", &yaml[..at], &yaml[at..])
+            }),
+        ]
+    ) {
+        match Scenario::from_yaml(&text) {
+            Ok(scenario) => prop_assert!(scenario.duration() <= MAX_DURATION),
+            Err(e) => prop_assert!(!e.to_string().is_empty()),
+        }
     }
 
     /// Durations are read back as written, and never beyond the bound.

@@ -14,7 +14,7 @@ use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
-use nbv_testkit::scenario::Scenario;
+use nbv_testkit::scenario::{MAX_SCENARIO_BYTES, Scenario};
 
 use crate::simulate::{self, Options, SEED_SCENARIO};
 
@@ -44,6 +44,20 @@ pub struct SimulateArgs {
     pub seed: u64,
 }
 
+/// Reads at most one byte more than a scenario may have, so that an oversized file is
+/// refused by [`Scenario::from_yaml`] without being read whole.
+fn read_bounded(path: &std::path::Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let limit = u64::try_from(MAX_SCENARIO_BYTES)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(limit)
+        .read_to_string(&mut text)?;
+    Ok(text)
+}
+
 /// Runs `nbv simulate`, writing the report to `out` and problems to `err`; returns the
 /// exit code.
 ///
@@ -70,7 +84,7 @@ pub fn run(args: &SimulateArgs, out: &mut impl Write, err: &mut impl Write) -> u
     }
     let (source, text) = match &args.scenario {
         None => ("the built-in scenario".to_owned(), SEED_SCENARIO.to_owned()),
-        Some(path) => match std::fs::read_to_string(path) {
+        Some(path) => match read_bounded(path) {
             Ok(text) => (path.display().to_string(), text),
             Err(e) => {
                 let _ = writeln!(err, "error: cannot read {}: {e}", path.display());

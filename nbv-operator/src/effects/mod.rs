@@ -7,11 +7,11 @@
 //! | effect | calls |
 //! |---|---|
 //! | wave annotations | `PATCH` (merge) the job |
-//! | `restart` Deployment, StatefulSet, DaemonSet | `PATCH` (merge) `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` |
+//! | `restart` Deployment, StatefulSet, DaemonSet | `GET` it; `PATCH` (merge) `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` with the resourceVersion read, unless it already restarted at the run's time or later |
 //! | `restart` InferenceService | `GET` it, `LIST` its pods by label, `DELETE` those created before the run ended |
 //! | `restart` any other kind | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners, `DELETE` the pods it owns that predate the run |
 //! | `sync` Application | `GET` it, `PATCH` (merge) `operation` with the resourceVersion read |
-//! | `refresh` | `PATCH` (merge) annotations |
+//! | `refresh` | `GET` it (unless deciding access read it); `PATCH` (merge) annotations with the resourceVersion read, unless its timestamp is the run's time or later |
 //! | notification, report | `POST` a `core/v1` Event |
 //! | Application status | `PATCH` (merge) two annotations of the Application |
 //!
@@ -20,7 +20,8 @@
 //! Application) only when the decision needs it, and a refused trigger writes nothing.
 //!
 //! Every effect is idempotent for its run, which covers the window between carrying an
-//! effect out and recording it: a rolling restart writes the run's completion time, pod
+//! effect out and recording it: a rolling restart or a refresh writes the run's completion
+//! time only over an older one (so a retry never moves it backwards past a newer run), pod
 //! deletion spares pods created after it, a sync is skipped when the Application already
 //! carries the run's marker, and a notification Event has a name derived from the run.
 //!

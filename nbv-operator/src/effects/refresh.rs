@@ -1,31 +1,59 @@
 //! The `refresh` action: annotating the target with the run's completion time.
 
 use chrono::{DateTime, Utc};
-use kube::api::Patch;
+use kube::api::{DynamicObject, Patch};
 use nbv_core::annotations::{ARGOCD_REFRESH, RESTART_TIMESTAMP};
 use nbv_core::triggers::TargetRef;
 use serde_json::json;
 
-use super::target::{describe, rfc3339, target_api};
+use super::target::{describe, not_older, resource_version, rfc3339, target_api};
 use super::{EffectError, Executor, TriggerOutcome};
 
 impl Executor {
     /// Sets `mlops.dev/restart-timestamp` on `target` to `completed_at`, and for an
     /// Argo CD Application also `argocd.argoproj.io/refresh: normal`, which asks Argo CD
     /// to compare the Application with its source again (Argo CD removes it when done).
+    ///
+    /// The target is read first (`read`, when deciding access already read it): when its
+    /// timestamp is already this run's time or later, nothing is written, so a retry of
+    /// a write whose answer was lost cannot move it backwards over a newer run's refresh.
+    /// The patch carries the `resourceVersion` read, so a write in between makes it a
+    /// conflict, and the retry reads again.
     pub(super) async fn refresh(
         &self,
         target: &TargetRef,
         application: bool,
+        read: Option<DynamicObject>,
         completed_at: DateTime<Utc>,
     ) -> Result<TriggerOutcome, EffectError> {
+        let object = match read {
+            Some(object) => object,
+            None => self.get_target(target).await?,
+        };
+        let current = object
+            .metadata
+            .annotations
+            .as_ref()
+            .and_then(|annotations| annotations.get(RESTART_TIMESTAMP))
+            .map(String::as_str);
+        if let Some(existing) = not_older(current, completed_at) {
+            return Ok(TriggerOutcome::AlreadyDone {
+                summary: format!(
+                    "{} already refreshed at {existing} (not older than this run)",
+                    describe(target)
+                ),
+            });
+        }
         let at = rfc3339(completed_at);
         let annotations = if application {
             json!({RESTART_TIMESTAMP: at, ARGOCD_REFRESH: "normal"})
         } else {
             json!({RESTART_TIMESTAMP: at})
         };
-        let patch = json!({"metadata": {"annotations": annotations}});
+        let patch = json!({"metadata": {
+            "resourceVersion": resource_version(&object, target)?,
+            "annotations": annotations,
+        }});
         target_api(&self.client, target)
             .patch(
                 target.name().as_str(),

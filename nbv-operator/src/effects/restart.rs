@@ -13,7 +13,7 @@ use nbv_core::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT};
 use nbv_core::triggers::TargetRef;
 use serde_json::{Value, json};
 
-use super::target::{describe, rfc3339, target_api, timestamp};
+use super::target::{describe, not_older, resource_version, rfc3339, target_api, timestamp};
 use super::{EffectError, Executor, TriggerOutcome};
 
 /// Most intermediate owners (ReplicaSets and the like) read to decide which pods a
@@ -117,13 +117,32 @@ impl Executor {
 
     /// A rolling restart, as `kubectl rollout restart` does it, with the run's
     /// completion time as the value: the same run always writes the same template.
+    ///
+    /// The template is read first: when it already restarted at this run's time or
+    /// later, nothing is written, so a retry of a write whose answer was lost cannot
+    /// move the time backwards over a newer run's restart (which would roll the
+    /// workload out once more). The patch carries the `resourceVersion` read, so a
+    /// restart written in between makes it a conflict, and the retry reads again.
     async fn rolling_restart(
         &self,
         target: &TargetRef,
         completed_at: DateTime<Utc>,
     ) -> Result<TriggerOutcome, EffectError> {
+        let object = self.get_target(target).await?;
+        let current = object.data["spec"]["template"]["metadata"]["annotations"]
+            [KUBECTL_RESTARTED_AT]
+            .as_str();
+        if let Some(existing) = not_older(current, completed_at) {
+            return Ok(TriggerOutcome::AlreadyDone {
+                summary: format!(
+                    "{} already restarted at {existing} (not older than this run)",
+                    describe(target)
+                ),
+            });
+        }
         let at = rfc3339(completed_at);
         let patch = json!({
+            "metadata": {"resourceVersion": resource_version(&object, target)?},
             "spec": {"template": {"metadata": {"annotations": {KUBECTL_RESTARTED_AT: at}}}}
         });
         target_api(&self.client, target)

@@ -59,6 +59,30 @@ pub(super) fn rfc3339(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
+/// The time already written in `current` when it is not older than `completed_at`
+/// (both compared at the whole seconds nbv writes): the target then already carries
+/// this run's effect or a newer run's, and writing would move it backwards. A value
+/// that is absent or not an RFC 3339 time is not nbv's and gives `None`.
+pub(super) fn not_older(current: Option<&str>, completed_at: DateTime<Utc>) -> Option<String> {
+    let current = current?;
+    let existing = DateTime::parse_from_rfc3339(current).ok()?;
+    let ours = DateTime::parse_from_rfc3339(&rfc3339(completed_at)).ok()?;
+    (existing >= ours).then(|| current.to_owned())
+}
+
+/// `metadata.resourceVersion` of `object`, which a conditional patch must carry.
+pub(super) fn resource_version(
+    object: &DynamicObject,
+    target: &TargetRef,
+) -> Result<String, EffectError> {
+    object.metadata.resource_version.clone().ok_or_else(|| {
+        EffectError::invalid(
+            format!("patch {}", describe(target)),
+            "it has no metadata.resourceVersion",
+        )
+    })
+}
+
 /// `time` as the timestamp type of Kubernetes objects.
 pub(super) fn timestamp(time: DateTime<Utc>) -> Result<Timestamp, EffectError> {
     let nanos = i32::try_from(time.timestamp_subsec_nanos()).unwrap_or(0);

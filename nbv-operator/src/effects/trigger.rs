@@ -62,9 +62,11 @@ impl Executor {
     /// - `restart` of a Deployment, StatefulSet or DaemonSet (group `apps`): a rolling
     ///   restart, by a merge patch of
     ///   `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` to
-    ///   `completed_at` (RFC 3339, seconds). The same run always writes the same value,
-    ///   so a repeated patch changes nothing and starts no second rollout; no `GET` is
-    ///   needed to know it. (A StatefulSet or DaemonSet with the `OnDelete` update
+    ///   `completed_at` (RFC 3339, seconds), carrying the `resourceVersion` of a `GET`
+    ///   just before. When the template already has this time or a later one, nothing
+    ///   is written ([`TriggerOutcome::AlreadyDone`]): a repeated trigger starts no
+    ///   second rollout, and a retried one never moves the time back over a newer run's
+    ///   restart. (A StatefulSet or DaemonSet with the `OnDelete` update
     ///   strategy restarts nothing on a template change, as with `kubectl rollout
     ///   restart`.)
     /// - `restart` of a KServe InferenceService: the pods labelled
@@ -79,7 +81,8 @@ impl Executor {
     ///   does, unless one is running ([`TriggerOutcome::Deferred`]) or the Application
     ///   already carries this run's marker ([`TriggerOutcome::AlreadyDone`]).
     /// - `refresh`: the annotation `mlops.dev/restart-timestamp: <completed_at>`, and for
-    ///   an Application also `argocd.argoproj.io/refresh: normal`.
+    ///   an Application also `argocd.argoproj.io/refresh: normal`; read and written like a
+    ///   rolling restart (nothing written when the timestamp is not older than the run).
     ///
     /// # Errors
     ///
@@ -98,7 +101,12 @@ impl Executor {
     /// # async fn main() {
     /// # let (mock, mut server) = tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<kube::client::Body>>();
     /// # let api = tokio::spawn(async move {
-    /// #     let (request, reply) = server.next_request().await.expect("one request");
+    /// #     let (request, reply) = server.next_request().await.expect("the read");
+    /// #     assert_eq!(request.method(), "GET");
+    /// #     assert_eq!(request.uri().path(), "/apis/apps/v1/namespaces/ml/deployments/web");
+    /// #     let web = br#"{"metadata": {"name": "web", "resourceVersion": "5"}}"#;
+    /// #     reply.send_response(http::Response::new(kube::client::Body::from(web.to_vec())));
+    /// #     let (request, reply) = server.next_request().await.expect("the patch");
     /// #     assert_eq!(request.method(), "PATCH");
     /// #     assert_eq!(request.uri().path(), "/apis/apps/v1/namespaces/ml/deployments/web");
     /// #     reply.send_response(http::Response::new(kube::client::Body::from(b"{}".to_vec())));
@@ -141,6 +149,7 @@ impl Executor {
                 self.refresh(
                     trigger.target(),
                     trigger.is_argo_application(),
+                    authorized.application,
                     completed_at,
                 )
                 .await

@@ -29,6 +29,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod actions;
 mod expect;
 mod operator;
 mod panics;

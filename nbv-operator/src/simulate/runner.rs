@@ -12,9 +12,10 @@ use nbv_testkit::invariants::{Observation, Settings, Violation, check_all, termi
 use nbv_testkit::scenario::{Action, Scenario, Step, format_duration};
 use serde_json::Value;
 
+use super::actions;
 use super::operator::{Ended, Operator};
 use super::report::{ApiStats, FinalJob, GateOutcome, OperatorStats, Report, triggers_fired};
-use super::standins::{self, StandIns};
+use super::standins::StandIns;
 use super::timeline::{Log, Who};
 use super::{Options, expect, panics};
 use crate::commands::wait::{WaitArgs, wait};
@@ -225,11 +226,11 @@ impl Play<'_> {
         let (who, text) = match &step.action {
             Action::Phase(write) => (
                 Who::Controller,
-                standins::write_phase(&cluster, write).map_err(fail)?,
+                actions::write_phase(&cluster, write).map_err(fail)?,
             ),
             Action::Patch { object, patch } => (
                 Who::User,
-                standins::patch(&cluster, object, patch).map_err(fail)?,
+                actions::patch(&cluster, object, patch).map_err(fail)?,
             ),
             Action::Apply(object) => {
                 cluster
@@ -245,11 +246,11 @@ impl Play<'_> {
             }
             Action::RolloutRestart(object) => (
                 Who::User,
-                standins::rollout_restart(&cluster, object).map_err(fail)?,
+                actions::rollout_restart(&cluster, object).map_err(fail)?,
             ),
             Action::ArgoSync(app) => (
                 Who::ArgoCd,
-                standins::argo_sync(&cluster, app).map_err(fail)?,
+                actions::argo_sync(&cluster, app).map_err(fail)?,
             ),
             Action::RestartOperator(restart) => {
                 let name = format!("nbv-operator-{}", self.operator.starts());

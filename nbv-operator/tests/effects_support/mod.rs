@@ -314,3 +314,51 @@ where
     let seen = api.await.expect("the API server's script passed");
     (result, seen)
 }
+
+/// The resourceVersion of the objects that [`workload`] and [`annotated`] build.
+pub const READ_VERSION: &str = "5";
+
+/// An `apps/v1` workload `namespace/name` of `kind` at [`READ_VERSION`], whose pod
+/// template carries `restartedAt` when given.
+pub fn workload(kind: &str, namespace: &str, name: &str, restarted_at: Option<&str>) -> Value {
+    let annotations = match restarted_at {
+        Some(at) => json!({"kubectl.kubernetes.io/restartedAt": at}),
+        None => json!({}),
+    };
+    json!({
+        "apiVersion": "apps/v1", "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": READ_VERSION},
+        "spec": {"template": {"metadata": {"annotations": annotations}}}
+    })
+}
+
+/// The merge patch of a rolling restart at [`completed_at`], conditional on
+/// [`READ_VERSION`].
+pub fn rolling_restart_patch() -> Value {
+    json!({
+        "metadata": {"resourceVersion": READ_VERSION},
+        "spec": {"template": {"metadata": {"annotations": {
+            "kubectl.kubernetes.io/restartedAt": "2026-01-24T22:30:00Z"
+        }}}}
+    })
+}
+
+/// An object `namespace/name` of `api_version`/`kind` at [`READ_VERSION`], annotated
+/// `mlops.dev/restart-timestamp: <timestamp>` when given.
+pub fn annotated(
+    api_version: &str,
+    kind: &str,
+    namespace: &str,
+    name: &str,
+    timestamp: Option<&str>,
+) -> Value {
+    let annotations = match timestamp {
+        Some(at) => json!({"mlops.dev/restart-timestamp": at}),
+        None => json!({}),
+    };
+    json!({
+        "apiVersion": api_version, "kind": kind,
+        "metadata": {"name": name, "namespace": namespace, "resourceVersion": READ_VERSION,
+                     "annotations": annotations}
+    })
+}

@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, TimeZone, Utc};
+use chrono::{DateTime, Datelike, TimeZone, Utc};
 use http::StatusCode;
 use nbv_core::api::Phase;
 use serde_json::Value;
@@ -152,11 +152,19 @@ fn from_raw(raw: RawScenario) -> Result<Scenario, ScenarioError> {
         .enumerate()
         .map(|(index, outcome)| pod_outcome_from_raw(index, outcome, raw.mode))
         .collect::<Result<Vec<_>, _>>()?;
+    let epoch = raw.epoch.unwrap_or_else(default_epoch);
+    // Kubernetes timestamps hold years up to 9999; a simulation adds up to a day.
+    if !(1970..=9000).contains(&epoch.year()) {
+        return Err(ScenarioError::invalid(
+            "epoch",
+            format!("{epoch} is not between the years 1970 and 9000"),
+        ));
+    }
     let scenario = Scenario {
         name: raw.name,
         description: raw.description,
         mode: raw.mode,
-        epoch: raw.epoch.unwrap_or_else(default_epoch),
+        epoch,
         settle,
         operator: raw.operator,
         objects: raw.objects,
