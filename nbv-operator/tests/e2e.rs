@@ -42,18 +42,24 @@ async fn a_succeeded_run_writes_waves_notifies_and_restarts_once() {
         eprintln!("skipped: set NBV_E2E=1 with a kubeconfig to run the end-to-end suite");
         return;
     }
-    let client = kube::Client::try_default().await.expect("a kubeconfig (NBV_E2E=1)");
+    let client = kube::Client::try_default()
+        .await
+        .expect("a kubeconfig (NBV_E2E=1)");
     let ns = format!("nbv-e2e-{}", std::process::id());
     let namespaces: Api<Namespace> = Api::all(client.clone());
     namespaces
-        .create(&PostParams::default(), &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(json!({"metadata": {"name": ns}})).unwrap(),
+        )
         .await
         .expect("create the test namespace");
 
     let (stop_tx, stop_rx) = tokio::sync::oneshot::channel::<()>();
     let shutdown = futures::FutureExt::shared(Box::pin(async move {
         let _ = stop_rx.await;
-    }) as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + Sync>>);
+    })
+        as std::pin::Pin<Box<dyn std::future::Future<Output = ()> + Send + Sync>>);
     let config = OperatorConfig {
         gitops_only: true,
         watch_namespace: Some(ns.clone()),
@@ -74,7 +80,12 @@ async fn a_succeeded_run_writes_waves_notifies_and_restarts_once() {
                          "labels": {"serving.kserve.io/inferenceservice": "model"}},
             "spec": {"containers": [{"name": "c", "image": "registry.k8s.io/pause:3.10"}]}
         });
-        pods.create(&PostParams::default(), &serde_json::from_value(pod).unwrap()).await.unwrap();
+        pods.create(
+            &PostParams::default(),
+            &serde_json::from_value(pod).unwrap(),
+        )
+        .await
+        .unwrap();
     }
     let isvcs: Api<kube::api::DynamicObject> = Api::namespaced_with(
         client.clone(),
@@ -87,7 +98,10 @@ async fn a_succeeded_run_writes_waves_notifies_and_restarts_once() {
     let isvc = json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
         "metadata": {"name": "model"}, "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"}}}}});
     isvcs
-        .create(&PostParams::default(), &serde_json::from_value(isvc).unwrap())
+        .create(
+            &PostParams::default(),
+            &serde_json::from_value(isvc).unwrap(),
+        )
         .await
         .expect("KServe's InferenceService CRD must be installed");
 
@@ -101,16 +115,28 @@ async fn a_succeeded_run_writes_waves_notifies_and_restarts_once() {
         "spec": {"notebook": {"git": {"url": "https://github.com/example/models", "ref": "main"},
                  "path": "train.ipynb"}, "podConfig": {"containerImage": "quay.io/jupyter/minimal-notebook:latest"}}
     });
-    jobs.create(&PostParams::default(), &serde_json::from_value(job).unwrap()).await.expect("nbv's CRD installed");
+    jobs.create(
+        &PostParams::default(),
+        &serde_json::from_value(job).unwrap(),
+    )
+    .await
+    .expect("nbv's CRD installed");
     let now = chrono::Utc::now();
     let status = json!({"status": {"phase": "Succeeded", "observedGeneration": 1,
         "startTime": (now - chrono::Duration::seconds(30)).to_rfc3339_opts(chrono::SecondsFormat::Secs, true),
         "completionTime": now.to_rfc3339_opts(chrono::SecondsFormat::Secs, true)}});
-    jobs.patch_status("train", &PatchParams::default(), &Patch::Merge(&status)).await.unwrap();
+    jobs.patch_status("train", &PatchParams::default(), &Patch::Merge(&status))
+        .await
+        .unwrap();
 
     eventually("the wave annotations", || async {
         let job = jobs.get("train").await.unwrap();
-        job.metadata.annotations.unwrap_or_default().get("mlops.dev/wave-complete").map(String::as_str) == Some("3")
+        job.metadata
+            .annotations
+            .unwrap_or_default()
+            .get("mlops.dev/wave-complete")
+            .map(String::as_str)
+            == Some("3")
     })
     .await;
     eventually("the predictor pods to be deleted", || async {

@@ -7,7 +7,11 @@ use nbv_operator::commands::lint::{lint_text, run};
 fn lint(text: &str) -> (u8, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = lint_text(text, "ml", &mut out, &mut err);
-    (code, String::from_utf8(out).unwrap(), String::from_utf8(err).unwrap())
+    (
+        code,
+        String::from_utf8(out).unwrap(),
+        String::from_utf8(err).unwrap(),
+    )
 }
 
 #[test]
@@ -23,7 +27,8 @@ fn a_valid_value_lists_its_triggers_with_namespaces_resolved() {
 
 #[test]
 fn an_invalid_value_names_entry_and_field_and_exits_1() {
-    let (code, out, err) = lint("- {kind: Deployment, name: Web_Server, action: Restart, replicas: 2}\n");
+    let (code, out, err) =
+        lint("- {kind: Deployment, name: Web_Server, action: Restart, replicas: 2}\n");
     assert_eq!(code, 1);
     assert!(out.is_empty());
     assert!(err.contains("entry 0"), "{err}");
@@ -34,7 +39,8 @@ fn an_invalid_value_names_entry_and_field_and_exits_1() {
 
 #[test]
 fn warnings_do_not_fail_a_valid_value() {
-    let (code, _, err) = lint("- {apiVersion: v1, kind: ConfigMap, name: c, action: refresh, extra: 1}\n");
+    let (code, _, err) =
+        lint("- {apiVersion: v1, kind: ConfigMap, name: c, action: refresh, extra: 1}\n");
     assert_eq!(code, 0);
     assert!(err.starts_with("warning: "), "{err}");
 }
@@ -42,7 +48,13 @@ fn warnings_do_not_fail_a_valid_value() {
 #[test]
 fn hostile_inputs_are_rejected_without_a_panic() {
     let bomb = "a: &a [x, x]\nb: &b [*a, *a]\nc: [*b, *b]\n";
-    for text in [bomb, "{", "- [", "\u{0}", "- {apiVersion: v1, kind: ConfigMap, name: c, name: d, action: refresh}"] {
+    for text in [
+        bomb,
+        "{",
+        "- [",
+        "\u{0}",
+        "- {apiVersion: v1, kind: ConfigMap, name: c, name: d, action: refresh}",
+    ] {
         assert_eq!(lint(text).0, 1, "{text:?}");
     }
     let (code, _, err) = lint(&"#".repeat(70 * 1024));
@@ -64,6 +76,9 @@ fn files_are_read_and_unreadable_ones_exit_2() {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     assert_eq!(run(Some(&good), "ml", &mut out, &mut err), 0);
     assert_eq!(run(Some(&binary), "ml", &mut out, &mut err), 1);
-    assert_eq!(run(Some(&dir.join("missing.yaml")), "ml", &mut out, &mut err), 2);
+    assert_eq!(
+        run(Some(&dir.join("missing.yaml")), "ml", &mut out, &mut err),
+        2
+    );
     std::fs::remove_dir_all(&dir).unwrap();
 }
