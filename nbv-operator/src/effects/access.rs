@@ -1,7 +1,7 @@
 //! Gathering the facts the confused-deputy rule needs, and no more.
 
 use k8s_openapi::api::core::v1::Namespace;
-use kube::api::{Api, DynamicObject};
+use kube::api::{Api, DynamicObject, Patch};
 use nbv_core::triggers::{ACCEPT_TRIGGERS_FROM, AccessFacts, Action, Grant, TargetRef, Trigger};
 
 use super::target::{JobRef, describe, target_api};
@@ -68,6 +68,25 @@ impl Executor {
             .await
             .map_err(|e| {
                 EffectError::from_kube(format!("get {}", describe(target)), &describe(target), e)
+            })
+    }
+
+    /// Applies a JSON merge patch to the target with nbv's field manager.
+    pub(super) async fn patch_target(
+        &self,
+        target: &TargetRef,
+        patch: &serde_json::Value,
+    ) -> Result<(), EffectError> {
+        target_api(&self.client, target)
+            .patch(
+                target.name().as_str(),
+                &self.patch_params(),
+                &Patch::Merge(patch),
+            )
+            .await
+            .map(drop)
+            .map_err(|e| {
+                EffectError::from_kube(format!("patch {}", describe(target)), &describe(target), e)
             })
     }
 

@@ -1,12 +1,12 @@
 //! The `refresh` action: annotating the target with the run's completion time.
 
 use chrono::{DateTime, Utc};
-use kube::api::{DynamicObject, Patch};
+use kube::api::DynamicObject;
 use nbv_core::annotations::{ARGOCD_REFRESH, RESTART_TIMESTAMP};
 use nbv_core::triggers::TargetRef;
 use serde_json::json;
 
-use super::target::{describe, not_older, resource_version, rfc3339, target_api};
+use super::target::{describe, not_older, resource_version, rfc3339};
 use super::{EffectError, Executor, TriggerOutcome};
 
 impl Executor {
@@ -54,16 +54,7 @@ impl Executor {
             "resourceVersion": resource_version(&object, target)?,
             "annotations": annotations,
         }});
-        target_api(&self.client, target)
-            .patch(
-                target.name().as_str(),
-                &self.patch_params(),
-                &Patch::Merge(&patch),
-            )
-            .await
-            .map_err(|e| {
-                EffectError::from_kube(format!("patch {}", describe(target)), &describe(target), e)
-            })?;
+        self.patch_target(target, &patch).await?;
         Ok(TriggerOutcome::Done {
             summary: format!(
                 "{} refreshed ({RESTART_TIMESTAMP}: {at}{})",

@@ -7,13 +7,13 @@ use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, OwnerReference};
 use k8s_openapi::jiff::Timestamp;
-use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, Preconditions};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Preconditions};
 use kube::core::{ApiResource, GroupVersionKind, Selector};
 use nbv_core::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT};
 use nbv_core::triggers::TargetRef;
 use serde_json::{Value, json};
 
-use super::target::{describe, not_older, resource_version, rfc3339, target_api, timestamp};
+use super::target::{describe, not_older, resource_version, rfc3339, timestamp};
 use super::{EffectError, Executor, TriggerOutcome};
 
 /// Most intermediate owners (ReplicaSets and the like) read to decide which pods a
@@ -145,16 +145,7 @@ impl Executor {
             "metadata": {"resourceVersion": resource_version(&object, target)?},
             "spec": {"template": {"metadata": {"annotations": {KUBECTL_RESTARTED_AT: at}}}}
         });
-        target_api(&self.client, target)
-            .patch(
-                target.name().as_str(),
-                &self.patch_params(),
-                &Patch::Merge(&patch),
-            )
-            .await
-            .map_err(|e| {
-                EffectError::from_kube(format!("patch {}", describe(target)), &describe(target), e)
-            })?;
+        self.patch_target(target, &patch).await?;
         Ok(TriggerOutcome::Done {
             summary: format!("rolling restart of {} (restartedAt {at})", describe(target)),
         })

@@ -13,11 +13,11 @@
 //! place means this run's sync was already requested, even if nbv lost its record of it.
 
 use chrono::{DateTime, Utc};
-use kube::api::{DynamicObject, Patch};
+use kube::api::DynamicObject;
 use nbv_core::triggers::TargetRef;
 use serde_json::{Map, Value, json};
 
-use super::target::{JobRef, describe, rfc3339, target_api};
+use super::target::{JobRef, describe, rfc3339};
 use super::{EffectError, Executor, TriggerOutcome};
 
 /// Name of the `operation.info` entry that identifies the run a sync belongs to.
@@ -69,14 +69,7 @@ impl Executor {
             "metadata": {"resourceVersion": resource_version},
             "operation": operation(data, &self.config.field_manager, &marker),
         });
-        target_api(&self.client, target)
-            .patch(
-                target.name().as_str(),
-                &self.patch_params(),
-                &Patch::Merge(&patch),
-            )
-            .await
-            .map_err(|e| EffectError::from_kube(format!("patch {name}"), &name, e))?;
+        self.patch_target(target, &patch).await?;
         Ok(TriggerOutcome::Done {
             summary: format!("started a sync of {name} ({RUN_INFO}: {marker})"),
         })
