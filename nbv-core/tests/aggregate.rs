@@ -319,6 +319,10 @@ enum Op {
     Remove {
         job: usize,
     },
+    /// A relist: only the jobs in `keep` still exist.
+    Retain {
+        keep: BTreeSet<usize>,
+    },
 }
 
 const JOBS: usize = 8;
@@ -351,6 +355,7 @@ fn op() -> impl Strategy<Value = Op> {
         3 => (0..JOBS, proptest::option::of(0..APPS), job_phase())
             .prop_map(|(job, app, phase)| Op::Upsert { job, app, phase }),
         1 => (0..JOBS).prop_map(|job| Op::Remove { job }),
+        1 => proptest::collection::btree_set(0..JOBS, 0..JOBS).prop_map(|keep| Op::Retain { keep }),
     ]
 }
 
@@ -408,6 +413,11 @@ proptest! {
                 Op::Remove { job } => {
                     model.remove(&job);
                     index.remove(&job_key(job))
+                }
+                Op::Retain { keep } => {
+                    model.retain(|job, _| keep.contains(job));
+                    let keys: BTreeSet<JobKey> = keep.iter().map(|j| job_key(*j)).collect();
+                    index.retain(|job| keys.contains(job))
                 }
             };
             // Exactly the Applications whose aggregate changed are reported, sorted.

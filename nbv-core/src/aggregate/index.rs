@@ -5,6 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use super::parent::{AppId, AppRef};
+use crate::api::Phase;
 
 /// A job's identity: its namespace and name.
 ///
@@ -99,6 +100,28 @@ pub enum JobPhase {
     Succeeded,
     /// The run ended in failure with no retry left.
     Failed,
+}
+
+impl JobPhase {
+    /// How a job in `phase` (its `status.phase`, legacy names included) counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::JobPhase;
+    /// use nbv_core::api::Phase;
+    ///
+    /// assert_eq!(JobPhase::of(Some(Phase::Succeeded)), JobPhase::Succeeded);
+    /// assert_eq!(JobPhase::of(Some(Phase::ValidationRunning)), JobPhase::Running);
+    /// assert_eq!(JobPhase::of(None), JobPhase::Running);
+    /// ```
+    pub fn of(phase: Option<Phase>) -> JobPhase {
+        match phase.map(Phase::migrated) {
+            Some(Phase::Succeeded) => JobPhase::Succeeded,
+            Some(Phase::Failed) => JobPhase::Failed,
+            _ => JobPhase::Running,
+        }
+    }
 }
 
 /// The outcome counts of one Application's jobs.
@@ -356,6 +379,34 @@ impl AggregateIndex {
             }
             None => Vec::new(),
         }
+    }
+
+    /// Forgets every job for which `keep` is false: how a watch that lists the jobs
+    /// again (after a restart or a lost watch) drops jobs deleted while it was not
+    /// looking. Returns the Applications whose aggregate changed, sorted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
+    ///
+    /// let app = AppId::new(None, "ml")?;
+    /// let parent = || Some(AppRef { app: app.clone(), source: ParentSource::PartOfLabel });
+    /// let mut index = AggregateIndex::new();
+    /// index.upsert(JobKey::new("ml", "train"), parent(), JobPhase::Succeeded);
+    /// index.upsert(JobKey::new("ml", "gone"), parent(), JobPhase::Failed);
+    /// assert_eq!(index.retain(|job| job.name() != "gone"), vec![app.clone()]);
+    /// assert_eq!((index.aggregate(&app).total(), index.aggregate(&app).failed()), (1, 0));
+    /// // Nothing more to forget.
+    /// assert!(index.retain(|job| job.name() != "gone").is_empty());
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn retain(&mut self, mut keep: impl FnMut(&JobKey) -> bool) -> Vec<AppId> {
+        let gone: Vec<JobKey> = self.jobs.keys().filter(|job| !keep(job)).cloned().collect();
+        let mut changed: Vec<AppId> = gone.iter().flat_map(|job| self.remove(job)).collect();
+        changed.sort_unstable();
+        changed.dedup();
+        changed
     }
 
     /// The current aggregate of `app` (empty when the index knows no job of it).
