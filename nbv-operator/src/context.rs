@@ -2,6 +2,8 @@
 
 use std::sync::Arc;
 
+use nbv_core::aggregate::JobKey;
+use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::RetryPolicy;
 use nbv_core::plan::EffectRetryPolicy;
 
@@ -35,4 +37,19 @@ pub struct Context {
     pub pods: PodRunner,
     /// Ledgers written recently (see [`RecentLedgers`]).
     pub recent: RecentLedgers,
+}
+
+impl Context {
+    /// Forgets a job the watch reports deleted. A job deleted without a finalizer is
+    /// never reconciled again, so this is the only place its Application learns of
+    /// it and its recent ledger is dropped.
+    pub fn job_deleted(&self, job: &NotebookValidationJob) {
+        if let (Some(namespace), Some(name)) = (&job.metadata.namespace, &job.metadata.name) {
+            self.publisher
+                .job_removed(&JobKey::new(namespace.clone(), name.clone()));
+        }
+        if let Some(uid) = &job.metadata.uid {
+            self.recent.forget(uid);
+        }
+    }
 }

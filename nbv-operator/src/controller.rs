@@ -1,17 +1,26 @@
 //! The kube-runtime controller: what nbv watches, and the loop that runs reconciles.
 //!
 //! Watched through kube-runtime's watch cache, never polled:
-//! - NotebookValidationJobs (all namespaces, or `--watch-namespace`);
+//! - NotebookValidationJobs (all namespaces, or `--watch-namespace`). The watch also
+//!   tells the publisher what no reconcile can: that a job was deleted, and that the
+//!   watch listed the jobs again (jobs deleted while it was down are then forgotten);
+//! - in default mode, the validation Pods nbv created, selected by nbv's label: the
+//!   reconciler reads a Pod from this cache, not with a GET per event;
 //! - Argo CD Applications in the configured Application namespaces, into a cache the
 //!   publisher reads (their current annotations), so publishing needs no GET.
 //!
 //! Nothing else is cached: in particular not every Pod of the cluster (the upstream
 //! operator's `Owns(Pod)` watch did that).
+//!
+//! The job and Pod watches are built here and handed to the controller as streams
+//! (kube's `unstable-runtime` feature: `Controller::for_stream`, `owns_stream`), so
+//! each object kind is watched once and its cache is shared with the code that needs
+//! it.
 
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::StreamExt;
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::Controller;
@@ -71,6 +80,28 @@ fn watch_applications(
     reader
 }
 
+/// The jobs' watch, into `cache`, as the stream of changed jobs the controller
+/// reconciles. Two things no reconcile can see are reported on the way: a deleted
+/// job (without a finalizer it is never reconciled again) and a new listing of
+/// every job (jobs deleted while the watch was down vanish without a Delete).
+fn watch_jobs(
+    api: Api<NotebookValidationJob>,
+    cache: reflector::store::Writer<NotebookValidationJob>,
+    context: Arc<Context>,
+) -> impl Stream<Item = Result<NotebookValidationJob, watcher::Error>> + Send + 'static {
+    watcher(api, watcher::Config::default())
+        .default_backoff()
+        // The cache is updated before each event passes on, so the publisher sees the
+        // cache after the change.
+        .reflect(cache)
+        .inspect(move |event| match event {
+            Ok(watcher::Event::Delete(job)) => context.job_deleted(job),
+            Ok(watcher::Event::InitDone) => context.publisher.jobs_relisted(),
+            _ => {}
+        })
+        .applied_objects()
+}
+
 /// Everything the controller needs that is not the cluster.
 pub struct Runtime {
     /// The controller configuration.
@@ -106,14 +137,13 @@ pub async fn run(
     );
     let applications =
         watch_applications(&client, &config.application_namespaces, shutdown.clone());
-    let publisher = Arc::new(Publisher::new(
+    let publisher = Publisher::new(
         clock.clone(),
         executor.clone(),
         metrics.clone(),
         Some(applications),
         config.application_namespaces.clone(),
-    ));
-    tokio::spawn(publisher.clone().run(shutdown.clone()));
+    );
 
     let jobs: Api<NotebookValidationJob> = match &config.watch_namespace {
         Some(ns) => Api::namespaced(client.clone(), ns),
@@ -126,10 +156,32 @@ pub async fn run(
         std::time::Duration::from_secs(3600),
     )
     .unwrap_or_default();
-    let pods = PodRunner::new(client.clone(), PodDefaults::default());
+    let job_cache = reflector::store::Writer::<NotebookValidationJob>::default();
+    let job_store = job_cache.as_reader();
+    let publisher = Arc::new(publisher.with_jobs(job_store.clone()));
+    tokio::spawn(publisher.clone().run(shutdown.clone()));
+
+    let mut pods = PodRunner::new(client.clone(), PodDefaults::default());
+    let mut pod_stream = None;
+    if !config.gitops_only {
+        // Only the Pods nbv created, selected by label: never every Pod of the cluster.
+        let api: Api<Pod> = match &config.watch_namespace {
+            Some(ns) => Api::namespaced(client.clone(), ns),
+            None => Api::all(client.clone()),
+        };
+        let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
+        let pod_cache = reflector::store::Writer::<Pod>::default();
+        pods = pods.with_cache(pod_cache.as_reader());
+        pod_stream = Some(
+            watcher(api, watcher::Config::default().labels(&selector))
+                .default_backoff()
+                .reflect(pod_cache)
+                .touched_objects(),
+        );
+    }
     let context = Arc::new(Context {
         pods,
-        client: client.clone(),
+        client,
         config,
         executor,
         publisher,
@@ -139,15 +191,10 @@ pub async fn run(
         effect_retry: EffectRetryPolicy::default(),
         recent: RecentLedgers::default(),
     });
-    let mut controller = Controller::new(jobs, watcher::Config::default());
-    if !context.config.gitops_only {
-        // Only the Pods nbv created, selected by label: never every Pod of the cluster.
-        let pods: Api<Pod> = match &context.config.watch_namespace {
-            Some(ns) => Api::namespaced(client, ns),
-            None => Api::all(client),
-        };
-        let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
-        controller = controller.owns(pods, watcher::Config::default().labels(&selector));
+    let job_stream = watch_jobs(jobs, job_cache, context.clone());
+    let mut controller = Controller::for_stream(job_stream, job_store);
+    if let Some(pod_stream) = pod_stream {
+        controller = controller.owns_stream(pod_stream);
     }
     controller
         .graceful_shutdown_on(shutdown)

@@ -4,7 +4,10 @@
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
+use std::sync::Arc;
+
 use kube::api::{Api, DeleteParams, ListParams, PostParams, Preconditions};
+use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::{Attempt, Failure, PhaseEvent};
 use nbv_core::pod::{
@@ -19,6 +22,8 @@ use crate::reconcile::FIELD_MANAGER;
 ///
 /// Every call is idempotent: the Pod of an attempt has a name derived from the job and
 /// the attempt, so creating it twice finds the first, and observing it is a read.
+/// With a watch cache of nbv's Pods ([`with_cache`](Self::with_cache)), both read the
+/// cache first and call the API server only for a Pod the cache does not hold yet.
 ///
 /// # Examples
 ///
@@ -52,13 +57,33 @@ use crate::reconcile::FIELD_MANAGER;
 pub struct PodRunner {
     client: kube::Client,
     defaults: PodDefaults,
+    cache: Option<Store<Pod>>,
 }
 
 impl PodRunner {
     /// A runner that talks to the cluster through `client` and builds Pods with
     /// `defaults`.
     pub fn new(client: kube::Client, defaults: PodDefaults) -> Self {
-        PodRunner { client, defaults }
+        PodRunner {
+            client,
+            defaults,
+            cache: None,
+        }
+    }
+
+    /// Reads Pods from `cache` (a watch cache of nbv's Pods) before asking the API
+    /// server: in steady state, observing a Pod costs no request.
+    #[must_use]
+    pub fn with_cache(mut self, cache: Store<Pod>) -> Self {
+        self.cache = Some(cache);
+        self
+    }
+
+    /// The Pod `namespace/name` as the watch cache holds it.
+    fn cached(&self, namespace: &str, name: &str) -> Option<Arc<Pod>> {
+        self.cache
+            .as_ref()?
+            .get(&ObjectRef::new(name).within(namespace))
     }
 
     /// The settings Pods are built and observed with.
@@ -84,6 +109,10 @@ impl PodRunner {
         let pod = validation_pod(job, attempt, image, &self.defaults)?;
         let (namespace, _) = identity(job)?;
         let name = pod.metadata.name.clone().unwrap_or_default();
+        if self.cached(namespace, &name).is_some() {
+            // Already created: whose it is, `observe` finds out.
+            return Ok(name);
+        }
         let params = PostParams {
             dry_run: false,
             field_manager: Some(FIELD_MANAGER.to_owned()),
@@ -150,7 +179,13 @@ impl PodRunner {
         let (namespace, job_name) = identity(job)?;
         let name = pod_name(job_name, attempt);
         let api = self.api(namespace);
-        let pod = match api.get_opt(&name).await {
+        // The cache lags the API server: a Pod it does not hold may have just been
+        // created, so only the API server can say it is gone.
+        let read = match self.cached(namespace, &name) {
+            Some(pod) => Ok(Some(Pod::clone(&pod))),
+            None => api.get_opt(&name).await,
+        };
+        let pod = match read {
             Ok(Some(pod)) => pod,
             Ok(None) => return Ok(Some(pod_vanished(job_name, attempt))),
             Err(source) => {

@@ -12,11 +12,15 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::{Arc, Mutex};
 
 use chrono::{DateTime, Utc};
+use futures::FutureExt;
 use kube::api::DynamicObject;
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::aggregate::{
     AggregateIndex, AppId, AppRef, JobKey, JobPhase, PublishDecision, StatusLimit, decide_publish,
+    parent_application,
 };
+use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
+use nbv_core::api::NotebookValidationJob;
 use tokio::sync::Notify;
 
 use crate::clock::Clock;
@@ -40,6 +44,22 @@ struct State {
     /// Namespaces of the jobs seen for each Application: where an Application without
     /// an explicit namespace may live besides the configured namespaces.
     homes: HashMap<AppId, BTreeSet<String>>,
+    /// The jobs were listed: Applications that show a status but have no job left
+    /// are to be found and published.
+    sweep_due: bool,
+}
+
+impl State {
+    /// Records a job's facts; returns the Applications whose aggregate changed.
+    fn upsert(&mut self, job: JobKey, parent: Option<AppRef>, phase: JobPhase) -> Vec<AppId> {
+        if let Some(parent) = &parent {
+            self.homes
+                .entry(parent.app.clone())
+                .or_default()
+                .insert(job.namespace().to_owned());
+        }
+        self.index.upsert(job, parent, phase)
+    }
 }
 
 /// The Application status publisher. Cheap to share (`Arc`).
@@ -51,6 +71,8 @@ pub struct Publisher {
     metrics: Arc<Metrics>,
     applications: Option<Store<DynamicObject>>,
     namespaces: Vec<String>,
+    /// The jobs' watch cache: a job it no longer holds is counted nowhere.
+    jobs: Option<Store<NotebookValidationJob>>,
 }
 
 impl Publisher {
@@ -72,6 +94,39 @@ impl Publisher {
             metrics,
             applications,
             namespaces,
+            jobs: None,
+        }
+    }
+
+    /// Counts only the jobs `jobs` (the controller's watch cache of jobs) holds: a
+    /// reconcile that finishes after its job was deleted does not count it again,
+    /// and [`jobs_relisted`](Self::jobs_relisted) drops the jobs deleted while the
+    /// watch was down.
+    #[must_use]
+    pub fn with_jobs(mut self, jobs: Store<NotebookValidationJob>) -> Self {
+        self.jobs = Some(jobs);
+        self
+    }
+
+    /// Whether `job` exists, as far as the jobs' watch cache knows (always true
+    /// without one).
+    fn exists(&self, job: &JobKey) -> bool {
+        self.jobs.as_ref().is_none_or(|store| {
+            store
+                .get(&ObjectRef::new(job.name()).within(job.namespace()))
+                .is_some()
+        })
+    }
+
+    /// Marks `changed` Applications for publication and wakes the publishing task.
+    fn mark_changed(&self, state: &mut State, changed: &[AppId], now: DateTime<Utc>) {
+        for app in changed {
+            let entry = state.apps.entry(app.clone()).or_default();
+            entry.pending = true;
+            entry.last_change = Some(now);
+        }
+        if !changed.is_empty() {
+            self.wake.notify_one();
         }
     }
 
@@ -81,47 +136,114 @@ impl Publisher {
         self.state.lock().unwrap_or_else(|e| e.into_inner())
     }
 
-    /// Records the current phase and parent of a job.
+    /// Records the current phase and parent of a job. A job the jobs' watch cache
+    /// no longer holds was deleted while it was being reconciled: it is forgotten
+    /// instead.
     pub fn job_changed(&self, job: JobKey, parent: Option<AppRef>, phase: JobPhase) {
         let now = self.clock.now();
-        let changed = {
-            let mut state = self.state();
-            if let Some(parent) = &parent {
-                state
-                    .homes
-                    .entry(parent.app.clone())
-                    .or_default()
-                    .insert(job.namespace().to_owned());
-            }
-            let changed = state.index.upsert(job, parent, phase);
-            for app in &changed {
-                let entry = state.apps.entry(app.clone()).or_default();
-                entry.pending = true;
-                entry.last_change = Some(now);
-            }
-            changed
-        };
-        if !changed.is_empty() {
-            self.wake.notify_one();
+        let mut state = self.state();
+        // Checked under the lock: a deletion (store first, then `job_removed`) is
+        // either seen here or applied after this update.
+        if !self.exists(&job) {
+            let changed = state.index.remove(&job);
+            self.mark_changed(&mut state, &changed, now);
+            return;
         }
+        let changed = state.upsert(job, parent, phase);
+        self.mark_changed(&mut state, &changed, now);
     }
 
     /// Forgets a deleted job.
     pub fn job_removed(&self, job: &JobKey) {
         let now = self.clock.now();
-        let changed = {
-            let mut state = self.state();
-            let changed = state.index.remove(job);
-            for app in &changed {
-                let entry = state.apps.entry(app.clone()).or_default();
+        let mut state = self.state();
+        let changed = state.index.remove(job);
+        self.mark_changed(&mut state, &changed, now);
+    }
+
+    /// The jobs' watch listed every job (at start, or again after the watch was
+    /// lost): the index takes every listed job's facts, forgets the jobs the listing
+    /// no longer holds (deleted while the watch was not looking), and the next
+    /// publication looks for Applications that show a status but have no job left.
+    pub fn jobs_relisted(&self) {
+        let Some(jobs) = &self.jobs else { return };
+        let now = self.clock.now();
+        let mut state = self.state();
+        let mut changed = state.index.retain(|job| self.exists(job));
+        for job in jobs.state() {
+            let (Some(namespace), Some(name)) = (&job.metadata.namespace, &job.metadata.name)
+            else {
+                continue;
+            };
+            let key = JobKey::new(namespace.clone(), name.clone());
+            let empty = BTreeMap::new();
+            let parent = parent_application(
+                &key,
+                job.metadata.annotations.as_ref().unwrap_or(&empty),
+                job.metadata.labels.as_ref().unwrap_or(&empty),
+            )
+            .parent;
+            let phase = JobPhase::of(job.status.as_ref().and_then(|s| s.phase));
+            changed.extend(state.upsert(key, parent, phase));
+        }
+        changed.sort_unstable();
+        changed.dedup();
+        state.sweep_due = true;
+        self.mark_changed(&mut state, &changed, now);
+        self.wake.notify_one();
+    }
+
+    /// Marks for publication every Application in the watch cache that shows a
+    /// notebook status but that no known job belongs to (its jobs were all deleted
+    /// while nbv was not running), so that it shows that no job is left. Returns
+    /// false while the Application cache has not been filled yet.
+    fn sweep(&self, state: &mut State, now: DateTime<Utc>) -> bool {
+        let Some(store) = &self.applications else {
+            return true;
+        };
+        if store.wait_until_ready().now_or_never().is_none() {
+            return false;
+        }
+        let known: BTreeSet<(Option<String>, Option<String>)> = state
+            .apps
+            .keys()
+            .chain(state.index.applications())
+            .filter_map(|app| {
+                let homes: Vec<String> = state
+                    .homes
+                    .get(app)
+                    .map(|h| h.iter().cloned().collect())
+                    .unwrap_or_default();
+                self.find_application(app, &homes)
+            })
+            .map(|object| {
+                (
+                    object.metadata.namespace.clone(),
+                    object.metadata.name.clone(),
+                )
+            })
+            .collect();
+        for object in store.state() {
+            let shows_status = object.metadata.annotations.as_ref().is_some_and(|a| {
+                a.contains_key(NOTEBOOK_STATUS) || a.contains_key(NOTEBOOK_SUMMARY)
+            });
+            let key = (
+                object.metadata.namespace.clone(),
+                object.metadata.name.clone(),
+            );
+            if !shows_status || known.contains(&key) {
+                continue;
+            }
+            let (Some(namespace), Some(name)) = key else {
+                continue;
+            };
+            if let Ok(app) = AppId::new(Some(&namespace), &name) {
+                let entry = state.apps.entry(app).or_default();
                 entry.pending = true;
                 entry.last_change = Some(now);
             }
-            changed
-        };
-        if !changed.is_empty() {
-            self.wake.notify_one();
         }
+        true
     }
 
     /// The Application object an [`AppId`] names, from the watch cache.
@@ -157,7 +279,14 @@ impl Publisher {
         let mut next: Option<DateTime<Utc>> = None;
         let mut due = Vec::new();
         {
-            let state = self.state();
+            let mut state = self.state();
+            if state.sweep_due {
+                if self.sweep(&mut state, now) {
+                    state.sweep_due = false;
+                } else {
+                    next = earliest(next, Some(now + chrono::Duration::seconds(5)));
+                }
+            }
             for (app, st) in &state.apps {
                 if st.retry_at.is_some_and(|r| r > now) {
                     next = earliest(next, st.retry_at);
@@ -184,7 +313,7 @@ impl Publisher {
                 )
             };
             let outcome = match self.find_application(&app, &namespaces) {
-                None => Err(format!("Application {app} not found")),
+                None => Err((format!("Application {app} not found"), false)),
                 Some(object) => {
                     let current: BTreeMap<String, String> =
                         object.metadata.annotations.clone().unwrap_or_default();
@@ -198,7 +327,7 @@ impl Publisher {
                                 .await
                             {
                                 Ok(()) => Ok("patched"),
-                                Err(e) => Err(e.to_string()),
+                                Err(e) => Err((e.to_string(), true)),
                             }
                         }
                     }
@@ -225,9 +354,14 @@ impl Publisher {
                         state.homes.remove(&app);
                     }
                 }
-                Err(error) => {
+                Err((error, sent)) => {
                     self.metrics.application_published("error");
                     tracing::warn!(application = %app, %error, "publishing the notebook status failed");
+                    if sent {
+                        // The API server may have carried the patch out before the
+                        // answer was lost: it counts against the once-a-minute limit.
+                        entry.last_publish = Some(now);
+                    }
                     entry.retry_at = Some(now + chrono::Duration::seconds(30));
                     next = earliest(next, entry.retry_at);
                 }

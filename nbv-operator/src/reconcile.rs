@@ -109,7 +109,7 @@ impl RecentLedgers {
             .insert(uid.to_owned(), ledger.clone());
     }
 
-    fn forget(&self, uid: &str) {
+    pub(crate) fn forget(&self, uid: &str) {
         self.0.lock().unwrap_or_else(|e| e.into_inner()).remove(uid);
     }
 }
@@ -183,11 +183,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         .as_ref()
         .and_then(|s| s.phase)
         .map(Phase::migrated);
-    let job_phase = match phase {
-        Some(Phase::Succeeded) => JobPhase::Succeeded,
-        Some(Phase::Failed) => JobPhase::Failed,
-        _ => JobPhase::Running,
-    };
+    let job_phase = JobPhase::of(phase);
     let application = lookup.parent.as_ref().map(|p| p.app.name().to_owned());
     let parent_warnings = parent_diagnostics(&lookup.problems);
     ctx.publisher

@@ -504,3 +504,75 @@ async fn a_long_job_name_is_selected_by_its_hashed_label() {
     .expect("deleted");
     assert_eq!(deleted, 0);
 }
+
+// ---------------------------------------------------------------------------------------
+// With a watch cache of nbv's Pods
+// ---------------------------------------------------------------------------------------
+
+/// A watch cache holding `pods`, as the controller's Pod watch fills it.
+fn cache_of(pods: Vec<Value>) -> kube::runtime::reflector::Store<k8s_openapi::api::core::v1::Pod> {
+    let mut writer = kube::runtime::reflector::store::Writer::default();
+    let reader = writer.as_reader();
+    for pod in pods {
+        let pod = serde_json::from_value(pod).expect("a Pod");
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(pod));
+    }
+    reader
+}
+
+#[tokio::test]
+async fn a_cached_pod_is_observed_without_a_request() {
+    let cache = cache_of(vec![stored_pod(json!({"phase": "Running"}))]);
+    let event = run(Vec::new(), |runner| async move {
+        runner
+            .with_cache(cache)
+            .observe(&job(json!({})), ATTEMPT, now())
+            .await
+    })
+    .await
+    .expect("read from the cache");
+    let Some(PhaseEvent::PodRunning { pod }) = event else {
+        panic!("{event:?}");
+    };
+    assert_eq!(pod.name, "train-g2-r1");
+}
+
+#[tokio::test]
+async fn a_cached_pod_is_not_created_again() {
+    let cache = cache_of(vec![stored_pod(json!({"phase": "Pending"}))]);
+    let name = run(Vec::new(), |runner| async move {
+        runner
+            .with_cache(cache)
+            .ensure_started(&job(json!({})), ATTEMPT, None)
+            .await
+    })
+    .await
+    .expect("already there");
+    assert_eq!(name, "train-g2-r1");
+}
+
+#[tokio::test]
+async fn a_pod_the_cache_lacks_is_read_from_the_api_server() {
+    // Just created, or deleted: the cache cannot tell which; the API server can.
+    let mut other = stored_pod(json!({"phase": "Running"}));
+    other["metadata"]["name"] = json!("train-g2-r0");
+    let cache = cache_of(vec![other]);
+    let script = vec![expect(
+        &format!("GET {POD_PATH}"),
+        None,
+        200,
+        stored_pod(notebook_terminated(0, "")),
+    )];
+    let event = run(script, |runner| async move {
+        runner
+            .with_cache(cache)
+            .observe(&job(json!({})), ATTEMPT, now())
+            .await
+    })
+    .await
+    .expect("read");
+    assert!(
+        matches!(event, Some(PhaseEvent::PodSucceeded { .. })),
+        "{event:?}"
+    );
+}
