@@ -108,6 +108,12 @@ async fn a_pod_gone_or_replaced_meanwhile_does_not_fail_the_restart() {
             "Conflict",
             "Precondition failed: UID in precondition: uid-replaced, UID in object meta: other",
         ),
+        // The conflict is confirmed: the pod of that name is another one.
+        Exchange::get(format!("{PODS}/replaced")).reply(200, {
+            let mut other = pod("replaced", "2026-01-24T22:31:00Z", &[]);
+            other["metadata"]["uid"] = json!("other");
+            other
+        }),
         Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).reply(200, json!({})),
     ];
     let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
@@ -120,6 +126,31 @@ async fn a_pod_gone_or_replaced_meanwhile_does_not_fail_the_restart() {
         matches!(outcome, Ok(TriggerOutcome::Done { ref summary }) if summary.starts_with("deleted 1 pod of")),
         "{outcome:?}"
     );
+}
+
+#[tokio::test]
+async fn a_conflict_on_a_pod_that_is_still_there_is_retried_not_counted_done() {
+    let script = vec![
+        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
+            .reply(200, pod_list(vec![pod("old", "2026-01-24T22:00:00Z", &[])])),
+        Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).fail(
+            409,
+            "Conflict",
+            "Operation cannot be fulfilled on pods \"old\": please try again",
+        ),
+        // The same pod still runs: the restart has not happened.
+        Exchange::get(format!("{PODS}/old")).reply(200, pod("old", "2026-01-24T22:00:00Z", &[])),
+    ];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await;
+    let error = outcome.expect_err("the old pod still runs");
+    assert!(error.is_retryable(), "{error:?}");
+    assert!(error.to_string().contains("delete Pod ml/old"), "{error}");
 }
 
 #[tokio::test]

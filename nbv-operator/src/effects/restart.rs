@@ -259,9 +259,31 @@ impl Executor {
             });
             match api.delete(name, &params).await {
                 Ok(_) => deleted += 1,
-                // Gone already, or replaced by a new pod of the same name (the uid
-                // precondition failed): either way the old pod no longer runs.
-                Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409) => {}
+                // Gone already: the old pod no longer runs.
+                Err(kube::Error::Api(status)) if status.code == 404 => {}
+                // A conflict is what a failed uid precondition answers, but not only
+                // that: only a pod of that name with another uid (or none) proves
+                // that the old pod is gone. Otherwise the restart is retried.
+                Err(e @ kube::Error::Api(_)) if is_conflict(&e) => {
+                    let object = format!("Pod {namespace}/{name}");
+                    match api.get_opt(name).await {
+                        Ok(Some(current)) if current.metadata.uid.as_deref() == Some(uid) => {
+                            return Err(EffectError::from_kube(
+                                format!("delete {object}"),
+                                &object,
+                                e,
+                            ));
+                        }
+                        Ok(_) => {}
+                        Err(read) => {
+                            return Err(EffectError::from_kube(
+                                format!("get {object}"),
+                                &object,
+                                read,
+                            ));
+                        }
+                    }
+                }
                 Err(e) => {
                     let object = format!("Pod {namespace}/{name}");
                     return Err(EffectError::from_kube(
@@ -342,4 +364,8 @@ fn selector_of(object: &DynamicObject) -> Result<Selector, String> {
         );
     }
     Ok(selector)
+}
+
+fn is_conflict(error: &kube::Error) -> bool {
+    matches!(error, kube::Error::Api(status) if status.code == 409)
 }
