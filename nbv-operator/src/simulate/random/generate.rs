@@ -316,7 +316,8 @@ pub fn random_scenario(seed: u64) -> Scenario {
         Mode::GitopsOnly
     };
     let names = ["train-a", "train-b", "train-c", "train-d"];
-    for name in names.iter().take(rng.range(1, 4) as usize) {
+    let job_count = rng.range(1, 4) as usize;
+    for name in names.iter().take(job_count) {
         objects.push(job(&mut rng, name));
         match mode {
             Mode::GitopsOnly => runs(&mut rng, name, &mut steps),
@@ -384,6 +385,24 @@ pub fn random_scenario(seed: u64) -> Scenario {
         steps.push(Step {
             at: anytime(&mut rng),
             action: Action::ArgoSync(ObjectKey::new(ARGOCD, "models")),
+        });
+    }
+    // A user deletes a job: whatever it was doing, its Application stops counting it.
+    if rng.chance(25) {
+        let name = *rng.pick(&names[..job_count]);
+        let at = anytime(&mut rng);
+        // Nobody writes to a job after it is gone.
+        steps.retain(|step| {
+            step.at < at
+                || match &step.action {
+                    Action::Phase(write) => write.job.name != name,
+                    Action::Patch { object, .. } => object.name != name,
+                    _ => true,
+                }
+        });
+        steps.push(Step {
+            at,
+            action: Action::Delete(ObjectRef::namespaced("NotebookValidationJob", ML, name)),
         });
     }
     steps.sort_by_key(|s| s.at);
