@@ -49,6 +49,25 @@ fn the_built_in_scenario_plays_adr_049_end_to_end() {
     assert_eq!(fired[0]["trigger"], TRIGGER);
     assert_eq!(fired[0]["job"], JOB);
 
+    // nbv ran the notebook itself: one validation Pod, which the kubelet ran to the
+    // end, and its 14 cells in the job's status.
+    let created = lines_by(&report, Who::Nbv, "created Pod");
+    assert_eq!(
+        created,
+        [format!("created Pod {JOB}-g1-r0")],
+        "{}",
+        report.render()
+    );
+    let ended = lines_by(&report, Who::Kubelet, "ended: Succeeded");
+    assert_eq!(ended.len(), 1, "{ended:#?}");
+    let status = &json["final"]["jobs"][JOB]["status"];
+    assert_eq!(
+        status["validationPodName"],
+        "predictive-analytics-kserve-validation-g1-r0"
+    );
+    assert_eq!(status["results"].as_array().map(Vec::len), Some(14));
+    assert_eq!(status["retryCount"].as_i64().unwrap_or(0), 0);
+
     // The InferenceService's two pods, deleted once, replaced by KServe.
     let deleted = lines_by(&report, Who::Nbv, "deleted Pod");
     assert_eq!(deleted.len(), 2, "{deleted:#?}");

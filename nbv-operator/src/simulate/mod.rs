@@ -53,8 +53,8 @@ pub use timeline::{Entry, Who};
 /// The built-in scenario: ADR-049's "After" example, end to end.
 ///
 /// The training job of wave 3 (`block-wave: 4`, an on-success restart of the
-/// InferenceService `predictive-analytics` and its two predictor pods) runs and
-/// succeeds; the InferenceService's pods are deleted once and replaced; the wave
+/// InferenceService `predictive-analytics` and its two predictor pods) runs its
+/// notebook in the validation Pod nbv creates (mode `default`) and succeeds; the InferenceService's pods are deleted once and replaced; the wave
 /// annotations appear; `nbv wait --wave 4` opens; the Argo CD Application shows the
 /// notebook status.
 pub const SEED_SCENARIO: &str = include_str!("../../../examples/seed-end-to-end.yaml");

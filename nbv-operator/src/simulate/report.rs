@@ -142,6 +142,9 @@ pub struct FinalJob {
     pub phase: Option<String>,
     /// `metadata.annotations`.
     pub annotations: BTreeMap<String, String>,
+    /// `status`, as stored (`null` when the job has none): results, retries, the
+    /// validation Pod, conditions and the effect ledger.
+    pub status: serde_json::Value,
 }
 
 /// How `nbv wait --namespace <namespace> --wave <wave>` ended on the final state.

@@ -426,7 +426,15 @@ async fn finish(
             );
             let annotations = string_map(&job["metadata"]["annotations"]);
             let phase = job["status"]["phase"].as_str().map(str::to_owned);
-            (key, FinalJob { phase, annotations })
+            let status = job["status"].clone();
+            (
+                key,
+                FinalJob {
+                    phase,
+                    annotations,
+                    status,
+                },
+            )
         })
         .collect();
     let applications: BTreeMap<String, BTreeMap<String, String>> = cluster

@@ -29,8 +29,14 @@ fn rfc3339(at: DateTime<Utc>) -> String {
 #[derive(Clone, Debug)]
 struct PodPlan {
     result: PodResult,
+    /// The notebook container's image.
+    image: String,
     running_at: DateTime<Utc>,
     ends_at: DateTime<Utc>,
+    /// `spec.activeDeadlineSeconds`.
+    deadline: Option<chrono::TimeDelta>,
+    /// `status.startTime`: when the kubelet took the Pod up.
+    started: Option<DateTime<Utc>>,
     cells: u32,
     stage: Stage,
 }
@@ -39,7 +45,32 @@ struct PodPlan {
 enum Stage {
     Pending,
     Running,
+    /// Waiting on an image it cannot pull.
+    Stuck,
     Ended,
+}
+
+impl PodPlan {
+    /// When the kubelet stops the Pod for its `activeDeadlineSeconds`, counted from
+    /// `status.startTime` as Kubernetes counts it.
+    fn deadline_at(&self) -> Option<DateTime<Utc>> {
+        Some(self.started? + self.deadline?)
+    }
+
+    /// When the Pod ends if nothing stops it earlier, and whether that end is its
+    /// deadline: a running Pod whose run would outlast its deadline, or a Pod that
+    /// waits on its image, ends at the deadline.
+    fn end(&self) -> Option<(DateTime<Utc>, bool)> {
+        let deadline = self.deadline_at();
+        match self.stage {
+            Stage::Running => Some(match deadline {
+                Some(at) if at < self.ends_at => (at, true),
+                _ => (self.ends_at, false),
+            }),
+            Stage::Stuck => deadline.map(|at| (at, true)),
+            Stage::Pending | Stage::Ended => None,
+        }
+    }
 }
 
 /// How long Argo CD takes to carry out a sync operation.
@@ -165,12 +196,19 @@ impl StandIns {
                 let delta =
                     |d: std::time::Duration| chrono::TimeDelta::from_std(d).unwrap_or_default();
                 let running_at = now + delta(start_after);
+                let deadline = pod
+                    .pointer("/spec/activeDeadlineSeconds")
+                    .and_then(Value::as_i64)
+                    .and_then(chrono::TimeDelta::try_seconds);
                 self.pods.insert(
                     pod_key.clone(),
                     PodPlan {
                         result,
+                        image: notebook_image(&pod),
                         running_at,
                         ends_at: running_at + delta(run_for),
+                        deadline,
+                        started: None,
                         cells,
                         stage: Stage::Pending,
                     },
@@ -185,41 +223,53 @@ impl StandIns {
                 continue;
             };
             if plan.stage == Stage::Pending && now >= plan.running_at {
-                plan.stage = Stage::Running;
-                let status = if plan.result == PodResult::ImagePullBackOff {
-                    plan.stage = Stage::Ended;
-                    pending_status()
+                plan.started = Some(now);
+                let (stage, status, what) = if plan.result == PodResult::ImagePullBackOff {
+                    (
+                        Stage::Stuck,
+                        pending_status(plan),
+                        "cannot pull the image (ImagePullBackOff)",
+                    )
                 } else {
-                    running_status(now)
+                    (Stage::Running, running_status(plan, now), "running")
                 };
+                plan.stage = stage;
                 cluster
                     .set_status("pods", Some(&namespace), &name, status)
                     .map_err(|e| e.to_string())?;
-                let what = if plan.result == PodResult::ImagePullBackOff {
-                    "cannot pull the image (ImagePullBackOff)"
-                } else {
-                    "running"
-                };
                 log.push(
                     cluster,
                     Who::Kubelet,
                     format!("Pod {namespace}/{name} {what}"),
                 );
             }
-            if plan.stage == Stage::Running && now >= plan.ends_at {
+            if let Some((at, deadline)) = plan.end()
+                && now >= at
+            {
                 plan.stage = Stage::Ended;
+                let (status, what) = if deadline {
+                    let seconds = plan.deadline.map_or(0, |d| d.num_seconds());
+                    (
+                        deadline_status(plan, now),
+                        format!(
+                            "DeadlineExceeded (activeDeadlineSeconds {seconds} passed since it started)"
+                        ),
+                    )
+                } else {
+                    (ended_status(plan, now), format!("{:?}", plan.result))
+                };
                 cluster
-                    .set_status("pods", Some(&namespace), &name, ended_status(plan, now))
+                    .set_status("pods", Some(&namespace), &name, status)
                     .map_err(|e| e.to_string())?;
                 log.push(
                     cluster,
                     Who::Kubelet,
-                    format!("Pod {namespace}/{name} ended: {:?}", plan.result),
+                    format!("Pod {namespace}/{name} ended: {what}"),
                 );
             }
             let due = match plan.stage {
                 Stage::Pending => Some(plan.running_at),
-                Stage::Running => Some(plan.ends_at),
+                Stage::Running | Stage::Stuck => plan.end().map(|(at, _)| at),
                 Stage::Ended => None,
             };
             *next = [*next, due].into_iter().flatten().min();
@@ -356,22 +406,65 @@ impl StandIns {
     }
 }
 
-fn container(state: Value) -> Value {
+/// The image of a Pod's notebook container.
+fn notebook_image(pod: &Value) -> String {
+    pod.pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .and_then(|containers| containers.iter().find(|c| c["name"] == NOTEBOOK_CONTAINER))
+        .and_then(|c| c["image"].as_str())
+        .unwrap_or("quay.io/jupyter/scipy-notebook:2026-01-05")
+        .to_owned()
+}
+
+fn container(plan: &PodPlan, state: Value) -> Value {
     json!({
-        "name": NOTEBOOK_CONTAINER, "image": "quay.io/jupyter/scipy-notebook:2026-01-05",
+        "name": NOTEBOOK_CONTAINER, "image": plan.image,
         "imageID": "", "ready": false, "restartCount": 0, "state": state
     })
 }
 
-fn running_status(now: DateTime<Utc>) -> Value {
-    json!({"phase": "Running", "containerStatuses": [container(json!({"running": {"startedAt": rfc3339(now)}}))]})
+/// `status.startTime`, once the kubelet has taken the Pod up.
+fn start_time(plan: &PodPlan) -> Value {
+    plan.started.map_or(Value::Null, |t| json!(rfc3339(t)))
 }
 
-fn pending_status() -> Value {
-    json!({"phase": "Pending", "containerStatuses": [container(json!({"waiting": {
-        "reason": "ImagePullBackOff",
-        "message": "Back-off pulling image \"quay.io/jupyter/scipy-notebook:2026-01-05\""
-    }}))]})
+fn running_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
+    json!({
+        "phase": "Running", "startTime": start_time(plan),
+        "containerStatuses": [container(plan, json!({"running": {"startedAt": rfc3339(now)}}))]
+    })
+}
+
+fn pending_status(plan: &PodPlan) -> Value {
+    json!({
+        "phase": "Pending", "startTime": start_time(plan),
+        "containerStatuses": [container(plan, json!({"waiting": {
+            "reason": "ImagePullBackOff",
+            "message": format!("Back-off pulling image {:?}", plan.image)
+        }}))]
+    })
+}
+
+/// What the kubelet writes when a Pod outlives its `activeDeadlineSeconds`: the Pod
+/// fails with reason `DeadlineExceeded`, and a container that ran is killed.
+fn deadline_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
+    let state = if plan.result == PodResult::ImagePullBackOff {
+        json!({"waiting": {
+            "reason": "ImagePullBackOff",
+            "message": format!("Back-off pulling image {:?}", plan.image)
+        }})
+    } else {
+        json!({"terminated": {
+            "exitCode": 137, "reason": "Error",
+            "startedAt": start_time(plan), "finishedAt": rfc3339(now)
+        }})
+    };
+    json!({
+        "phase": "Failed", "reason": "DeadlineExceeded",
+        "message": "Pod was active on the node longer than the specified deadline",
+        "startTime": start_time(plan),
+        "containerStatuses": [container(plan, state)]
+    })
 }
 
 fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
@@ -384,7 +477,8 @@ fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
     match plan.result {
         PodResult::Evicted => json!({
             "phase": "Failed", "reason": "Evicted",
-            "message": "The node was low on resource: memory."
+            "message": "The node was low on resource: memory.",
+            "startTime": start_time(plan)
         }),
         PodResult::Succeeded | PodResult::Failed | PodResult::ImagePullBackOff => {
             let failed = plan.result == PodResult::Failed;
@@ -415,9 +509,10 @@ fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
             .encode();
             json!({
                 "phase": if failed { "Failed" } else { "Succeeded" },
-                "containerStatuses": [container(json!({"terminated": {
+                "startTime": start_time(plan),
+                "containerStatuses": [container(plan, json!({"terminated": {
                     "exitCode": i32::from(failed), "reason": if failed { "Error" } else { "Completed" },
-                    "message": message, "finishedAt": rfc3339(now)
+                    "message": message, "startedAt": start_time(plan), "finishedAt": rfc3339(now)
                 }}))]
             })
         }
