@@ -67,6 +67,9 @@ fn the_built_in_scenario_plays_adr_049_end_to_end() {
     );
     assert_eq!(status["results"].as_array().map(Vec::len), Some(14));
     assert_eq!(status["retryCount"].as_i64().unwrap_or(0), 0);
+    // The Pod is read from the watch cache: one GET, right after it was created
+    // (before the watch delivered it), not one per event of its ten-minute run.
+    assert_eq!(json["api"]["requests_by_resource"]["get pods"], 1);
 
     // The InferenceService's two pods, deleted once, replaced by KServe.
     let deleted = lines_by(&report, Who::Nbv, "deleted Pod");

@@ -38,7 +38,7 @@ pub type Completion = TerminalTransition;
 ///
 /// let report = run(&seed_scenario()?, &Options::default())?;
 /// let fired = &report.triggers_fired[0];
-/// assert_eq!(fired.run, "g1@2026-01-24T22:20:30Z");
+/// assert_eq!(fired.run, "g1@2026-01-24T22:20:00Z");
 /// assert!(fired.trigger.starts_with("restart:serving.kserve.io/InferenceService:"));
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -63,6 +63,7 @@ pub struct TriggerFired {
 ///
 /// let api = run(&seed_scenario()?, &Options::default())?.api;
 /// assert_eq!(api.requests_by_verb["delete"], 2);
+/// assert_eq!(api.requests_by_resource["delete pods"], 2);
 /// assert_eq!(api.requests_by_verb.values().sum::<usize>(), api.requests_total);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
@@ -72,6 +73,9 @@ pub struct ApiStats {
     pub requests_total: usize,
     /// Requests by verb (`get`, `list`, `watch`, `create`, `patch`, …).
     pub requests_by_verb: BTreeMap<String, usize>,
+    /// Requests by verb and resource, as `get pods` or `patch applications` (the
+    /// status subresource counts as its resource's).
+    pub requests_by_resource: BTreeMap<String, usize>,
     /// LIST requests after the first operator's initial sync (its first instant):
     /// relists after watch failures and restarts, and the pod lists of restarts.
     pub list_after_start: usize,
@@ -99,6 +103,10 @@ impl ApiStats {
         for request in requests {
             let verb = verb_name(request.verb.kind());
             *stats.requests_by_verb.entry(verb.to_owned()).or_default() += 1;
+            *stats
+                .requests_by_resource
+                .entry(format!("{verb} {}", request.resource))
+                .or_default() += 1;
             if request.verb.kind() == VerbKind::List && request.at > start {
                 stats.list_after_start += 1;
             }
@@ -304,7 +312,7 @@ impl Report {
 
     /// The report as one JSON object: `scenario`, `mode`, `start`, `end`,
     /// `completions`, `effects` (`triggers_fired`, `events_by_reason`), `api`
-    /// (`requests_total`, `requests_by_verb`, `list_after_start`, `errors_by_code`),
+    /// (`requests_total`, `requests_by_verb`, `requests_by_resource`, `list_after_start`, `errors_by_code`),
     /// `final` (`jobs`, `applications`), `gates`, `operator`, `invariant_violations`,
     /// `expectation_failures`, `passed` and `timeline`. Maps are sorted by key, so the
     /// same simulation always prints the same text.
