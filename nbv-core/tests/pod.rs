@@ -1275,6 +1275,8 @@ fn classification_cases() -> Vec<(&'static str, Value, i64)> {
         ("script crashed", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
             &report_with(RunErrorKind::Internal, "PermissionError", "[Errno 13] Permission denied: '/workspace/out.ipynb'"))]), 3),
         ("timeout", failed_pod(Some("DeadlineExceeded"), vec![clone_ok()], vec![terminated(nb, 137, Some("Error"), "")]), 31),
+        ("timeout before the notebook started", failed_pod(Some("DeadlineExceeded"), vec![clone_ok()],
+            vec![waiting(nb, "ImagePullBackOff", "Back-off pulling image \"quay.io/example/papermill:1\"")]), 31),
         ("evicted", failed_pod(Some("Evicted"), vec![clone_ok()], vec![terminated(nb, 137, Some("Error"), "")])
             .tap(|v| v["message"] = json!("The node was low on resource: memory.")), 10),
         ("node lost", failed_pod(Some("NodeLost"), vec![clone_ok()], vec![]), 10),

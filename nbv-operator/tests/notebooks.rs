@@ -545,6 +545,16 @@ fn a_run_longer_than_spec_timeout_is_stopped_at_the_deadline_and_fails_for_good(
         (ready.status.as_str(), ready.reason.as_str()),
         ("False", "Timeout")
     );
+    // The notebook never ran: the message says so, and names what the Pod waited on.
+    assert_eq!(
+        stuck.status.message.as_deref(),
+        Some(
+            "Validation failed: Timeout: the notebook never started within spec.timeout (1m): \
+             its container was still waiting (ImagePullBackOff) when the pod was stopped; fix \
+             what keeps the pod from starting (image, volumes, node resources) or raise \
+             spec.timeout"
+        )
+    );
     assert_eq!(stuck.pods_created, ["stuck-g1-r0"]);
     assert!(stuck.retrying.is_empty(), "{:?}", stuck.retrying);
     assert_eq!(stuck.notifications, ["ValidationFailed"]);

@@ -267,6 +267,19 @@ impl View<'_> {
 
     fn deadline_exceeded(&self) -> Failure {
         let deadline = self.deadline_text();
+        // A notebook container still waiting at the deadline never ran: the time went
+        // to getting the Pod going, and a faster notebook would not help.
+        let waiting = self
+            .container(NOTEBOOK_CONTAINER)
+            .and_then(|c| c.state.as_ref()?.waiting.as_ref());
+        if let Some(waiting) = waiting {
+            let reason = waiting.reason.as_deref().unwrap_or("no reason given");
+            return FailureCause::Timeout.failure(format!(
+                "the notebook never started within spec.timeout ({deadline}): its container \
+                 was still waiting ({reason}) when the pod was stopped; fix what keeps the \
+                 pod from starting (image, volumes, node resources) or raise spec.timeout"
+            ));
+        }
         FailureCause::Timeout.failure(format!(
             "the notebook did not finish within spec.timeout ({deadline}) and was stopped; \
              raise spec.timeout or make the notebook faster"
