@@ -313,6 +313,51 @@ fn cells_ran(cells: u32) -> String {
     format!("{cells} code cells ran in {}s", f64::from(cells) * 1.5)
 }
 
+/// Checks a run whose first attempt failed for the transient `cause` and whose retry
+/// succeeded with `cells` cells: `Retrying` scheduled, started and succeeded at
+/// `steps`, the retry scheduled for `retry_at`, the success message, one success Event
+/// (a transient failure is not a terminal transition) and one trigger.
+fn assert_one_retry_then_success(
+    report: &Report,
+    view: &JobView,
+    steps: [&str; 3],
+    retry_at: &str,
+    cause: &str,
+    cells: u32,
+) {
+    assert_eq!(
+        view.retry_steps(),
+        [
+            (at(steps[0]), "True", "RetryScheduled"),
+            (at(steps[1]), "True", "RetryStarted"),
+            (at(steps[2]), "False", "RetrySucceeded"),
+        ]
+    );
+    let scheduled =
+        format!("Retry 1/3 scheduled for {retry_at} after a transient failure: {cause}");
+    assert!(
+        view.retrying[0].message.starts_with(&scheduled),
+        "{:?}",
+        view.retrying[0]
+    );
+    let ready = view.ready();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("True", "ValidationSucceeded")
+    );
+    assert_eq!(
+        ready.message,
+        format!(
+            "Notebook validation succeeded after 1 retry: {}",
+            cells_ran(cells)
+        )
+    );
+    assert_eq!(view.completions, [Phase::Succeeded]);
+    assert_eq!(view.notifications, ["ValidationSucceeded"]);
+    assert_eq!(report.events_by_reason.get("ValidationFailed"), None);
+    assert_eq!(view.triggers, [TRIGGER]);
+}
+
 #[test]
 fn a_notebook_that_runs_through_succeeds_once_and_fires_its_trigger() {
     let report = play(&scenario(
@@ -433,39 +478,14 @@ fn an_image_pull_back_off_is_retried_and_the_retry_succeeds() {
     // The first Pod waits on its image from 0:06: nbv gives it the 5-minute start
     // grace, then retries after the first backoff (1 minute); the retry's Pod starts
     // at 6:12 and runs 2 minutes.
-    assert_eq!(
-        view.retry_steps(),
-        [
-            (at("5:06"), "True", "RetryScheduled"),
-            (at("6:06"), "True", "RetryStarted"),
-            (at("8:12"), "False", "RetrySucceeded"),
-        ]
+    assert_one_retry_then_success(
+        &report,
+        &view,
+        ["5:06", "6:06", "8:12"],
+        "2026-03-02T09:06:06Z",
+        "ImagePullBackOff",
+        4,
     );
-    assert!(
-        view.retrying[0].message.starts_with(
-            "Retry 1/3 scheduled for 2026-03-02T09:06:06Z after a transient failure: ImagePullBackOff"
-        ),
-        "{:?}",
-        view.retrying[0]
-    );
-    let ready = view.ready();
-    assert_eq!(
-        (ready.status.as_str(), ready.reason.as_str()),
-        ("True", "ValidationSucceeded")
-    );
-    assert_eq!(
-        ready.message,
-        format!(
-            "Notebook validation succeeded after 1 retry: {}",
-            cells_ran(4)
-        )
-    );
-
-    // The transient failure is not a terminal transition: one notification, at the end.
-    assert_eq!(view.completions, [Phase::Succeeded]);
-    assert_eq!(view.notifications, ["ValidationSucceeded"]);
-    assert_eq!(report.events_by_reason.get("ValidationFailed"), None);
-    assert_eq!(view.triggers, [TRIGGER]);
 }
 
 #[test]
@@ -583,38 +603,14 @@ fn an_evicted_pod_is_retried_and_the_retry_succeeds() {
     assert_eq!(view.validation_pod(), Some("train-g1-r1"));
     // Evicted at 3:06; retried after the first backoff (1 minute); the retry's Pod
     // starts at 4:12 and runs 4 minutes.
-    assert_eq!(
-        view.retry_steps(),
-        [
-            (at("3:06"), "True", "RetryScheduled"),
-            (at("4:06"), "True", "RetryStarted"),
-            (at("8:12"), "False", "RetrySucceeded"),
-        ]
+    assert_one_retry_then_success(
+        &report,
+        &view,
+        ["3:06", "4:06", "8:12"],
+        "2026-03-02T09:04:06Z",
+        "Evicted",
+        12,
     );
-    assert!(
-        view.retrying[0].message.starts_with(
-            "Retry 1/3 scheduled for 2026-03-02T09:04:06Z after a transient failure: Evicted"
-        ),
-        "{:?}",
-        view.retrying[0]
-    );
-    let ready = view.ready();
-    assert_eq!(
-        (ready.status.as_str(), ready.reason.as_str()),
-        ("True", "ValidationSucceeded")
-    );
-    assert_eq!(
-        ready.message,
-        format!(
-            "Notebook validation succeeded after 1 retry: {}",
-            cells_ran(12)
-        )
-    );
-
-    assert_eq!(view.completions, [Phase::Succeeded]);
-    assert_eq!(view.notifications, ["ValidationSucceeded"]);
-    assert_eq!(report.events_by_reason.get("ValidationFailed"), None);
-    assert_eq!(view.triggers, [TRIGGER]);
 }
 
 #[test]
