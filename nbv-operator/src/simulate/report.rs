@@ -212,7 +212,7 @@ pub struct OperatorStats {
 /// let report = run(&seed_scenario()?, &Options::default())?;
 /// assert_eq!(report.scenario, "seed-end-to-end");
 /// assert!(report.violations.is_empty() && report.expectation_failures.is_empty());
-/// assert_eq!((report.end - report.start).num_minutes(), 16);
+/// assert_eq!((report.end - report.start).num_minutes(), 12);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Serialize)]
