@@ -214,6 +214,63 @@ async fn a_sync_of_another_run_does_not_count_as_this_one() {
 }
 
 #[tokio::test]
+async fn a_sync_that_succeeded_after_the_run_ended_counts_as_done() {
+    // Argo CD's auto-sync started a second after the run ended (30 min past) and
+    // replaced the operation that carried this run's marker.
+    let auto_sync = |phase: &str, started: &str| {
+        application(json!({"status": {"operationState": {"phase": phase,
+            "startedAt": started, "operation": {"sync": {}, "initiatedBy": {"automated": true}}}}}))
+    };
+    let script =
+        vec![Exchange::get(APP).reply(200, auto_sync("Succeeded", "2026-01-24T22:30:01Z"))];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+            .await
+    })
+    .await;
+    let Ok(TriggerOutcome::AlreadyDone { summary }) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(
+        summary.contains("operation started at 2026-01-24T22:30:01Z"),
+        "{summary}"
+    );
+
+    // Started before the run ended, or failed: nbv still syncs.
+    for (phase, started) in [
+        ("Succeeded", "2026-01-24T22:29:59Z"),
+        ("Failed", "2026-01-24T22:30:01Z"),
+    ] {
+        let script = vec![
+            Exchange::get(APP).reply(200, auto_sync(phase, started)),
+            Exchange::merge_patch(
+                APP,
+                json!({
+                    "metadata": {"resourceVersion": "42"},
+                    "operation": {
+                        "sync": {},
+                        "initiatedBy": {"username": "nbv-operator"},
+                        "info": [{"name": "nbv-run", "value": MARKER}]
+                    }
+                }),
+            )
+            .reply(200, json!({})),
+        ];
+        let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+                .await
+        })
+        .await;
+        assert!(
+            matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+            "{phase} at {started}: {outcome:?}"
+        );
+    }
+}
+
+#[tokio::test]
 async fn an_operation_started_meanwhile_makes_the_sync_conflict_and_retry() {
     let script = vec![
         Exchange::get(APP).reply(200, application(json!({}))),

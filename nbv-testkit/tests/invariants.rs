@@ -167,6 +167,53 @@ async fn a_trigger_taking_effect_once_and_recorded_is_fine() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_users_restart_after_the_run_ended_satisfies_the_trigger_but_an_earlier_one_does_not() {
+    for (user_restart_after, violations) in [(5, 0), (-5, 1)] {
+        let cluster = FakeCluster::default();
+        let start = cluster.now();
+        apply(&cluster, fixtures::deployment(ML, "web"));
+        wait(10).await;
+        let completed = cluster.now() + chrono::Duration::seconds(10);
+        wait(10).await;
+        // `kubectl rollout restart` by a user, 5 s after (or before) the run ended.
+        let mut web = cluster
+            .get("deployments", Some(ML), "web")
+            .expect("ok")
+            .expect("exists");
+        let at = completed + chrono::Duration::seconds(user_restart_after);
+        web["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"] =
+            json!(rfc3339(at));
+        apply(&cluster, web);
+        wait(10).await;
+        apply(
+            &cluster,
+            JobBuilder::new(ML, "train")
+                .on_success_trigger(
+                    "- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}",
+                )
+                .phase(Phase::Succeeded)
+                .started_at(start)
+                .completed_at(completed)
+                .build(),
+        );
+        // nbv finds the newer restart, writes nothing and records the trigger done.
+        client_status_patch(
+            &cluster,
+            ML,
+            "train",
+            json!({"effects": {"run": run_key(start), "done": [RESTART_KEY]}}),
+        )
+        .await;
+        wait(600).await;
+        let found = observe(&cluster, &up_since(start), triggers_take_effect_once);
+        assert_eq!(found.len(), violations, "{user_restart_after}: {found:#?}");
+        if violations > 0 {
+            assert!(found[0].contains("never took effect"), "{}", found[0]);
+        }
+    }
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_trigger_repeated_after_a_users_restart_is_caught() {
     let cluster = FakeCluster::default();
     let start = cluster.now();

@@ -11,6 +11,9 @@
 //! <namespace>/<job>@<completion time>`). Argo CD copies the operation into
 //! `status.operationState.operation` when it runs it, so finding the marker in either
 //! place means this run's sync was already requested, even if nbv lost its record of it.
+//! A later operation replaces that evidence; but a sync that succeeded and started
+//! after the run ended (an auto-sync, a user's) already deployed what the run left
+//! behind, so it also counts as done.
 
 use chrono::{DateTime, Utc};
 use kube::api::DynamicObject;
@@ -58,6 +61,18 @@ impl Executor {
                 reason: format!("{name} {reason}; the sync starts when it has finished"),
             });
         }
+        if let Some(started) = synced_since(data, completed_at) {
+            // Argo CD (an auto-sync, a user) already synced after the run ended: the
+            // Application deploys what the run left behind. Like a restart that finds a
+            // newer restartedAt, this holds even if nbv lost its record of its own sync.
+            return Ok(TriggerOutcome::AlreadyDone {
+                summary: format!(
+                    "{name} already synced successfully in an operation started at {started}, \
+                     after the run ended at {}",
+                    rfc3339(completed_at)
+                ),
+            });
+        }
         let Some(resource_version) = application.metadata.resource_version.clone() else {
             return Err(EffectError::invalid(
                 format!("sync {name}"),
@@ -102,6 +117,18 @@ fn has_marker(operation: &Value, marker: &str) -> bool {
         info.iter()
             .any(|entry| entry["name"] == RUN_INFO && entry["value"] == marker)
     })
+}
+
+/// When the Application's last operation started, if it was a sync that succeeded and
+/// started no earlier than `completed_at`.
+fn synced_since(application: &Value, completed_at: DateTime<Utc>) -> Option<String> {
+    let state = &application["status"]["operationState"];
+    if state["phase"] != "Succeeded" || !state["operation"]["sync"].is_object() {
+        return None;
+    }
+    let started = state["startedAt"].as_str()?;
+    let at = DateTime::parse_from_rfc3339(started).ok()?;
+    (at.with_timezone(&Utc) >= completed_at).then(|| started.to_owned())
 }
 
 /// Why an operation is in progress, or `None` when a new one may start.

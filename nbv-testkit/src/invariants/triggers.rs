@@ -257,7 +257,7 @@ fn written_values(
             else {
                 continue;
             };
-            if failure_recorded(index, member) {
+            if failure_recorded(index, member) || superseded(observation, *class, target, member) {
                 continue;
             }
             violations.push(Violation::new(
@@ -274,6 +274,50 @@ fn written_values(
             ));
         }
     }
+}
+
+/// Whether someone else (a user's `kubectl rollout restart`, another tool, Argo CD's
+/// auto-sync) restarted, refreshed or synced `target` at a time no earlier than the
+/// end of `owed`'s run: the target already holds what the run wrote, and nbv rightly
+/// leaves the newer restart in place (it never moves a target's timestamp backwards)
+/// and starts no second sync.
+fn superseded(
+    observation: &Observation<'_>,
+    class: Class,
+    target: &ObjKey,
+    owed: &Owed<'_, '_>,
+) -> bool {
+    if class == Class::Sync {
+        // A sync that succeeded and started after the run ended, by anyone.
+        return observation
+            .history
+            .iter()
+            // Others' changes: nbv's own writes must match the run's value.
+            .filter(|change| change.actor != Actor::Client && &ObjKey::of(change) == target)
+            .filter_map(|change| change.after.as_ref())
+            .any(|app| {
+                let state = &app["status"]["operationState"];
+                state["phase"] == "Succeeded"
+                    && state["operation"]["sync"].is_object()
+                    && state["startedAt"].as_str().is_some_and(|started| {
+                        DateTime::parse_from_rfc3339(started)
+                            .is_ok_and(|at| at.with_timezone(&Utc) >= owed.transition.completed)
+                    })
+            });
+    }
+    if !matches!(class, Class::RollingRestart | Class::Refresh) {
+        return false;
+    }
+    observation
+        .history
+        .iter()
+        .filter(|change| change.actor != Actor::Client && &ObjKey::of(change) == target)
+        .flat_map(writes_of)
+        .any(|(written, value)| {
+            written == class
+                && DateTime::parse_from_rfc3339(&value)
+                    .is_ok_and(|at| at.with_timezone(&Utc) >= owed.transition.completed)
+        })
 }
 
 fn failure_recorded(index: &Index<'_>, owed: &Owed<'_, '_>) -> bool {
