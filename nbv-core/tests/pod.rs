@@ -13,7 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use nbv_core::api::{CellStatus, NotebookValidationJob};
-use nbv_core::phase::{Attempt, FailureKind, PhaseEvent};
+use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
 use nbv_core::pod::{
     ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
     MANAGED_BY, MANAGED_BY_LABEL, MAX_REPORT_BYTES, NOTEBOOK_CONTAINER, PodDefaults, PodSpecError,
@@ -183,6 +183,8 @@ fn only_samples_that_enable_a_build_are_refused_as_unsupported() {
     ))
     .expect("refused");
     assert_eq!(failure.kind, FailureKind::Permanent);
+    // The phase machine words it as the job's failure, not a failed build.
+    assert_eq!(failure.reason, Reason::BUILD_NOT_SUPPORTED);
     insta::assert_snapshot!("build_not_supported", failure.message);
     assert!(
         build_unsupported(&job_with(

@@ -775,12 +775,14 @@ fn assert_build_refused(report: &Report, key: &str, what: &str) {
         ("False", "BuildNotSupported"),
         "{what}"
     );
-    // The condition's line in the timeline is cut at 90 characters.
-    assert!(
-        ready.message.starts_with(
-            "Image build failed: BuildNotSupported: image builds (podConfig.buildConfig) are not"
+    assert_eq!(
+        view.status.message.as_deref(),
+        Some(
+            "Validation failed: BuildNotSupported: image builds (podConfig.buildConfig) are not \
+             supported yet; remove buildConfig or set enabled: false and use \
+             podConfig.containerImage"
         ),
-        "{what}: {ready:?}"
+        "{what}"
     );
     assert_eq!(ready.at, at("0:00"), "{what}");
     assert!(view.pods_created.is_empty(), "{what}\n{render}");

@@ -112,7 +112,12 @@ pub(super) fn build_failed(
     build.phase = Some(BuildPhase::Failed);
     build.message = Some(truncate_message(message).into_owned());
     build.completion_time = Some(now);
-    let text = messages::build_failed(&failure);
+    // A build that was never attempted did not fail: the job did.
+    let text = if *reason == Reason::BUILD_NOT_SUPPORTED {
+        messages::failed(&failure)
+    } else {
+        messages::build_failed(&failure)
+    };
     fail(s, &failure, text, None, now);
     Ok(())
 }

@@ -35,6 +35,9 @@ impl Reason {
     pub const VALIDATION_FAILED: Reason = Reason::known("ValidationFailed");
     /// A build failed and the shell gave no more specific reason.
     pub const BUILD_FAILED: Reason = Reason::known("BuildFailed");
+    /// The job asks for an image build, which nbv does not carry out: no build was
+    /// attempted.
+    pub const BUILD_NOT_SUPPORTED: Reason = Reason::known("BuildNotSupported");
     /// `Retrying` is `True`: a retry waits for its backoff to elapse.
     pub const RETRY_SCHEDULED: Reason = Reason::known("RetryScheduled");
     /// `Retrying` is `True`: the backoff elapsed and the retry attempt runs.
