@@ -324,12 +324,20 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         // clear failures persisted before (of this run, or of an earlier one).
         effects["failed"] = json!(ledger.failed);
         let patch = json!({"status": {"effects": effects}});
-        jobs.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+        let written = jobs
+            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
             .await
             .map_err(|source| Error::Status {
                 job: key.to_string(),
                 source,
             })?;
+        // The conditions below are written with a precondition: against the job as
+        // this write left it (conditions included, should someone else have changed
+        // them), not the version read before, which would always conflict.
+        job.metadata.resource_version = written.metadata.resource_version;
+        if let Some(status) = job.status.as_mut() {
+            status.conditions = written.status.and_then(|s| s.conditions);
+        }
     }
     let owed_later = deferred + usize::from(plan.retry_at.is_some());
     let updates = conditions(&plan.diagnostics, &ledger, owed_later);

@@ -70,6 +70,9 @@ fn the_built_in_scenario_plays_adr_049_end_to_end() {
     // The Pod is read from the watch cache: one GET, right after it was created
     // (before the watch delivered it), not one per event of its ten-minute run.
     assert_eq!(json["api"]["requests_by_resource"]["get pods"], 1);
+    // Nothing nbv writes conflicts with itself: the conditions are written against
+    // the version its ledger write left.
+    assert_eq!(json["api"]["errors_by_code"], json!({}));
 
     // The InferenceService's two pods, deleted once, replaced by KServe.
     let deleted = lines_by(&report, Who::Nbv, "deleted Pod");
