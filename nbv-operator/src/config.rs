@@ -82,6 +82,12 @@ pub enum Mutation {
     /// every reconcile plans a run's effects again and only their own idempotency
     /// stands between a resync and a repeated trigger.
     ForgetLedger,
+    /// The upstream operator's order: the GitOps effects of a terminal transition are
+    /// carried out before the terminal status is written, and no ledger is kept. A
+    /// status write that fails after the triggers fired (a conflict with the shell's
+    /// own annotation patch, an API error) leaves a run that the next reconcile ends
+    /// again, at another time, and fires again.
+    UpstreamOrder,
 }
 
 impl Default for OperatorConfig {

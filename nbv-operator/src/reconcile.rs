@@ -165,11 +165,21 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let mut job = observed.clone();
     let mut requeue: Option<Duration> = None;
 
+    // Test-only mutation (`config::Mutation`, always `None` in production): the
+    // upstream operator's order, effects before the status write.
+    let upstream_order = ctx.config.mutation == Some(crate::config::Mutation::UpstreamOrder);
+    let mut unwritten = None;
+
     // 1. The phase machine and the validation Pod (default mode).
     if !ctx.config.gitops_only {
         let (status, requeue_after) = run_phase_machine(&job, ctx, now).await?;
         if let Some(status) = status {
-            job = write_status(&jobs, &job, &status).await?;
+            if upstream_order {
+                job.status = Some(status.clone());
+                unwritten = Some(status);
+            } else {
+                job = write_status(&jobs, &job, &status).await?;
+            }
         }
         requeue = min(requeue, requeue_after);
     }
@@ -316,7 +326,8 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let has_records = !ledger.done.is_empty() || !ledger.failed.is_empty();
     // Test-only mutation (`config::Mutation`, always `None` in production): forget
     // what was carried out.
-    let forget = ctx.config.mutation == Some(crate::config::Mutation::ForgetLedger);
+    let forget =
+        upstream_order || ctx.config.mutation == Some(crate::config::Mutation::ForgetLedger);
     if (carried_out || has_records) && !forget && persisted != Some(&ledger) {
         ctx.recent.remember(&uid, &ledger);
         let mut effects = serde_json::to_value(&ledger).unwrap_or_default();
@@ -394,6 +405,9 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         }
     }
 
+    if let Some(status) = unwritten {
+        write_status(&jobs, observed, &status).await?;
+    }
     if deferred > 0 {
         requeue = min(requeue, Some(ctx.config.deferred_retry));
     }

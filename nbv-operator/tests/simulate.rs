@@ -265,6 +265,28 @@ fn a_shell_that_forgets_its_ledger_is_caught() {
 }
 
 #[test]
+fn a_shell_that_fires_triggers_before_writing_the_status_is_caught() {
+    // The upstream operator's order: triggers fire, then the terminal status is
+    // written. When that write fails, the next reconcile ends the run again, at
+    // another time, and fires again: a restart, refresh or sync for a run end that
+    // was never persisted. (When the retry comes at the same virtual instant the
+    // effects' idempotency hides it, so this takes more cases than the ledger test.)
+    let caught = violations(120, 1, Some(Mutation::UpstreamOrder));
+    let repeated: Vec<&String> = caught
+        .iter()
+        .filter(|v| {
+            v.starts_with("invariant 1")
+                && (v.contains("which is the trigger of no successful run")
+                    || v.contains("was written"))
+        })
+        .collect();
+    assert!(
+        !repeated.is_empty(),
+        "no repeated trigger among the violations: {caught:#?}"
+    );
+}
+
+#[test]
 fn the_command_prints_json_and_exits_by_the_verdict() {
     let (mut out, mut err) = (Vec::new(), Vec::new());
     let code = simulate_command(
