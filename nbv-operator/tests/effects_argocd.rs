@@ -43,6 +43,21 @@ fn application(extra: Value) -> Value {
     app
 }
 
+/// The sync nbv writes to an Application without a sync policy, against version 42.
+fn bare_sync() -> Exchange {
+    Exchange::merge_patch(
+        APP,
+        json!({
+            "metadata": {"resourceVersion": "42"},
+            "operation": {
+                "sync": {},
+                "initiatedBy": {"username": "nbv-operator"},
+                "info": [{"name": "nbv-run", "value": MARKER}]
+            }
+        }),
+    )
+}
+
 fn merge(target: &mut Value, patch: Value) {
     match (target, patch) {
         (Value::Object(target), Value::Object(patch)) => {
@@ -96,18 +111,7 @@ async fn sync_writes_the_operation_as_the_argocd_cli_does() {
 async fn sync_without_a_sync_policy_writes_a_bare_operation() {
     let script = vec![
         Exchange::get(APP).reply(200, application(json!({"status": null}))),
-        Exchange::merge_patch(
-            APP,
-            json!({
-                "metadata": {"resourceVersion": "42"},
-                "operation": {
-                    "sync": {},
-                    "initiatedBy": {"username": "nbv-operator"},
-                    "info": [{"name": "nbv-run", "value": MARKER}]
-                }
-            }),
-        )
-        .reply(200, json!({})),
+        bare_sync().reply(200, json!({})),
     ];
     let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
         executor
@@ -188,18 +192,7 @@ async fn a_sync_of_another_run_does_not_count_as_this_one() {
                                              "value": "ml/train@2026-01-23T10:00:00Z"}]}}}});
     let script = vec![
         Exchange::get(APP).reply(200, application(other)),
-        Exchange::merge_patch(
-            APP,
-            json!({
-                "metadata": {"resourceVersion": "42"},
-                "operation": {
-                    "sync": {},
-                    "initiatedBy": {"username": "nbv-operator"},
-                    "info": [{"name": "nbv-run", "value": MARKER}]
-                }
-            }),
-        )
-        .reply(200, json!({})),
+        bare_sync().reply(200, json!({})),
     ];
     let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
         executor
@@ -244,18 +237,7 @@ async fn a_sync_that_succeeded_after_the_run_ended_counts_as_done() {
     ] {
         let script = vec![
             Exchange::get(APP).reply(200, auto_sync(phase, started)),
-            Exchange::merge_patch(
-                APP,
-                json!({
-                    "metadata": {"resourceVersion": "42"},
-                    "operation": {
-                        "sync": {},
-                        "initiatedBy": {"username": "nbv-operator"},
-                        "info": [{"name": "nbv-run", "value": MARKER}]
-                    }
-                }),
-            )
-            .reply(200, json!({})),
+            bare_sync().reply(200, json!({})),
         ];
         let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
             executor
@@ -274,18 +256,7 @@ async fn a_sync_that_succeeded_after_the_run_ended_counts_as_done() {
 async fn an_operation_started_meanwhile_makes_the_sync_conflict_and_retry() {
     let script = vec![
         Exchange::get(APP).reply(200, application(json!({}))),
-        Exchange::merge_patch(
-            APP,
-            json!({
-                "metadata": {"resourceVersion": "42"},
-                "operation": {
-                    "sync": {},
-                    "initiatedBy": {"username": "nbv-operator"},
-                    "info": [{"name": "nbv-run", "value": MARKER}]
-                }
-            }),
-        )
-        .fail(
+        bare_sync().fail(
             409,
             "Conflict",
             "the object has been modified; please apply your changes to the latest version",

@@ -510,20 +510,8 @@ fn a_run_longer_than_spec_timeout_is_stopped_at_the_deadline_and_fails_for_good(
     let slow = JobView::of(&report, "ml/slow");
     // Stopped before the notebook reported anything: no cell results.
     slow.assert_results(0, None);
-    assert_eq!(slow.phase.as_deref(), Some("Failed"));
-    // activeDeadlineSeconds 60 from the Pod's start at 0:06.
-    assert_eq!(
-        slow.kubelet.last().map(|(t, s)| (*t, s.as_str())),
-        Some((
-            at("1:06"),
-            "Pod ml/slow-g1-r0 ended: DeadlineExceeded (activeDeadlineSeconds 60 passed since it started)"
-        ))
-    );
+    assert_stopped_at_one_minute(&slow, "slow");
     let ready = slow.ready();
-    assert_eq!(
-        (ready.status.as_str(), ready.reason.as_str()),
-        ("False", "Timeout")
-    );
     assert!(
         ready.message.starts_with(
             "Validation failed: Timeout: the notebook did not finish within spec.timeout (1m)"
@@ -531,12 +519,6 @@ fn a_run_longer_than_spec_timeout_is_stopped_at_the_deadline_and_fails_for_good(
         "{ready:?}"
     );
     assert_eq!(ready.at, at("1:06"));
-    assert_eq!(slow.pods_created, ["slow-g1-r0"]);
-    assert_eq!(slow.retries(), 0);
-    assert!(slow.retrying.is_empty(), "{:?}", slow.retrying);
-    assert_eq!(slow.completions, [Phase::Failed]);
-    assert_eq!(slow.notifications, ["ValidationFailed"]);
-    assert!(slow.triggers.is_empty(), "{:?}", slow.triggers);
 
     // The same run within its timeout is not stopped.
     let quick = JobView::of(&report, "ml/quick");
@@ -552,19 +534,7 @@ fn a_run_longer_than_spec_timeout_is_stopped_at_the_deadline_and_fails_for_good(
     // 5-minute start grace would fail the attempt as a (transient) image pull
     // back-off.
     let stuck = JobView::of(&report, "ml/stuck");
-    assert_eq!(stuck.phase.as_deref(), Some("Failed"));
-    assert_eq!(
-        stuck.kubelet.last().map(|(t, s)| (*t, s.as_str())),
-        Some((
-            at("1:06"),
-            "Pod ml/stuck-g1-r0 ended: DeadlineExceeded (activeDeadlineSeconds 60 passed since it started)"
-        ))
-    );
-    let ready = stuck.ready();
-    assert_eq!(
-        (ready.status.as_str(), ready.reason.as_str()),
-        ("False", "Timeout")
-    );
+    assert_stopped_at_one_minute(&stuck, "stuck");
     // The notebook never ran: the message says so, and names what the Pod waited on.
     assert_eq!(
         stuck.status.message.as_deref(),
@@ -575,10 +545,34 @@ fn a_run_longer_than_spec_timeout_is_stopped_at_the_deadline_and_fails_for_good(
              spec.timeout"
         )
     );
-    assert_eq!(stuck.pods_created, ["stuck-g1-r0"]);
-    assert!(stuck.retrying.is_empty(), "{:?}", stuck.retrying);
-    assert_eq!(stuck.notifications, ["ValidationFailed"]);
-    assert!(stuck.triggers.is_empty(), "{:?}", stuck.triggers);
+}
+
+/// Checks job `ml/<name>` with `timeout: 1m`: its Pod, started at 0:06, stopped at its
+/// deadline, and the job failed for good (`Timeout`, no retry, no trigger).
+fn assert_stopped_at_one_minute(view: &JobView, name: &str) {
+    assert_eq!(view.phase.as_deref(), Some("Failed"), "{name}");
+    assert_eq!(
+        view.kubelet.last().map(|(t, s)| (*t, s.clone())),
+        Some((
+            at("1:06"),
+            format!(
+                "Pod ml/{name}-g1-r0 ended: DeadlineExceeded (activeDeadlineSeconds 60 passed \
+                 since it started)"
+            )
+        ))
+    );
+    let ready = view.ready();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "Timeout"),
+        "{name}"
+    );
+    assert_eq!(view.pods_created, [format!("{name}-g1-r0")]);
+    assert_eq!(view.retries(), 0, "{name}");
+    assert!(view.retrying.is_empty(), "{name}: {:?}", view.retrying);
+    assert_eq!(view.completions, [Phase::Failed], "{name}");
+    assert_eq!(view.notifications, ["ValidationFailed"], "{name}");
+    assert!(view.triggers.is_empty(), "{name}: {:?}", view.triggers);
 }
 
 #[test]
