@@ -241,6 +241,9 @@ pub struct Report {
     pub jobs: BTreeMap<String, FinalJob>,
     /// Annotations of Applications at the end, by `namespace/name`.
     pub applications: BTreeMap<String, BTreeMap<String, String>>,
+    /// The validation Pods (labelled `app.kubernetes.io/managed-by: nbv`) at the end,
+    /// as `namespace/name`, sorted.
+    pub validation_pods: Vec<String>,
     /// `nbv wait` on the final state, for every gated wave.
     pub gates: Vec<GateOutcome>,
     /// The operator's life.
@@ -340,7 +343,8 @@ impl Report {
                 "events_by_reason": self.events_by_reason,
             },
             "api": self.api,
-            "final": {"jobs": self.jobs, "applications": self.applications},
+            "final": {"jobs": self.jobs, "applications": self.applications,
+                      "validation_pods": self.validation_pods},
             "gates": self.gates,
             "operator": self.operator,
             "invariant_violations": self.violations,

@@ -450,6 +450,22 @@ async fn finish(
             (key, string_map(&app["metadata"]["annotations"]))
         })
         .collect();
+    let mut validation_pods: Vec<String> = cluster
+        .list("pods", None)
+        .unwrap_or_default()
+        .iter()
+        .filter(|pod| {
+            pod["metadata"]["labels"][nbv_core::pod::MANAGED_BY_LABEL] == nbv_core::pod::MANAGED_BY
+        })
+        .map(|pod| {
+            format!(
+                "{}/{}",
+                pod["metadata"]["namespace"].as_str().unwrap_or_default(),
+                pod["metadata"]["name"].as_str().unwrap_or_default()
+            )
+        })
+        .collect();
+    validation_pods.sort();
     let mut events_by_reason: BTreeMap<String, usize> = BTreeMap::new();
     for event in cluster.objects_of("Event") {
         if let Some(reason) = event["reason"].as_str() {
@@ -478,6 +494,7 @@ async fn finish(
         api: ApiStats::of(&requests, start),
         jobs,
         applications,
+        validation_pods,
         gates,
         operator: stats,
         violations,
