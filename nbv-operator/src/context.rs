@@ -40,13 +40,13 @@ pub struct Context {
 }
 
 impl Context {
-    /// Forgets a job the watch reports deleted. A job deleted without a finalizer is
-    /// never reconciled again, so this is the only place its Application learns of
-    /// it and its recent ledger is dropped.
+    /// Forgets a deleted job: its Application stops counting it and its recent
+    /// ledger is dropped. Called when the watch reports the deletion (a job deleted
+    /// without a finalizer is never reconciled again) and when a reconcile finds the
+    /// job being deleted.
     pub fn job_deleted(&self, job: &NotebookValidationJob) {
-        if let (Some(namespace), Some(name)) = (&job.metadata.namespace, &job.metadata.name) {
-            self.publisher
-                .job_removed(&JobKey::new(namespace.clone(), name.clone()));
+        if let Some(key) = JobKey::of(job) {
+            self.publisher.job_removed(&key);
         }
         if let Some(uid) = &job.metadata.uid {
             self.recent.forget(uid);

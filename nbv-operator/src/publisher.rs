@@ -16,8 +16,8 @@ use futures::FutureExt;
 use kube::api::DynamicObject;
 use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::aggregate::{
-    AggregateIndex, AppId, AppRef, JobKey, JobPhase, PublishDecision, StatusLimit, decide_publish,
-    parent_application,
+    AggregateIndex, AppId, AppRef, JobEntry, JobKey, JobPhase, PublishDecision, StatusLimit,
+    decide_publish,
 };
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
 use nbv_core::api::NotebookValidationJob;
@@ -59,6 +59,23 @@ impl State {
                 .insert(job.namespace().to_owned());
         }
         self.index.upsert(job, parent, phase)
+    }
+
+    /// Marks `apps` as changed at `now`: each is published when the policy allows.
+    fn mark_pending(&mut self, apps: &[AppId], now: DateTime<Utc>) {
+        for app in apps {
+            let entry = self.apps.entry(app.clone()).or_default();
+            entry.pending = true;
+            entry.last_change = Some(now);
+        }
+    }
+
+    /// Namespaces of the jobs seen for `app`.
+    fn homes_of(&self, app: &AppId) -> Vec<String> {
+        self.homes
+            .get(app)
+            .map(|h| h.iter().cloned().collect())
+            .unwrap_or_default()
     }
 }
 
@@ -120,11 +137,7 @@ impl Publisher {
 
     /// Marks `changed` Applications for publication and wakes the publishing task.
     fn mark_changed(&self, state: &mut State, changed: &[AppId], now: DateTime<Utc>) {
-        for app in changed {
-            let entry = state.apps.entry(app.clone()).or_default();
-            entry.pending = true;
-            entry.last_change = Some(now);
-        }
+        state.mark_pending(changed, now);
         if !changed.is_empty() {
             self.wake.notify_one();
         }
@@ -170,26 +183,14 @@ impl Publisher {
         let now = self.clock.now();
         let mut state = self.state();
         let mut changed = state.index.retain(|job| self.exists(job));
-        for job in jobs.state() {
-            let (Some(namespace), Some(name)) = (&job.metadata.namespace, &job.metadata.name)
-            else {
-                continue;
-            };
-            let key = JobKey::new(namespace.clone(), name.clone());
-            let empty = BTreeMap::new();
-            let parent = parent_application(
-                &key,
-                job.metadata.annotations.as_ref().unwrap_or(&empty),
-                job.metadata.labels.as_ref().unwrap_or(&empty),
-            )
-            .parent;
-            let phase = JobPhase::of(job.status.as_ref().and_then(|s| s.phase));
-            changed.extend(state.upsert(key, parent, phase));
+        for entry in jobs.state().iter().filter_map(|job| JobEntry::of(job)) {
+            changed.extend(state.upsert(entry.key, entry.lookup.parent, entry.phase));
         }
         changed.sort_unstable();
         changed.dedup();
+        state.mark_pending(&changed, now);
         state.sweep_due = true;
-        self.mark_changed(&mut state, &changed, now);
+        // Also without changes: the sweep is due.
         self.wake.notify_one();
     }
 
@@ -208,14 +209,7 @@ impl Publisher {
             .apps
             .keys()
             .chain(state.index.applications())
-            .filter_map(|app| {
-                let homes: Vec<String> = state
-                    .homes
-                    .get(app)
-                    .map(|h| h.iter().cloned().collect())
-                    .unwrap_or_default();
-                self.find_application(app, &homes)
-            })
+            .filter_map(|app| self.find_application(app, &state.homes_of(app)))
             .map(|object| {
                 (
                     object.metadata.namespace.clone(),
@@ -223,26 +217,29 @@ impl Publisher {
                 )
             })
             .collect();
-        for object in store.state() {
-            let shows_status = object.metadata.annotations.as_ref().is_some_and(|a| {
-                a.contains_key(NOTEBOOK_STATUS) || a.contains_key(NOTEBOOK_SUMMARY)
-            });
-            let key = (
-                object.metadata.namespace.clone(),
-                object.metadata.name.clone(),
-            );
-            if !shows_status || known.contains(&key) {
-                continue;
-            }
-            let (Some(namespace), Some(name)) = key else {
-                continue;
-            };
-            if let Ok(app) = AppId::new(Some(&namespace), &name) {
-                let entry = state.apps.entry(app).or_default();
-                entry.pending = true;
-                entry.last_change = Some(now);
-            }
-        }
+        let orphans: Vec<AppId> = store
+            .state()
+            .iter()
+            .filter(|object| {
+                object.metadata.annotations.as_ref().is_some_and(|a| {
+                    a.contains_key(NOTEBOOK_STATUS) || a.contains_key(NOTEBOOK_SUMMARY)
+                })
+            })
+            .filter_map(|object| {
+                let key = (
+                    object.metadata.namespace.clone(),
+                    object.metadata.name.clone(),
+                );
+                if known.contains(&key) {
+                    return None;
+                }
+                let (Some(namespace), Some(name)) = key else {
+                    return None;
+                };
+                AppId::new(Some(&namespace), &name).ok()
+            })
+            .collect();
+        state.mark_pending(&orphans, now);
         true
     }
 
@@ -305,11 +302,7 @@ impl Publisher {
                 let aggregate = state.index.aggregate(&app);
                 (
                     aggregate.status(now, StatusLimit::DEFAULT),
-                    state
-                        .homes
-                        .get(&app)
-                        .map(|h| h.iter().cloned().collect::<Vec<_>>())
-                        .unwrap_or_default(),
+                    state.homes_of(&app),
                 )
             };
             let outcome = match self.find_application(&app, &namespaces) {

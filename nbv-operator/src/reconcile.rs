@@ -18,7 +18,7 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use nbv_core::aggregate::{JobKey, JobPhase, parent_application};
+use nbv_core::aggregate::{JobEntry, JobKey};
 use nbv_core::api::{EffectLedger, NotebookValidationJob, Phase};
 use nbv_core::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, set_condition, step};
 use nbv_core::plan::{
@@ -156,8 +156,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let jobs: Api<NotebookValidationJob> = Api::namespaced(ctx.client.clone(), &namespace);
 
     if observed.metadata.deletion_timestamp.is_some() {
-        ctx.publisher.job_removed(&key);
-        ctx.recent.forget(&uid);
+        ctx.job_deleted(observed);
         return Ok(Action::await_change());
     }
 
@@ -185,19 +184,20 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     }
 
     // 2. The Application aggregate.
-    let annotations = job.metadata.annotations.clone().unwrap_or_default();
-    let labels = job.metadata.labels.clone().unwrap_or_default();
-    let lookup = parent_application(&key, &annotations, &labels);
+    let entry = JobEntry::of(&job).ok_or(Error::Identity)?;
+    let application = entry
+        .lookup
+        .parent
+        .as_ref()
+        .map(|p| p.app.name().to_owned());
+    let parent_warnings = parent_diagnostics(&entry.lookup.problems);
+    ctx.publisher
+        .job_changed(entry.key, entry.lookup.parent, entry.phase);
     let phase = job
         .status
         .as_ref()
         .and_then(|s| s.phase)
         .map(Phase::migrated);
-    let job_phase = JobPhase::of(phase);
-    let application = lookup.parent.as_ref().map(|p| p.app.name().to_owned());
-    let parent_warnings = parent_diagnostics(&lookup.problems);
-    ctx.publisher
-        .job_changed(key.clone(), lookup.parent, job_phase);
 
     // 3. The plan, from the persisted status and what this shell wrote recently.
     if let Some(status) = job.status.as_mut() {

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use super::parent::{AppId, AppRef};
-use crate::api::Phase;
+use crate::api::{NotebookValidationJob, Phase};
 
 /// A job's identity: its namespace and name.
 ///
@@ -42,6 +42,27 @@ impl JobKey {
             namespace: namespace.into(),
             name: name.into(),
         }
+    }
+
+    /// The key of `job`; `None` when it lacks a namespace or a name.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::JobKey;
+    /// use nbv_core::api::{NotebookValidationJob, NotebookValidationJobSpec};
+    ///
+    /// let mut job = NotebookValidationJob::new("train", NotebookValidationJobSpec::default());
+    /// assert_eq!(JobKey::of(&job), None);
+    /// job.metadata.namespace = Some("ml".into());
+    /// assert_eq!(JobKey::of(&job), Some(JobKey::new("ml", "train")));
+    /// ```
+    pub fn of(job: &NotebookValidationJob) -> Option<JobKey> {
+        let metadata = &job.metadata;
+        Some(JobKey::new(
+            metadata.namespace.clone()?,
+            metadata.name.clone()?,
+        ))
     }
 
     /// The job's namespace.

@@ -41,11 +41,13 @@
 //! }
 //! ```
 
+mod entry;
 mod index;
 mod parent;
 mod publish;
 mod status;
 
+pub use entry::JobEntry;
 pub use index::{Aggregate, AggregateIndex, JobKey, JobPhase};
 pub use parent::{
     AppId, AppPart, AppRef, InvalidAppName, ParentLookup, ParentProblem, ParentSource,

@@ -1,0 +1,59 @@
+//! A job as its Application's status counts it.
+
+use std::collections::BTreeMap;
+
+use super::index::{JobKey, JobPhase};
+use super::parent::{ParentLookup, parent_application};
+use crate::api::NotebookValidationJob;
+
+/// What the Application status needs of one job: who it is, which Application it
+/// belongs to (and what was skipped finding out), and how its phase counts. The
+/// reconciler and a new listing of the jobs both derive it here, so they always agree.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::{JobEntry, JobPhase, ParentSource};
+/// use nbv_core::api::NotebookValidationJob;
+///
+/// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+///     "metadata": {"name": "train", "namespace": "ml",
+///                  "labels": {"app.kubernetes.io/instance": "platform"}},
+///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+///                           "path": "t.ipynb"},
+///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}},
+///     "status": {"phase": "Succeeded"}
+/// }))?;
+/// let entry = JobEntry::of(&job).expect("a named job");
+/// assert_eq!(entry.key.to_string(), "ml/train");
+/// let parent = entry.lookup.parent.expect("a parent");
+/// assert_eq!((parent.app.name(), parent.source), ("platform", ParentSource::InstanceLabel));
+/// assert_eq!(entry.phase, JobPhase::Succeeded);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobEntry {
+    /// The job's namespace and name.
+    pub key: JobKey,
+    /// Its parent Application, and the sources that were present but unusable.
+    pub lookup: ParentLookup,
+    /// How its `status.phase` counts.
+    pub phase: JobPhase,
+}
+
+impl JobEntry {
+    /// The entry of `job`; `None` when it lacks a namespace or a name.
+    pub fn of(job: &NotebookValidationJob) -> Option<JobEntry> {
+        let key = JobKey::of(job)?;
+        let empty = BTreeMap::new();
+        let metadata = &job.metadata;
+        let lookup = parent_application(
+            &key,
+            metadata.annotations.as_ref().unwrap_or(&empty),
+            metadata.labels.as_ref().unwrap_or(&empty),
+        );
+        let phase = JobPhase::of(job.status.as_ref().and_then(|s| s.phase));
+        Some(JobEntry { key, lookup, phase })
+    }
+}
