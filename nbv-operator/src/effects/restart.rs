@@ -261,36 +261,20 @@ impl Executor {
                 Ok(_) => deleted += 1,
                 // Gone already: the old pod no longer runs.
                 Err(kube::Error::Api(status)) if status.code == 404 => {}
-                // A conflict is what a failed uid precondition answers, but not only
-                // that: only a pod of that name with another uid (or none) proves
-                // that the old pod is gone. Otherwise the restart is retried.
-                Err(e @ kube::Error::Api(_)) if is_conflict(&e) => {
+                Err(error) => {
                     let object = format!("Pod {namespace}/{name}");
-                    match api.get_opt(name).await {
-                        Ok(Some(current)) if current.metadata.uid.as_deref() == Some(uid) => {
-                            return Err(EffectError::from_kube(
-                                format!("delete {object}"),
-                                &object,
-                                e,
-                            ));
-                        }
-                        Ok(_) => {}
-                        Err(read) => {
-                            return Err(EffectError::from_kube(
-                                format!("get {object}"),
-                                &object,
-                                read,
-                            ));
-                        }
+                    // A conflict is what a failed uid precondition answers, but not
+                    // only that: only a pod of that name with another uid (or none)
+                    // proves that the old pod is gone. Otherwise the restart is retried.
+                    let conflict =
+                        matches!(&error, kube::Error::Api(status) if status.is_conflict());
+                    if !conflict || still_there(&api, name, uid, &object).await? {
+                        return Err(EffectError::from_kube(
+                            format!("delete {object}"),
+                            &object,
+                            error,
+                        ));
                     }
-                }
-                Err(e) => {
-                    let object = format!("Pod {namespace}/{name}");
-                    return Err(EffectError::from_kube(
-                        format!("delete {object}"),
-                        &object,
-                        e,
-                    ));
                 }
             }
         }
@@ -366,6 +350,19 @@ fn selector_of(object: &DynamicObject) -> Result<Selector, String> {
     Ok(selector)
 }
 
-fn is_conflict(error: &kube::Error) -> bool {
-    matches!(error, kube::Error::Api(status) if status.code == 409)
+/// Whether the pod `name` with `uid` still exists (`object` names it in errors).
+async fn still_there(
+    api: &Api<Pod>,
+    name: &str,
+    uid: &str,
+    object: &str,
+) -> Result<bool, EffectError> {
+    match api.get_opt(name).await {
+        Ok(current) => Ok(current.is_some_and(|pod| pod.metadata.uid.as_deref() == Some(uid))),
+        Err(error) => Err(EffectError::from_kube(
+            format!("get {object}"),
+            object,
+            error,
+        )),
+    }
 }
