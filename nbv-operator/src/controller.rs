@@ -102,6 +102,18 @@ fn watch_jobs(
         .applied_objects()
 }
 
+/// `K` in `namespace` (`--watch-namespace`), or in every namespace.
+fn watched<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
+where
+    K: kube::Resource<Scope = kube::core::NamespaceResourceScope>,
+    K::DynamicType: Default,
+{
+    match namespace {
+        Some(ns) => Api::namespaced(client.clone(), ns),
+        None => Api::all(client.clone()),
+    }
+}
+
 /// Everything the controller needs that is not the cluster.
 pub struct Runtime {
     /// The controller configuration.
@@ -145,10 +157,7 @@ pub async fn run(
         config.application_namespaces.clone(),
     );
 
-    let jobs: Api<NotebookValidationJob> = match &config.watch_namespace {
-        Some(ns) => Api::namespaced(client.clone(), ns),
-        None => Api::all(client.clone()),
-    };
+    let jobs: Api<NotebookValidationJob> = watched(&client, config.watch_namespace.as_deref());
     let retry_policy = RetryPolicy::new(
         config.max_retries,
         std::time::Duration::from_secs(60),
@@ -165,10 +174,7 @@ pub async fn run(
     let mut pod_stream = None;
     if !config.gitops_only {
         // Only the Pods nbv created, selected by label: never every Pod of the cluster.
-        let api: Api<Pod> = match &config.watch_namespace {
-            Some(ns) => Api::namespaced(client.clone(), ns),
-            None => Api::all(client.clone()),
-        };
+        let api: Api<Pod> = watched(&client, config.watch_namespace.as_deref());
         let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
         let pod_cache = reflector::store::Writer::<Pod>::default();
         pods = pods.with_cache(pod_cache.as_reader());

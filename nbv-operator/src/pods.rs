@@ -2,10 +2,10 @@
 //! and remove the Pods of earlier attempts. Every decision (the Pod's spec, what its
 //! status means) is `nbv_core::pod`'s; this module only makes the API calls.
 
-use chrono::{DateTime, Utc};
-use k8s_openapi::api::core::v1::Pod;
 use std::sync::Arc;
 
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, Preconditions};
 use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::api::NotebookValidationJob;
