@@ -419,11 +419,7 @@ async fn finish(
         .unwrap_or_default()
         .iter()
         .map(|job| {
-            let key = format!(
-                "{}/{}",
-                job["metadata"]["namespace"].as_str().unwrap_or_default(),
-                job["metadata"]["name"].as_str().unwrap_or_default()
-            );
+            let key = path_of(job);
             let annotations = string_map(&job["metadata"]["annotations"]);
             let phase = job["status"]["phase"].as_str().map(str::to_owned);
             let status = job["status"].clone();
@@ -441,14 +437,7 @@ async fn finish(
         .list("applications", None)
         .unwrap_or_default()
         .iter()
-        .map(|app| {
-            let key = format!(
-                "{}/{}",
-                app["metadata"]["namespace"].as_str().unwrap_or_default(),
-                app["metadata"]["name"].as_str().unwrap_or_default()
-            );
-            (key, string_map(&app["metadata"]["annotations"]))
-        })
+        .map(|app| (path_of(app), string_map(&app["metadata"]["annotations"])))
         .collect();
     let mut validation_pods: Vec<String> = cluster
         .list("pods", None)
@@ -457,13 +446,7 @@ async fn finish(
         .filter(|pod| {
             pod["metadata"]["labels"][nbv_core::pod::MANAGED_BY_LABEL] == nbv_core::pod::MANAGED_BY
         })
-        .map(|pod| {
-            format!(
-                "{}/{}",
-                pod["metadata"]["namespace"].as_str().unwrap_or_default(),
-                pod["metadata"]["name"].as_str().unwrap_or_default()
-            )
-        })
+        .map(path_of)
         .collect();
     validation_pods.sort();
     let mut events_by_reason: BTreeMap<String, usize> = BTreeMap::new();
@@ -500,6 +483,15 @@ async fn finish(
         violations,
         expectation_failures,
     })
+}
+
+/// `namespace/name` of an object.
+fn path_of(object: &Value) -> String {
+    format!(
+        "{}/{}",
+        object["metadata"]["namespace"].as_str().unwrap_or_default(),
+        object["metadata"]["name"].as_str().unwrap_or_default()
+    )
 }
 
 fn string_map(value: &Value) -> BTreeMap<String, String> {

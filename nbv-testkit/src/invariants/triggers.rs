@@ -287,37 +287,35 @@ fn superseded(
     target: &ObjKey,
     owed: &Owed<'_, '_>,
 ) -> bool {
-    if class == Class::Sync {
-        // A sync that succeeded and started after the run ended, by anyone.
-        return observation
-            .history
-            .iter()
-            // Others' changes: nbv's own writes must match the run's value.
-            .filter(|change| change.actor != Actor::Client && &ObjKey::of(change) == target)
+    let after_the_run =
+        |at: Option<DateTime<Utc>>| at.is_some_and(|at| at >= owed.transition.completed);
+    // Others' changes: nbv's own writes must match the run's value.
+    let mut others = observation
+        .history
+        .iter()
+        .filter(|change| change.actor != Actor::Client && &ObjKey::of(change) == target);
+    match class {
+        // A sync that succeeded and started after the run ended.
+        Class::Sync => others
             .filter_map(|change| change.after.as_ref())
             .any(|app| {
                 let state = &app["status"]["operationState"];
                 state["phase"] == "Succeeded"
                     && state["operation"]["sync"].is_object()
-                    && state["startedAt"].as_str().is_some_and(|started| {
-                        DateTime::parse_from_rfc3339(started)
-                            .is_ok_and(|at| at.with_timezone(&Utc) >= owed.transition.completed)
-                    })
-            });
+                    && after_the_run(time_at(app, "/status/operationState/startedAt"))
+            }),
+        Class::RollingRestart | Class::Refresh => others.any(|change| {
+            writes_of(change).into_iter().any(|(written, value)| {
+                written == class
+                    && after_the_run(
+                        DateTime::parse_from_rfc3339(&value)
+                            .ok()
+                            .map(|at| at.with_timezone(&Utc)),
+                    )
+            })
+        }),
+        Class::InferenceServicePods => false,
     }
-    if !matches!(class, Class::RollingRestart | Class::Refresh) {
-        return false;
-    }
-    observation
-        .history
-        .iter()
-        .filter(|change| change.actor != Actor::Client && &ObjKey::of(change) == target)
-        .flat_map(writes_of)
-        .any(|(written, value)| {
-            written == class
-                && DateTime::parse_from_rfc3339(&value)
-                    .is_ok_and(|at| at.with_timezone(&Utc) >= owed.transition.completed)
-        })
 }
 
 fn failure_recorded(index: &Index<'_>, owed: &Owed<'_, '_>) -> bool {
