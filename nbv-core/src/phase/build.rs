@@ -55,31 +55,20 @@ pub(super) fn build_succeeded(
     image: &str,
     now: DateTime<Utc>,
 ) -> Result<(), Ignored> {
-    let build_underway = match phase {
-        Phase::Building => true,
-        // A build may end between two observations: it never looked "running".
-        Phase::Initializing => match build_phase(s) {
-            Some(BuildPhase::Pending) => true,
-            None => return Err(Ignored::BuildNotRequested),
-            Some(_) => false,
-        },
-        Phase::BuildComplete => {
-            let same = s
-                .build_status
-                .as_ref()
-                .and_then(|b| b.image_reference.as_deref())
-                == Some(image);
-            return if same {
-                Ok(())
-            } else {
-                Err(out_of_phase("BuildSucceeded", phase))
-            };
-        }
-        _ => false,
-    };
-    if !build_underway {
-        return Err(out_of_phase("BuildSucceeded", phase));
+    if phase == Phase::BuildComplete {
+        // The same result observed again.
+        let same = s
+            .build_status
+            .as_ref()
+            .and_then(|b| b.image_reference.as_deref())
+            == Some(image);
+        return if same {
+            Ok(())
+        } else {
+            Err(out_of_phase("BuildSucceeded", phase))
+        };
     }
+    ensure_build_underway(s, phase, "BuildSucceeded")?;
     let build = s.build_status.get_or_insert_with(BuildStatus::default);
     build.phase = Some(BuildPhase::Complete);
     build.image_reference = Some(image.to_owned());
@@ -95,18 +84,7 @@ pub(super) fn build_failed(
     message: &str,
     now: DateTime<Utc>,
 ) -> Result<(), Ignored> {
-    let build_underway = match phase {
-        Phase::Building => true,
-        Phase::Initializing => match build_phase(s) {
-            Some(BuildPhase::Pending) => true,
-            None => return Err(Ignored::BuildNotRequested),
-            Some(_) => false,
-        },
-        _ => false,
-    };
-    if !build_underway {
-        return Err(out_of_phase("BuildFailed", phase));
-    }
+    ensure_build_underway(s, phase, "BuildFailed")?;
     let failure = Failure::permanent(reason.clone(), message);
     let build = s.build_status.get_or_insert_with(BuildStatus::default);
     build.phase = Some(BuildPhase::Failed);
@@ -120,4 +98,19 @@ pub(super) fn build_failed(
     };
     fail(s, &failure, text, None, now);
     Ok(())
+}
+
+/// Whether a build may end now (`event` names the observation, for the error): it
+/// runs, or it was requested and ends between two observations, never having looked
+/// "running".
+fn ensure_build_underway(s: &Status, phase: Phase, event: &'static str) -> Result<(), Ignored> {
+    match phase {
+        Phase::Building => Ok(()),
+        Phase::Initializing => match build_phase(s) {
+            Some(BuildPhase::Pending) => Ok(()),
+            None => Err(Ignored::BuildNotRequested),
+            Some(_) => Err(out_of_phase(event, phase)),
+        },
+        _ => Err(out_of_phase(event, phase)),
+    }
 }
