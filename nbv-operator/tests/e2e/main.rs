@@ -1,0 +1,20 @@
+//! The end-to-end suite: `nbv run` as a process, as a user runs it, against a real
+//! Kubernetes API server.
+//!
+//! Skipped unless `NBV_E2E=1`. `scripts/control-plane e2e` brings up etcd and
+//! kube-apiserver on loopback and runs it (as `.ci/run` does); `NBV_E2E=1` with a
+//! kubeconfig runs it against any other cluster. See docs/testing.md.
+//!
+//! The control plane has no scheduler, controller-manager or kubelet: the suite plays
+//! the kubelet for nbv's validation Pods (`support::kubelet`, running the Pods' own
+//! commands under a real papermill), Argo CD and KServe where a scenario needs them,
+//! and the other controller of `--gitops-only`.
+
+mod support;
+
+mod gitops;
+mod leader;
+mod notebooks;
+mod parity;
+mod refusals;
+mod resilience;

@@ -1,0 +1,108 @@
+//! The cluster under test: a control plane of `scripts/control-plane`, or any cluster a
+//! kubeconfig names.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use kube::config::{KubeConfigOptions, Kubeconfig};
+
+use super::audit::Audit;
+
+/// Where the suite runs.
+#[derive(Clone, Debug)]
+pub struct Cluster {
+    /// The directory `scripts/control-plane up` wrote, when the control plane is ours.
+    dir: Option<PathBuf>,
+    /// The kubeconfig of a cluster administrator (setup, assertions, the stand-ins).
+    admin: PathBuf,
+    /// The kubeconfig nbv runs with: its ServiceAccount's user on our control plane.
+    operator: PathBuf,
+    /// The kubeconfig of the `nbv wait` hook's ServiceAccount, where there is one.
+    wait_hook: Option<PathBuf>,
+}
+
+impl Cluster {
+    /// The cluster named by the environment, or `None` when the suite is not enabled:
+    ///
+    /// - `NBV_E2E=1` enables it;
+    /// - `NBV_E2E_CLUSTER=DIR`: the control plane `scripts/control-plane up DIR` started
+    ///   (nbv runs as its ServiceAccount, restarts of etcd and the API server are tested);
+    /// - otherwise `KUBECONFIG` (or `~/.kube/config`) names the cluster, and nbv runs
+    ///   with `NBV_E2E_OPERATOR_KUBECONFIG` if set, else with the same kubeconfig.
+    pub fn from_env() -> Option<Cluster> {
+        if std::env::var("NBV_E2E").as_deref() != Ok("1") {
+            eprintln!("skipped: set NBV_E2E=1 (see docs/testing.md) to run the end-to-end suite");
+            return None;
+        }
+        if let Some(dir) = std::env::var_os("NBV_E2E_CLUSTER").map(PathBuf::from) {
+            return Some(Cluster {
+                admin: dir.join("kubeconfig-admin"),
+                operator: dir.join("kubeconfig-nbv"),
+                wait_hook: Some(dir.join("kubeconfig-wait")),
+                dir: Some(dir),
+            });
+        }
+        let admin = std::env::var_os("KUBECONFIG")
+            .map(PathBuf::from)
+            .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube/config")))
+            .expect("NBV_E2E=1 needs NBV_E2E_CLUSTER or a kubeconfig");
+        let operator = std::env::var_os("NBV_E2E_OPERATOR_KUBECONFIG")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| admin.clone());
+        Some(Cluster {
+            dir: None,
+            admin,
+            operator,
+            wait_hook: None,
+        })
+    }
+
+    /// A client with the administrator's rights.
+    pub async fn admin(&self) -> kube::Client {
+        client_for(&self.admin).await
+    }
+
+    /// The kubeconfig `nbv run` uses.
+    pub fn operator_kubeconfig(&self) -> &Path {
+        &self.operator
+    }
+
+    /// The kubeconfig of the `nbv wait` hook's own ServiceAccount, `ml/nbv-wait`.
+    pub fn wait_hook_kubeconfig(&self) -> Option<&Path> {
+        self.wait_hook.as_deref()
+    }
+
+    /// The API server's audit log of nbv's requests, on our control plane.
+    pub fn audit(&self) -> Option<Audit> {
+        self.dir
+            .as_ref()
+            .map(|dir| Audit::new(dir.join("audit.log")))
+    }
+
+    /// Whether etcd and the API server can be restarted by the suite.
+    pub fn owns_control_plane(&self) -> bool {
+        self.dir.is_some()
+    }
+
+    /// Stops and starts `component` (`etcd` or `apiserver`) of our control plane.
+    pub fn restart(&self, component: &str) {
+        let dir = self.dir.as_ref().expect("restarts need NBV_E2E_CLUSTER");
+        let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("../scripts/control-plane");
+        let status = Command::new(script)
+            .args(["restart", component])
+            .arg(dir)
+            .status()
+            .expect("run scripts/control-plane");
+        assert!(status.success(), "restarting {component} failed");
+    }
+}
+
+/// A client from a kubeconfig file.
+pub async fn client_for(path: &Path) -> kube::Client {
+    let kubeconfig = Kubeconfig::read_from(path)
+        .unwrap_or_else(|e| panic!("read the kubeconfig {}: {e}", path.display()));
+    let config = kube::Config::from_custom_kubeconfig(kubeconfig, &KubeConfigOptions::default())
+        .await
+        .unwrap_or_else(|e| panic!("use the kubeconfig {}: {e}", path.display()));
+    kube::Client::try_from(config).expect("a client")
+}

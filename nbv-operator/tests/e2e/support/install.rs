@@ -1,0 +1,104 @@
+//! What a user installs before nbv runs: nbv's CRD and role (`config/`), Argo CD's CRDs,
+//! KServe's InferenceService CRD; installed once per test process.
+
+use std::time::Duration;
+
+use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+use kube::api::Api;
+use serde_json::{Value, json};
+use tokio::sync::OnceCell;
+
+use super::objects::{apply, repository, yaml_documents};
+
+/// KServe's InferenceService, as far as nbv needs it: its status is KServe's own.
+fn inference_service_crd() -> Value {
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "inferenceservices.serving.kserve.io"},
+        "spec": {
+            "group": "serving.kserve.io",
+            "scope": "Namespaced",
+            "names": {"kind": "InferenceService", "plural": "inferenceservices",
+                      "singular": "inferenceservice", "listKind": "InferenceServiceList",
+                      "shortNames": ["isvc"]},
+            "versions": [{
+                "name": "v1beta1", "served": true, "storage": true,
+                "subresources": {"status": {}},
+                "schema": {"openAPIV3Schema": {"type": "object",
+                                               "x-kubernetes-preserve-unknown-fields": true}}
+            }]
+        }
+    })
+}
+
+static INSTALLED: OnceCell<()> = OnceCell::const_new();
+
+/// Installs everything once; later calls return at once.
+pub async fn install(client: &kube::Client) {
+    INSTALLED
+        .get_or_init(|| async { install_everything(client).await })
+        .await;
+}
+
+async fn install_everything(client: &kube::Client) {
+    let root = repository();
+    let mut crds: Vec<Value> = yaml_documents(&root.join("config/crd/notebookvalidationjobs.yaml"));
+    for file in ["application-crd.yaml", "appproject-crd.yaml"] {
+        crds.extend(yaml_documents(
+            &root.join("../shared/reference/argocd").join(file),
+        ));
+    }
+    crds.push(inference_service_crd());
+    for crd in &crds {
+        apply(client, crd, None).await;
+    }
+    let api: Api<CustomResourceDefinition> = Api::all(client.clone());
+    for crd in &crds {
+        let name = crd["metadata"]["name"].as_str().expect("a CRD name");
+        established(&api, name).await;
+    }
+
+    for doc in yaml_documents(&root.join("config/manager/namespace.yaml")) {
+        apply(client, &doc, None).await;
+    }
+    for file in [
+        "service_account.yaml",
+        "role.yaml",
+        "role_binding.yaml",
+        "leader_election_role.yaml",
+        "leader_election_role_binding.yaml",
+    ] {
+        for doc in yaml_documents(&root.join("config/rbac").join(file)) {
+            apply(client, &doc, None).await;
+        }
+    }
+    for ns in ["argocd", "ml"] {
+        ensure_namespace(client, ns, json!({})).await;
+    }
+}
+
+async fn established(api: &Api<CustomResourceDefinition>, name: &str) {
+    for _ in 0..120 {
+        let crd = api.get(name).await.expect("the CRD just applied");
+        let ready = crd
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .iter()
+            .any(|c| c.type_ == "Established" && c.status == "True");
+        if ready {
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+    panic!("the CRD {name} was not established");
+}
+
+/// Creates (or updates) a namespace with `annotations`. Namespaces are never deleted:
+/// without a controller-manager they never finish terminating.
+pub async fn ensure_namespace(client: &kube::Client, name: &str, annotations: Value) {
+    let ns = json!({"apiVersion": "v1", "kind": "Namespace",
+                    "metadata": {"name": name, "annotations": annotations}});
+    apply(client, &ns, None).await;
+}

@@ -1,0 +1,199 @@
+//! `nbv run` as a process, as a user runs it: with its ServiceAccount's kubeconfig,
+//! stopped with SIGTERM or killed with SIGKILL.
+
+use std::io::{Read, Write};
+use std::net::{SocketAddr, TcpListener, TcpStream};
+use std::os::unix::process::CommandExt;
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::Duration;
+
+use super::cluster::Cluster;
+
+/// How an operator is started.
+#[derive(Clone, Debug)]
+pub struct OperatorOptions {
+    /// `--gitops-only`.
+    pub gitops_only: bool,
+    /// `--watch-namespace`.
+    pub watch_namespace: Option<String>,
+    /// Leader election in the `nbv-system` Lease, or `--no-leader-election`.
+    pub leader_election: bool,
+    /// `POD_NAME`: this replica's identity in the Lease and in Events.
+    pub identity: String,
+    /// More flags.
+    pub extra: Vec<String>,
+}
+
+impl OperatorOptions {
+    /// A single replica without leader election watching `namespace`.
+    pub fn gitops_only(namespace: &str) -> OperatorOptions {
+        OperatorOptions {
+            gitops_only: true,
+            watch_namespace: Some(namespace.to_owned()),
+            leader_election: false,
+            identity: format!("nbv-{namespace}"),
+            extra: Vec::new(),
+        }
+    }
+
+    /// The same, running notebooks (nbv's default mode).
+    pub fn default_mode(namespace: &str) -> OperatorOptions {
+        OperatorOptions {
+            gitops_only: false,
+            ..OperatorOptions::gitops_only(namespace)
+        }
+    }
+
+    /// With more flags.
+    pub fn with(mut self, flags: &[&str]) -> OperatorOptions {
+        self.extra.extend(flags.iter().map(|f| (*f).to_owned()));
+        self
+    }
+}
+
+/// A running `nbv run`. Dropping it kills the process; the process also dies with the
+/// test process (`PR_SET_PDEATHSIG`), so a failing test leaves nothing running.
+pub struct Operator {
+    child: Option<Child>,
+    metrics: SocketAddr,
+    log: PathBuf,
+    /// The identity it runs as.
+    pub identity: String,
+}
+
+fn free_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .and_then(|l| l.local_addr())
+        .map(|a| a.port())
+        .expect("a free port")
+}
+
+impl Operator {
+    /// Starts `nbv run` against `cluster`.
+    pub fn start(cluster: &Cluster, options: &OperatorOptions) -> Operator {
+        let metrics: SocketAddr = ([127, 0, 0, 1], free_port()).into();
+        let log = std::env::temp_dir().join(format!(
+            "nbv-e2e-{}-{}.log",
+            options.identity,
+            std::process::id()
+        ));
+        let out = std::fs::File::create(&log).expect("the operator's log file");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_nbv"));
+        command
+            .arg("run")
+            .arg("--metrics-addr")
+            .arg(metrics.to_string())
+            .arg("--log-format")
+            .arg("text")
+            .args(&options.extra)
+            .env("KUBECONFIG", cluster.operator_kubeconfig())
+            .env("POD_NAME", &options.identity)
+            .env("RUST_LOG", "info,nbv_operator=debug")
+            .env_remove("NBV_GITOPS_ONLY")
+            .stdin(Stdio::null())
+            .stdout(out.try_clone().expect("log"))
+            .stderr(out);
+        if options.gitops_only {
+            command.arg("--gitops-only");
+        }
+        if let Some(ns) = &options.watch_namespace {
+            command.arg("--watch-namespace").arg(ns);
+        }
+        if options.leader_election {
+            command.arg("--lease-namespace").arg("nbv-system");
+        } else {
+            command.arg("--no-leader-election");
+        }
+        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill this
+        // child when the test process dies.
+        unsafe {
+            command.pre_exec(|| {
+                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
+                Ok(())
+            });
+        }
+        let child = command.spawn().expect("start nbv run");
+        Operator {
+            child: Some(child),
+            metrics,
+            log,
+            identity: options.identity.clone(),
+        }
+    }
+
+    /// Kills the process at once (SIGKILL): no graceful shutdown, no Lease release.
+    pub fn kill(&mut self) {
+        if let Some(mut child) = self.child.take() {
+            let _ = child.kill();
+            let _ = child.wait();
+        }
+    }
+
+    /// SIGTERM, and waits for the exit code.
+    pub fn stop(&mut self) -> Option<i32> {
+        let mut child = self.child.take()?;
+        // SAFETY: sending a signal to our own child.
+        unsafe {
+            libc::kill(child.id() as i32, libc::SIGTERM);
+        }
+        for _ in 0..200 {
+            if let Ok(Some(status)) = child.try_wait() {
+                return status.code();
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        let _ = child.kill();
+        child.wait().ok().and_then(|s| s.code())
+    }
+
+    /// Whether the process still runs.
+    pub fn is_running(&mut self) -> bool {
+        self.child
+            .as_mut()
+            .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
+    }
+
+    /// `GET /metrics`, once the server answers.
+    pub async fn metrics(&self) -> String {
+        for _ in 0..100 {
+            if let Some(body) = http_get(self.metrics, "/metrics") {
+                return body;
+            }
+            tokio::time::sleep(Duration::from_millis(100)).await;
+        }
+        panic!(
+            "{} did not serve /metrics; its log:\n{}",
+            self.identity,
+            self.log_tail()
+        );
+    }
+
+    /// The last lines of the process's log.
+    pub fn log_tail(&self) -> String {
+        let text = std::fs::read_to_string(&self.log).unwrap_or_default();
+        let lines: Vec<&str> = text.lines().collect();
+        lines[lines.len().saturating_sub(60)..].join("\n")
+    }
+}
+
+impl Drop for Operator {
+    fn drop(&mut self) {
+        if std::thread::panicking() {
+            eprintln!("--- log of {} ---\n{}", self.identity, self.log_tail());
+        }
+        self.kill();
+        let _ = std::fs::remove_file(&self.log);
+    }
+}
+
+/// A plain HTTP/1.0 GET on loopback; `None` when nothing answers.
+pub fn http_get(addr: SocketAddr, path: &str) -> Option<String> {
+    let mut stream = TcpStream::connect_timeout(&addr, Duration::from_secs(2)).ok()?;
+    stream.set_read_timeout(Some(Duration::from_secs(5))).ok()?;
+    write!(stream, "GET {path} HTTP/1.0\r\nHost: {addr}\r\n\r\n").ok()?;
+    let mut response = String::new();
+    stream.read_to_string(&mut response).ok()?;
+    let (head, body) = response.split_once("\r\n\r\n")?;
+    head.starts_with("HTTP/1.").then(|| body.to_owned())
+}
