@@ -120,17 +120,16 @@ async fn every_feature_in_gitops_only_mode() {
         return;
     };
     let ns = s.namespace.clone();
-    s.apply(application("e2e-gitops", &ns)).await;
-    s.apply(application("e2e-gitops-serving", &ns)).await;
+    s.apply(application(&ns, &ns)).await;
+    s.apply(application(&format!("{ns}-serving"), &ns)).await;
     s.apply(deployment("model-server")).await;
     inference_service(&s, "model").await;
     wait_hook_rights(&s).await;
-    let tracking =
-        |job: &str| format!("e2e-gitops:mlops.mlops.dev/NotebookValidationJob:{ns}/{job}");
+    let tracking = |job: &str| format!("{ns}:mlops.mlops.dev/NotebookValidationJob:{ns}/{job}");
     let triggers = format!(
         "- {{apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: model, action: restart}}\n\
          - {{apiVersion: apps/v1, kind: Deployment, name: model-server, action: restart}}\n\
-         - {{apiVersion: argoproj.io/v1alpha1, kind: Application, name: e2e-gitops-serving, namespace: argocd, action: sync}}\n"
+         - {{apiVersion: argoproj.io/v1alpha1, kind: Application, name: {ns}-serving, namespace: argocd, action: sync}}\n"
     );
     s.apply(gitops_job(
         "train",
@@ -211,7 +210,7 @@ async fn every_feature_in_gitops_only_mode() {
     );
     let serving = s.applications("argocd");
     eventually("the sync operation", WAIT, || async {
-        let app = serving.get("e2e-gitops-serving").await.ok()?;
+        let app = serving.get(&format!("{ns}-serving")).await.ok()?;
         app.data.pointer("/operation/sync").cloned()
     })
     .await;
@@ -268,7 +267,7 @@ async fn every_feature_in_gitops_only_mode() {
     // 4. The parent Application's status.
     let parent = s.applications("argocd");
     eventually("the Application's notebook summary", PUBLISH, || async {
-        let app = parent.get("e2e-gitops").await.ok()?;
+        let app = parent.get(&ns).await.ok()?;
         (annotation(&app.metadata, "mlops.dev/notebook-summary")
             == Some("1/1 succeeded (100% success rate)"))
         .then_some(())
@@ -314,7 +313,7 @@ async fn every_feature_in_gitops_only_mode() {
             .contains("KeyError")
     );
     eventually("the summary counting the failure", PUBLISH, || async {
-        let app = parent.get("e2e-gitops").await.ok()?;
+        let app = parent.get(&ns).await.ok()?;
         let status: Value =
             serde_json::from_str(annotation(&app.metadata, "mlops.dev/notebook-status")?).ok()?;
         (annotation(&app.metadata, "mlops.dev/notebook-summary")

@@ -185,6 +185,31 @@ impl Requests {
     }
 }
 
+impl Requests {
+    /// Like [`Requests::assert_none_forbidden`], after a restart of the API server: a
+    /// 403 is accepted only when the same verb on the same resource and namespace
+    /// succeeded later (the authorizer had not loaded the roles yet), and only before
+    /// the first request that succeeded after it.
+    pub fn assert_forbidden_only_while_starting(&self) {
+        let key = |r: &Request| (r.verb.clone(), r.resource(), r.namespace().to_owned());
+        for (i, r) in self.0.iter().enumerate() {
+            if r.code() != 403 {
+                continue;
+            }
+            let retried = self.0[i + 1..]
+                .iter()
+                .any(|later| key(later) == key(r) && (200..300).contains(&later.code()));
+            assert!(
+                retried,
+                "forbidden and never allowed later: {} {} {}",
+                r.verb,
+                r.resource(),
+                r.request_u_r_i
+            );
+        }
+    }
+}
+
 impl fmt::Display for Requests {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let counts = self.by_verb_and_resource();

@@ -215,13 +215,20 @@ async fn run_pod(
         let pods = pods.clone();
         let name = name.clone();
         async move {
+            // A kubelet retries until the API server takes the status (it may be
+            // restarting).
             let patch = json!({"status": status});
-            if let Err(e) = pods
-                .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-                .await
-            {
-                eprintln!("kubelet: writing the status of {name} failed: {e}");
+            for _ in 0..240 {
+                match pods
+                    .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
+                    .await
+                {
+                    Ok(_) => return,
+                    Err(kube::Error::Api(e)) if e.code == 404 => return,
+                    Err(_) => tokio::time::sleep(Duration::from_millis(500)).await,
+                }
             }
+            eprintln!("kubelet: the status of {name} could not be written for two minutes");
         }
     };
     let waiting = |c: &Container, reason: &str| {

@@ -39,9 +39,11 @@ pub struct Scenario {
 }
 
 impl Scenario {
-    /// Sets the cluster up (once) and creates `namespace`; `None` when the suite is
-    /// not enabled.
-    pub async fn new(namespace: &str) -> Option<Scenario> {
+    /// Sets the cluster up (once) and creates the test's namespace, `prefix` and this
+    /// test process's id (a namespace is never deleted, so a second run of the suite on
+    /// the same cluster starts afresh); `None` when the suite is not enabled.
+    pub async fn new(prefix: &str) -> Option<Scenario> {
+        let namespace = &format!("{prefix}-{}", std::process::id());
         let cluster = Cluster::from_env()?;
         let client = cluster.admin().await;
         install::install(&client).await;
