@@ -1,1 +1,409 @@
-//! todo
+//! The same scenario on both API servers: `nbv simulate` on the in-memory one, and here
+//! on the real one, with the suite's kubelet running a real notebook for each of the
+//! scenario's `podOutcomes`. The final objects must agree: the job's annotations and
+//! status, its Events, the Application's annotations. Times and durations differ by
+//! nature (virtual against real time) and are masked; anything else that differs is a
+//! bug in one of the servers.
+
+use std::collections::BTreeMap;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Event;
+use kube::api::{Api, ListParams};
+use nbv_testkit::scenario::{Action, Mode, PodResult, Scenario as ScenarioFile};
+use serde_json::{Value, json};
+
+use crate::support::git::{GitServer, notebook};
+use crate::support::kubelet::Kubelet;
+use crate::support::objects::{apply, repository};
+use crate::support::{OperatorOptions, Scenario, eventually};
+
+/// What is compared, with times and durations masked.
+#[derive(Debug, PartialEq)]
+struct Outcome {
+    jobs: BTreeMap<String, Value>,
+    applications: BTreeMap<String, Value>,
+    events: BTreeMap<String, u64>,
+}
+
+/// Replaces RFC 3339 times and `12s`/`1.5s`/`9m54s` durations, which differ between
+/// virtual and real time, and drops what only one side reports.
+fn mask(value: &Value) -> Value {
+    match value {
+        Value::String(s) => {
+            let time = regex_lite::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").unwrap();
+            let duration = regex_lite::Regex::new(r"\b\d+(\.\d+)?(ms|s|m\d+s|m|h)\b").unwrap();
+            let s = time.replace_all(s, "<time>");
+            Value::String(duration.replace_all(&s, "<duration>").into_owned())
+        }
+        Value::Array(items) => Value::Array(items.iter().map(mask).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .filter(|(k, _)| k.as_str() != "lastHeartbeatTime")
+                .map(|(k, v)| {
+                    // JSON kept in an annotation is compared as JSON.
+                    let v = match v
+                        .as_str()
+                        .and_then(|s| serde_json::from_str::<Value>(s).ok())
+                    {
+                        Some(inner @ Value::Object(_)) => inner,
+                        _ => v.clone(),
+                    };
+                    (k.clone(), mask(&v))
+                })
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+/// The in-memory side: `nbv simulate FILE --json`.
+fn simulated(file: &std::path::Path) -> Outcome {
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_nbv"))
+        .arg("simulate")
+        .arg(file)
+        .arg("--json")
+        .output()
+        .expect("run nbv simulate");
+    assert!(
+        output.status.success(),
+        "nbv simulate failed: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let report: Value = serde_json::from_slice(&output.stdout).expect("the JSON report");
+    let jobs = report["final"]["jobs"]
+        .as_object()
+        .expect("final.jobs")
+        .iter()
+        .map(|(k, v)| {
+            (
+                k.clone(),
+                mask(&json!({"annotations": v["annotations"], "status": v["status"]})),
+            )
+        })
+        .collect();
+    let applications = report["final"]["applications"]
+        .as_object()
+        .expect("final.applications")
+        .iter()
+        .map(|(k, v)| (k.clone(), mask(v)))
+        .collect();
+    let events = report["effects"]["events_by_reason"]
+        .as_object()
+        .expect("events_by_reason")
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or_default()))
+        .collect();
+    Outcome {
+        jobs,
+        applications,
+        events,
+    }
+}
+
+fn namespace_and_name(object: &Value) -> (String, String) {
+    let text = |p: &str| {
+        object
+            .pointer(p)
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned()
+    };
+    (text("/metadata/namespace"), text("/metadata/name"))
+}
+
+/// The real side: the scenario's objects applied to the real API server, its notebooks
+/// in the suite's Git server, nbv run as a process.
+async fn on_the_real_server(s: &Scenario, file: &std::path::Path) -> Outcome {
+    let text = std::fs::read_to_string(file).expect("the scenario");
+    let scenario = ScenarioFile::from_yaml(&text).expect("a valid scenario");
+    assert_eq!(
+        scenario.mode,
+        Mode::Default,
+        "this runner plays the kubelet"
+    );
+    // Operator restarts are played once the jobs have settled; no other step is.
+    let restarts: Vec<_> = scenario
+        .timeline
+        .iter()
+        .map(|step| match &step.action {
+            Action::RestartOperator(restart) => restart.clone(),
+            other => panic!("this runner plays no {other:?}"),
+        })
+        .collect();
+    let git = GitServer::start();
+    let mut kubelets: BTreeMap<String, Kubelet> = BTreeMap::new();
+    let mut watched = None;
+    let started = chrono::Utc::now() - chrono::Duration::seconds(1);
+    for object in &scenario.objects {
+        let kind = object["kind"].as_str().unwrap_or_default();
+        let (namespace, name) = namespace_and_name(object);
+        let mut object = object.clone();
+        if kind == "NotebookValidationJob" {
+            let outcomes: Vec<_> = scenario
+                .pod_outcomes
+                .iter()
+                .filter(|o| o.job.namespace == namespace && o.job.name == name)
+                .collect();
+            // The attempt that runs the notebook: as many cells as the scenario's
+            // outcome reports, the last raising as the simulated kubelet's does when
+            // the outcome is `failed`.
+            let run = outcomes
+                .iter()
+                .rev()
+                .find(|o| matches!(o.outcome, PodResult::Succeeded | PodResult::Failed))
+                .expect("an outcome that runs the notebook");
+            let mut cells: Vec<String> =
+                (0..run.cells).map(|i| format!("cell_{i} = {i}")).collect();
+            if run.outcome == PodResult::Failed {
+                if let Some(last) = cells.last_mut() {
+                    *last = "raise KeyError('model_path')".to_owned();
+                }
+            }
+            let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
+            let path = object["spec"]["notebook"]["path"]
+                .as_str()
+                .unwrap_or("n.ipynb")
+                .to_owned();
+            let url = git.repository(
+                &name,
+                &[(&path, serde_json::to_string(&notebook(&cells)).unwrap())],
+            );
+            object["spec"]["notebook"]["git"] = json!({"url": url, "ref": "main"});
+            // A clean slate for a second run of the suite on the same cluster.
+            let jobs: Api<nbv_core::api::NotebookValidationJob> =
+                Api::namespaced(s.client.clone(), &namespace);
+            let _ = jobs.delete(&name, &Default::default()).await;
+            let kubelet = kubelets
+                .entry(namespace.clone())
+                .or_insert_with(|| Kubelet::start(s.client.clone(), &namespace));
+            for outcome in &outcomes {
+                match (outcome.outcome, outcome.attempt) {
+                    (PodResult::Evicted, Some(retry)) => {
+                        kubelet.evict(&format!("{name}-g1-r{retry}"))
+                    }
+                    (PodResult::Succeeded | PodResult::Failed, _) => {}
+                    (other, attempt) => {
+                        panic!("this runner plays no {other:?} outcome (attempt {attempt:?})")
+                    }
+                }
+            }
+            watched = Some(namespace.clone());
+        }
+        if kind == "Pod" {
+            object["spec"]["nodeName"] = json!(crate::support::kubelet::NODE);
+        }
+        apply(&s.client, &object, None).await;
+    }
+    let namespace = watched.expect("a job");
+    let options = OperatorOptions::default_mode(&namespace);
+    let mut operator = Operator::start(&s.cluster, &options);
+    let mut jobs = settled_jobs(s, &scenario).await;
+    for restart in restarts {
+        if restart.graceful {
+            operator.stop();
+        } else {
+            operator.kill();
+        }
+        tokio::time::sleep(restart.down_for.min(Duration::from_secs(15))).await;
+        operator = Operator::start(&s.cluster, &options);
+        operator.metrics().await;
+        jobs = settled_jobs(s, &scenario).await;
+    }
+    let mut applications = BTreeMap::new();
+    for (key, expected) in &scenario.expect.applications {
+        let api = s.applications(&key.namespace);
+        let app = eventually(
+            &format!("Application {key} to show the result"),
+            Duration::from_secs(100),
+            || async {
+                let app = api.get(&key.name).await.ok()?;
+                let annotations = app.metadata.annotations.clone().unwrap_or_default();
+                expected
+                    .iter()
+                    .all(|(k, v)| annotations.get(k) == v.as_ref())
+                    .then_some(annotations)
+            },
+        )
+        .await;
+        let nbv: serde_json::Map<String, Value> = app
+            .into_iter()
+            .filter(|(k, _)| k.starts_with("mlops.dev/"))
+            .map(|(k, v)| (k, Value::String(v)))
+            .collect();
+        applications.insert(key.to_string(), mask(&Value::Object(nbv)));
+    }
+    let events: Api<Event> = Api::namespaced(s.client.clone(), &namespace);
+    let mut by_reason = BTreeMap::new();
+    for event in events
+        .list(&ListParams::default())
+        .await
+        .expect("Events")
+        .items
+    {
+        let value = serde_json::to_value(&event).expect("json");
+        let at = ["/eventTime", "/firstTimestamp"].iter().find_map(|p| {
+            value
+                .pointer(p)?
+                .as_str()?
+                .parse::<chrono::DateTime<chrono::Utc>>()
+                .ok()
+        });
+        if at.is_some_and(|at| at >= started) {
+            *by_reason
+                .entry(event.reason.unwrap_or_default())
+                .or_insert(0) += 1;
+        }
+    }
+    drop(kubelets);
+    Outcome {
+        jobs,
+        applications,
+        events: by_reason,
+    }
+}
+
+use crate::support::Operator;
+
+/// The scenario's jobs once each has ended and recorded its notification, as stored.
+async fn settled_jobs(s: &Scenario, scenario: &ScenarioFile) -> BTreeMap<String, Value> {
+    let mut jobs = BTreeMap::new();
+    for key in scenario.expect.jobs.keys() {
+        let api: Api<nbv_core::api::NotebookValidationJob> =
+            Api::namespaced(s.client.clone(), &key.namespace);
+        let job = eventually(
+            &format!("job {key} to settle"),
+            Duration::from_secs(150),
+            || async {
+                let job = api.get(&key.name).await.ok()?;
+                let status = job.status.as_ref()?;
+                let ended = matches!(
+                    status.phase?,
+                    nbv_core::api::Phase::Succeeded | nbv_core::api::Phase::Failed
+                );
+                let recorded = status
+                    .effects
+                    .as_ref()
+                    .is_some_and(|l| l.done.contains("notify"));
+                (ended && recorded).then_some(job)
+            },
+        )
+        .await;
+        // As stored (not through nbv's own types, which would normalize it).
+        let raw = crate::support::objects::api_for(
+            &s.client,
+            "mlops.mlops.dev/v1alpha1",
+            "NotebookValidationJob",
+            Some(&key.namespace),
+        )
+        .await
+        .get(&key.name)
+        .await
+        .expect("the job");
+        drop(job);
+        let value = serde_json::to_value(&raw).expect("json");
+        jobs.insert(
+            key.to_string(),
+            mask(&json!({"annotations": value["metadata"]["annotations"],
+                                                   "status": value["status"]})),
+        );
+    }
+    jobs
+}
+
+async fn same_on_both_servers(prefix: &str, file: &str) {
+    let Some(s) = Scenario::new(prefix).await else {
+        return;
+    };
+    let file = repository().join(file);
+    let expected = simulated(&file);
+    let actual = on_the_real_server(&s, &file).await;
+    assert_eq!(
+        actual.jobs, expected.jobs,
+        "the jobs differ between the real and the in-memory server"
+    );
+    assert_eq!(
+        actual.applications, expected.applications,
+        "the Applications differ"
+    );
+    assert_eq!(actual.events, expected.events, "the Events differ");
+    s.report_requests(&format!("the scenario {}", file.display()));
+}
+
+/// The built-in scenario of `nbv simulate`: ADR-049's end-to-end example.
+#[tokio::test]
+async fn the_built_in_scenario_ends_the_same_on_both_api_servers() {
+    same_on_both_servers("e2e-parity", "examples/seed-end-to-end.yaml").await;
+}
+
+/// An eviction retried, a failing cell, and an operator restart.
+#[tokio::test]
+async fn the_default_mode_example_ends_the_same_on_both_api_servers() {
+    same_on_both_servers("e2e-parity-default", "examples/default-mode.yaml").await;
+}
+
+/// The in-memory server validates no schema; the real one validates every object
+/// against its CRD. Every object of every example scenario must be one the real API
+/// server accepts (a server-side dry run), or the simulation runs on objects no
+/// cluster would hold.
+#[tokio::test]
+async fn every_example_scenario_holds_objects_the_real_api_server_accepts() {
+    let Some(s) = Scenario::new("e2e-examples").await else {
+        return;
+    };
+    let mut checked = 0;
+    for entry in std::fs::read_dir(repository().join("examples")).expect("examples/") {
+        let path = entry.expect("an entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("yaml") {
+            continue;
+        }
+        let text = std::fs::read_to_string(&path).expect("the scenario");
+        let scenario = ScenarioFile::from_yaml(&text).expect("a valid scenario");
+        for object in &scenario.objects {
+            let kind = object["kind"].as_str().unwrap_or_default();
+            let (namespace, name) = namespace_and_name(object);
+            if kind == "Namespace" {
+                crate::support::install::ensure_namespace(&s.client, &name, json!({})).await;
+                continue;
+            }
+            let api_version = object["apiVersion"].as_str().unwrap_or_default();
+            let ns = (!namespace.is_empty()).then_some(namespace.as_str());
+            crate::support::install::ensure_namespace(
+                &s.client,
+                ns.unwrap_or("default"),
+                json!({}),
+            )
+            .await;
+            let api = crate::support::objects::api_for(&s.client, api_version, kind, ns).await;
+            let params = kube::api::PatchParams::apply("nbv-e2e").force().dry_run();
+            let mut body = object.clone();
+            let status = body.as_object_mut().and_then(|o| o.remove("status"));
+            if let Err(e) = api
+                .patch(&name, &params, &kube::api::Patch::Apply(&body))
+                .await
+            {
+                panic!(
+                    "{}: {kind} {namespace}/{name} is refused: {e}",
+                    path.display()
+                );
+            }
+            // Status goes where the owning controller writes it: the status
+            // subresource, or the object itself for Argo CD's Application.
+            if let Some(status) = status {
+                let mut whole = body.clone();
+                whole["status"] = status;
+                let result = api
+                    .patch(&name, &params, &kube::api::Patch::Apply(&whole))
+                    .await;
+                if let Err(e) = result {
+                    panic!(
+                        "{}: the status of {kind} {namespace}/{name} is refused: {e}",
+                        path.display()
+                    );
+                }
+            }
+            checked += 1;
+        }
+    }
+    assert!(checked > 20, "the examples hold objects: {checked}");
+}

@@ -1,1 +1,179 @@
-//! todo
+//! Bad input gets a clear answer and everything else still happens: a trigger into a
+//! namespace that has not opted in, and an annotation that does not parse.
+
+use std::time::Duration;
+
+use chrono::Utc;
+use k8s_openapi::api::apps::v1::Deployment;
+use kube::api::Api;
+use serde_json::json;
+
+use crate::gitops::{deployment, ended};
+use crate::support::install::ensure_namespace;
+use crate::support::objects::apply;
+use crate::support::{OperatorOptions, Scenario, annotation, eventually, rfc3339};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+async fn succeed(s: &Scenario, name: &str, annotations: serde_json::Value) {
+    s.apply(crate::support::job(
+        name,
+        "https://git.example.com/m.git",
+        "main",
+        "t.ipynb",
+        annotations,
+    ))
+    .await;
+    s.set_job_status(
+        name,
+        json!({"phase": "ValidationRunning", "observedGeneration": 1,
+                                  "startTime": rfc3339(Utc::now())}),
+    )
+    .await;
+    s.set_job_status(name, ended("Succeeded", "ok")).await;
+}
+
+fn condition(job: &nbv_core::api::NotebookValidationJob, type_: &str) -> Option<(String, String)> {
+    let c = job
+        .status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)?;
+    Some((c.status.clone(), c.message.clone()))
+}
+
+#[tokio::test]
+async fn a_trigger_into_a_namespace_not_allowed_is_refused_and_reported() {
+    let Some(s) = Scenario::new("e2e-deputy").await else {
+        return;
+    };
+    let other = format!("{}-serving", s.namespace);
+    ensure_namespace(&s.client, &other, json!({})).await;
+    apply(&s.client, &deployment("shared-server"), Some(&other)).await;
+    let _operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+
+    let trigger = format!(
+        "- {{apiVersion: apps/v1, kind: Deployment, name: shared-server, namespace: {other}, action: restart}}"
+    );
+    succeed(
+        &s,
+        "train",
+        json!({"argocd.argoproj.io/sync-wave": "1", "mlops.dev/on-success-trigger": trigger}),
+    )
+    .await;
+
+    let refused = eventually("the TriggerFailed Event", WAIT, || async {
+        let e = s.events("train", "TriggerFailed").await;
+        (!e.is_empty()).then_some(e)
+    })
+    .await;
+    let message = refused[0].message.clone().unwrap_or_default();
+    assert!(
+        message.contains(&other) && message.contains("mlops.dev/accept-triggers-from"),
+        "{message}"
+    );
+    assert_eq!(refused[0].type_.as_deref(), Some("Warning"));
+    let job = eventually("the refusal in the job's status", WAIT, || async {
+        let job = s.job("train").await;
+        let (status, _) = condition(&job, "EffectsApplied")?;
+        (status == "False").then_some(job)
+    })
+    .await;
+    let (_, text) = condition(&job, "EffectsApplied").unwrap();
+    assert!(text.contains("shared-server"), "{text}");
+    // Everything else happened.
+    assert_eq!(
+        annotation(&job.metadata, "mlops.dev/wave-complete"),
+        Some("1")
+    );
+    assert_eq!(s.events("train", "ValidationSucceeded").await.len(), 1);
+    // The target is untouched, and nbv never even asked for it.
+    let target: Api<Deployment> = Api::namespaced(s.client.clone(), &other);
+    assert_eq!(
+        target
+            .get("shared-server")
+            .await
+            .unwrap()
+            .metadata
+            .generation,
+        Some(1)
+    );
+    if let Some(requests) = s.report_requests("a trigger refused") {
+        assert!(
+            requests
+                .0
+                .iter()
+                .all(|r| r.namespace() != other || r.resource() == "namespaces"),
+            "{requests}"
+        );
+    }
+
+    // The namespace opts in: a new run's trigger acts there.
+    ensure_namespace(
+        &s.client,
+        &other,
+        json!({"mlops.dev/accept-triggers-from": s.namespace}),
+    )
+    .await;
+    succeed(
+        &s,
+        "retrain",
+        json!({"mlops.dev/on-success-trigger": trigger}),
+    )
+    .await;
+    eventually(
+        "the restart in the namespace that opted in",
+        WAIT,
+        || async {
+            let d = target.get("shared-server").await.ok()?;
+            (d.metadata.generation == Some(2)).then_some(())
+        },
+    )
+    .await;
+    s.clean_up().await;
+}
+
+#[tokio::test]
+async fn a_bad_annotation_gets_its_event_and_condition_and_the_rest_happens() {
+    let Some(s) = Scenario::new("e2e-annotations").await else {
+        return;
+    };
+    let _operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+    succeed(&s, "train", json!({
+        "argocd.argoproj.io/sync-wave": "2",
+        "mlops.dev/on-success-trigger": "- {apiVersion: apps/v1, kind: Deployment, action: restart}",
+    }))
+    .await;
+    let reported = eventually("the InvalidAnnotation Event", WAIT, || async {
+        let e = s.events("train", "InvalidAnnotation").await;
+        (!e.is_empty()).then_some(e)
+    })
+    .await;
+    let message = reported[0].message.clone().unwrap_or_default();
+    assert!(
+        message.contains("mlops.dev/on-success-trigger") && message.contains("name"),
+        "{message}"
+    );
+    let job = eventually("AnnotationsValid False", WAIT, || async {
+        let job = s.job("train").await;
+        let (status, _) = condition(&job, "AnnotationsValid")?;
+        (status == "False").then_some(job)
+    })
+    .await;
+    let (_, text) = condition(&job, "AnnotationsValid").unwrap();
+    assert!(text.contains("mlops.dev/on-success-trigger"), "{text}");
+    let job = eventually("the wave annotations", WAIT, || async {
+        let job = s.job("train").await;
+        (annotation(&job.metadata, "mlops.dev/wave-complete") == Some("2")).then_some(job)
+    })
+    .await;
+    drop(job);
+    assert_eq!(s.events("train", "ValidationSucceeded").await.len(), 1);
+    // One Event for the problem, not one per reconcile.
+    tokio::time::sleep(Duration::from_secs(2)).await;
+    assert_eq!(s.events("train", "InvalidAnnotation").await.len(), 1);
+    s.report_requests("a bad annotation");
+    s.clean_up().await;
+}
