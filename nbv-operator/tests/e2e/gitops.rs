@@ -11,7 +11,7 @@ use nbv_core::health::{HealthStatusCode, assess};
 use serde_json::{Value, json};
 
 use crate::support::objects::{resource, yaml_documents};
-use crate::support::{OperatorOptions, Scenario, annotation, eventually, objects, rfc3339};
+use crate::support::{OperatorOptions, Scenario, annotation, ended, eventually, objects, rfc3339};
 
 const WAIT: Duration = Duration::from_secs(60);
 /// The Application status is published at most once a minute, then the final state.
@@ -70,14 +70,6 @@ fn gitops_job(name: &str, annotations: Value) -> Value {
         "train.ipynb",
         annotations,
     )
-}
-
-/// The status the other controller writes when a run ends.
-pub fn ended(phase: &str, message: &str) -> Value {
-    let now = Utc::now();
-    json!({"phase": phase, "observedGeneration": 1, "message": message,
-           "startTime": rfc3339(now - chrono::Duration::seconds(40)),
-           "completionTime": rfc3339(now)})
 }
 
 /// The `nbv wait` hook's rights in `namespace`, from the shipped example.
@@ -150,7 +142,8 @@ async fn every_feature_in_gitops_only_mode() {
     )
     .await;
 
-    let mut operator = s.operator(&OperatorOptions::gitops_only(&ns));
+    let mut operator = s
+        .operator(&OperatorOptions::gitops_only(&ns).with(&["--application-namespaces", "argocd"]));
     // Health while running: Progressing, on the object the API server stores.
     let stored = serde_json::to_value(s.job("train").await).expect("json");
     assert_eq!(

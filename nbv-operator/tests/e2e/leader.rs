@@ -3,13 +3,11 @@
 
 use std::time::{Duration, Instant};
 
-use chrono::Utc;
 use k8s_openapi::api::coordination::v1::Lease;
 use kube::api::Api;
 use serde_json::json;
 
-use crate::gitops::ended;
-use crate::support::{Operator, OperatorOptions, Scenario, eventually, rfc3339};
+use crate::support::{Operator, OperatorOptions, Scenario, eventually};
 
 const LEASE: &str = "nbv-operator-leader";
 
@@ -29,21 +27,7 @@ fn replica(s: &Scenario, name: &str) -> OperatorOptions {
 /// A job that another controller ends with success, and the instance that reported
 /// its notification.
 async fn notified_by(s: &Scenario, name: &str) -> String {
-    s.apply(crate::support::job(
-        name,
-        "https://git.example.com/m.git",
-        "main",
-        "t.ipynb",
-        json!({}),
-    ))
-    .await;
-    s.set_job_status(
-        name,
-        json!({"phase": "ValidationRunning", "observedGeneration": 1,
-                                  "startTime": rfc3339(Utc::now())}),
-    )
-    .await;
-    s.set_job_status(name, ended("Succeeded", "ok")).await;
+    s.succeeds_elsewhere(name, json!({})).await;
     let events = eventually(
         &format!("the notification of {name}"),
         Duration::from_secs(60),

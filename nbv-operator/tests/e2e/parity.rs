@@ -127,7 +127,7 @@ async fn on_the_real_server(s: &Scenario, file: &std::path::Path) -> Outcome {
         .timeline
         .iter()
         .map(|step| match &step.action {
-            Action::RestartOperator(restart) => restart.clone(),
+            Action::RestartOperator(restart) => *restart,
             other => panic!("this runner plays no {other:?}"),
         })
         .collect();
@@ -155,10 +155,10 @@ async fn on_the_real_server(s: &Scenario, file: &std::path::Path) -> Outcome {
                 .expect("an outcome that runs the notebook");
             let mut cells: Vec<String> =
                 (0..run.cells).map(|i| format!("cell_{i} = {i}")).collect();
-            if run.outcome == PodResult::Failed {
-                if let Some(last) = cells.last_mut() {
-                    *last = "raise KeyError('model_path')".to_owned();
-                }
+            if run.outcome == PodResult::Failed
+                && let Some(last) = cells.last_mut()
+            {
+                *last = "raise KeyError('model_path')".to_owned();
             }
             let cells: Vec<&str> = cells.iter().map(String::as_str).collect();
             let path = object["spec"]["notebook"]["path"]

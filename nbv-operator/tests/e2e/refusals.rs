@@ -3,35 +3,16 @@
 
 use std::time::Duration;
 
-use chrono::Utc;
 use k8s_openapi::api::apps::v1::Deployment;
 use kube::api::Api;
 use serde_json::json;
 
-use crate::gitops::{deployment, ended};
+use crate::gitops::deployment;
 use crate::support::install::ensure_namespace;
 use crate::support::objects::apply;
-use crate::support::{OperatorOptions, Scenario, annotation, eventually, rfc3339};
+use crate::support::{OperatorOptions, Scenario, annotation, eventually};
 
 const WAIT: Duration = Duration::from_secs(60);
-
-async fn succeed(s: &Scenario, name: &str, annotations: serde_json::Value) {
-    s.apply(crate::support::job(
-        name,
-        "https://git.example.com/m.git",
-        "main",
-        "t.ipynb",
-        annotations,
-    ))
-    .await;
-    s.set_job_status(
-        name,
-        json!({"phase": "ValidationRunning", "observedGeneration": 1,
-                                  "startTime": rfc3339(Utc::now())}),
-    )
-    .await;
-    s.set_job_status(name, ended("Succeeded", "ok")).await;
-}
 
 fn condition(job: &nbv_core::api::NotebookValidationJob, type_: &str) -> Option<(String, String)> {
     let c = job
@@ -57,8 +38,7 @@ async fn a_trigger_into_a_namespace_not_allowed_is_refused_and_reported() {
     let trigger = format!(
         "- {{apiVersion: apps/v1, kind: Deployment, name: shared-server, namespace: {other}, action: restart}}"
     );
-    succeed(
-        &s,
+    s.succeeds_elsewhere(
         "train",
         json!({"argocd.argoproj.io/sync-wave": "1", "mlops.dev/on-success-trigger": trigger}),
     )
@@ -117,12 +97,8 @@ async fn a_trigger_into_a_namespace_not_allowed_is_refused_and_reported() {
         json!({"mlops.dev/accept-triggers-from": s.namespace}),
     )
     .await;
-    succeed(
-        &s,
-        "retrain",
-        json!({"mlops.dev/on-success-trigger": trigger}),
-    )
-    .await;
+    s.succeeds_elsewhere("retrain", json!({"mlops.dev/on-success-trigger": trigger}))
+        .await;
     eventually(
         "the restart in the namespace that opted in",
         WAIT,
@@ -141,7 +117,7 @@ async fn a_bad_annotation_gets_its_event_and_condition_and_the_rest_happens() {
         return;
     };
     let _operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
-    succeed(&s, "train", json!({
+    s.succeeds_elsewhere("train", json!({
         "argocd.argoproj.io/sync-wave": "2",
         "mlops.dev/on-success-trigger": "- {apiVersion: apps/v1, kind: Deployment, action: restart}",
     }))

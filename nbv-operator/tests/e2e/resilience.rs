@@ -9,11 +9,11 @@ use kube::api::Api;
 use nbv_core::api::{NotebookValidationJob, Phase};
 use serde_json::{Value, json};
 
-use crate::gitops::{deployment, ended, inference_service};
+use crate::gitops::{deployment, inference_service};
 use crate::notebooks::repository;
 use crate::support::git::GitServer;
 use crate::support::kubelet::Kubelet;
-use crate::support::{OperatorOptions, Scenario, annotation, eventually, job, rfc3339};
+use crate::support::{OperatorOptions, Scenario, annotation, ended, eventually, job, rfc3339};
 
 const WAIT: Duration = Duration::from_secs(90);
 

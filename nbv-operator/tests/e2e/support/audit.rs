@@ -60,12 +60,6 @@ pub struct ObjectRef {
     /// The namespace.
     #[serde(default)]
     pub namespace: String,
-    /// The name.
-    #[serde(default)]
-    pub name: String,
-    /// The API group.
-    #[serde(default)]
-    pub api_group: String,
 }
 
 /// The answer's code.

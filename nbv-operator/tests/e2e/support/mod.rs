@@ -102,6 +102,30 @@ impl Scenario {
             .expect("write the job's status");
     }
 
+    /// Another controller runs job `name` (a job of [`job`] with `annotations`) and
+    /// ends it with `Succeeded`, as in `--gitops-only`.
+    pub async fn succeeds_elsewhere(&self, name: &str, annotations: Value) {
+        let job = job(
+            name,
+            "https://git.example.com/ml/models.git",
+            "main",
+            "train.ipynb",
+            annotations,
+        );
+        self.apply(job).await;
+        self.set_job_status(
+            name,
+            json!({"phase": "ValidationRunning", "observedGeneration": 1,
+                                         "startTime": rfc3339(Utc::now())}),
+        )
+        .await;
+        self.set_job_status(
+            name,
+            ended("Succeeded", "Validation completed successfully"),
+        )
+        .await;
+    }
+
     /// Events about `name` in the test's namespace, with `reason`.
     pub async fn events(&self, name: &str, reason: &str) -> Vec<Event> {
         let events: Api<Event> = Api::namespaced(self.client.clone(), &self.namespace);
@@ -160,6 +184,14 @@ where
         }
         tokio::time::sleep(Duration::from_millis(250)).await;
     }
+}
+
+/// The status another controller writes when a run ends: started 40 s ago, ended now.
+pub fn ended(phase: &str, message: &str) -> Value {
+    let now = Utc::now();
+    json!({"phase": phase, "observedGeneration": 1, "message": message,
+           "startTime": rfc3339(now - chrono::Duration::seconds(40)),
+           "completionTime": rfc3339(now)})
 }
 
 /// A job for the test's repository: `notebook` at `git_url`/`git_ref`, with
