@@ -148,6 +148,7 @@ fn every_upstream_sample_becomes_a_pod() {
     );
     let names: BTreeSet<_> = jobs.iter().map(|j| j.metadata.name.clone()).collect();
     assert_eq!(names.len(), jobs.len(), "sample job names are unique");
+    let mut refused = BTreeSet::new();
     for job in &jobs {
         let name = job.metadata.name.as_deref().expect("named");
         let pod = validation_pod(
@@ -158,10 +159,21 @@ fn every_upstream_sample_becomes_a_pod() {
             },
             None,
             &PodDefaults::default(),
-        )
-        .unwrap_or_else(|e| panic!("{name}: {e}"));
-        assert_pod_snapshot!(format!("sample_{name}"), pod);
+        );
+        match pod {
+            Ok(pod) => assert_pod_snapshot!(format!("sample_{name}"), pod),
+            // A check nbv does not carry out yet fails the job by name.
+            Err(PodSpecError::NotImplemented { field, .. }) => {
+                refused.insert((name.to_owned(), field));
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
     }
+    let refused: Vec<(&str, &str)> = refused
+        .iter()
+        .map(|(n, f)| (n.as_str(), f.as_str()))
+        .collect();
+    insta::assert_debug_snapshot!(refused);
 }
 
 #[test]
@@ -1382,6 +1394,7 @@ fn classification_kinds_follow_the_causes() {
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
         FailureCause::BuildNotSupported,
+        FailureCause::FieldNotSupported,
     ];
     let missing: Vec<_> = FailureCause::ALL
         .into_iter()

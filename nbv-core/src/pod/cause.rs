@@ -75,11 +75,15 @@ pub enum FailureCause {
     PodSpecInvalid,
     /// `podConfig.buildConfig.enabled` asks for an image build, which nbv does not do.
     BuildNotSupported,
+    /// The spec asks for a check nbv does not carry out yet (`goldenNotebook`,
+    /// `comparisonConfig`, `validationConfig`, `modelValidation`, or a field unknown to
+    /// nbv): succeeding without it would be a false result.
+    FieldNotSupported,
 }
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 22] = [
+    pub const ALL: [FailureCause; 23] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -102,6 +106,7 @@ impl FailureCause {
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
         FailureCause::BuildNotSupported,
+        FailureCause::FieldNotSupported,
     ];
 
     /// The condition reason, the variant's name.
@@ -137,6 +142,7 @@ impl FailureCause {
             FailureCause::PodDeleted => "PodDeleted",
             FailureCause::PodSpecInvalid => "PodSpecInvalid",
             FailureCause::BuildNotSupported => "BuildNotSupported",
+            FailureCause::FieldNotSupported => "FieldNotSupported",
         }
     }
 
@@ -174,7 +180,8 @@ impl FailureCause {
             | FailureCause::ImageNotFound
             | FailureCause::ContainerConfigInvalid
             | FailureCause::PodSpecInvalid
-            | FailureCause::BuildNotSupported => FailureKind::Permanent,
+            | FailureCause::BuildNotSupported
+            | FailureCause::FieldNotSupported => FailureKind::Permanent,
         }
     }
 

@@ -123,6 +123,18 @@ pub enum PodSpecError {
         /// The name.
         name: String,
     },
+    /// The spec asks for a check nbv does not carry out yet.
+    #[error(
+        "{field}: {check} is not implemented by nbv yet, so this job could not pass the check \
+         it asks for; remove {field} to validate only that the notebook runs, or run the job \
+         under an operator that carries the check out (with nbv beside it in --gitops-only mode)"
+    )]
+    NotImplemented {
+        /// The field, e.g. `spec.goldenNotebook`.
+        field: String,
+        /// What the field asks for, e.g. "the golden-notebook comparison".
+        check: &'static str,
+    },
 }
 
 impl PodSpecError {
@@ -160,11 +172,13 @@ impl PodSpecError {
             PodSpecError::UnknownVolume { index, .. } => {
                 format!("spec.podConfig.volumeMounts[{index}].name")
             }
+            PodSpecError::NotImplemented { field, .. } => field.clone(),
         }
     }
 
-    /// The permanent failure ([`FailureCause::PodSpecInvalid`]) to report for the
-    /// attempt: the spec must change before a Pod can run.
+    /// The permanent failure to report for the attempt: the spec must change before a
+    /// Pod can run. [`FailureCause::FieldNotSupported`] for a check nbv does not carry
+    /// out, [`FailureCause::PodSpecInvalid`] for anything else.
     ///
     /// # Examples
     ///
@@ -177,6 +191,10 @@ impl PodSpecError {
     /// assert!(failure.message.starts_with("spec.podConfig.containerImage is empty"));
     /// ```
     pub fn failure(&self) -> Failure {
-        FailureCause::PodSpecInvalid.failure(self.to_string())
+        let cause = match self {
+            PodSpecError::NotImplemented { .. } => FailureCause::FieldNotSupported,
+            _ => FailureCause::PodSpecInvalid,
+        };
+        cause.failure(self.to_string())
     }
 }

@@ -56,6 +56,7 @@ mod observe;
 mod report;
 mod spec;
 mod timeout;
+mod unimplemented;
 
 use std::time::Duration;
 

@@ -17,6 +17,7 @@ use super::executor::notebook_container;
 use super::git::{GitAccess, clone_container};
 use super::names::{job_label_value, pod_name};
 use super::timeout::timeout_seconds;
+use super::unimplemented::check_implemented;
 use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
 /// Where the repository is cloned and the notebook runs.
@@ -87,7 +88,10 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 /// # Errors
 ///
 /// [`PodSpecError`] naming the field when the job lacks its identity (name, namespace,
-/// uid), has no image, an invalid timeout, a Git URL or ref that cannot be cloned
+/// uid), asks for a check nbv does not carry out yet
+/// ([`PodSpecError::NotImplemented`]: `goldenNotebook`, `comparisonConfig`,
+/// `validationConfig`, an enabled `modelValidation`, a field nbv does not know), has no
+/// image, an invalid timeout, a Git URL or ref that cannot be cloned
 /// safely, a notebook path outside the repository, credentials over an unencrypted
 /// transport, or volumes the restricted profile forbids.
 pub fn validation_pod(
@@ -117,6 +121,7 @@ pub fn validation_pod(
         .ok_or(identity("metadata.uid"))?;
 
     let spec = &job.spec;
+    check_implemented(spec)?;
     let config = &spec.pod_config;
     let image = image
         .filter(|i| !i.trim().is_empty())
