@@ -419,9 +419,13 @@ static int g_write (lua_State *L, FILE *f, int arg) {
   int status = 1;
   for (; nargs--; arg++) {
     if (lua_type(L, arg) == LUA_TNUMBER) {
-      /* optimization: could be done exactly as for strings */
-      status = status &&
-          fprintf(f, LUA_NUMBER_FMT, lua_tonumber(L, arg)) > 0;
+      /* nbv: numbers print as `tostring' prints them */
+      size_t l;
+      const char *s;
+      lua_pushvalue(L, arg);
+      s = lua_tolstring(L, -1, &l);
+      status = status && (fwrite(s, sizeof(char), l, f) == l);
+      lua_pop(L, 1);
     }
     else {
       size_t l;

@@ -87,6 +87,21 @@ int luaO_rawequalObj (const TValue *t1, const TValue *t2) {
 }
 
 
+/* nbv: see nbv_setnumber2str in lua.h */
+static nbv_Number2str number2str = NULL;
+
+LUA_API void nbv_setnumber2str (nbv_Number2str f) {
+  number2str = f;
+}
+
+void luaO_number2str (char *s, lua_Number n) {
+  if (number2str != NULL)
+    number2str(s, LUAI_MAXNUMBER2STR, n);
+  else
+    sprintf(s, LUA_NUMBER_FMT, n);
+}
+
+
 int luaO_str2d (const char *s, lua_Number *result) {
   char *endptr;
   *result = lua_str2number(s, &endptr);

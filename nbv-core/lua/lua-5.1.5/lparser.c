@@ -43,6 +43,8 @@ typedef struct BlockCnt {
   lu_byte nactvar;  /* # active locals outside the breakable structure */
   lu_byte upval;  /* true if some variable in the block is an upvalue */
   lu_byte isbreakable;  /* true if `block' is a loop */
+  int firstlabel;  /* nbv: index of first label in this block */
+  int firstgoto;  /* nbv: index of first pending goto in this block */
 } BlockCnt;
 
 
@@ -218,6 +220,7 @@ static void markupval (FuncState *fs, int level) {
   BlockCnt *bl = fs->bl;
   while (bl && bl->nactvar > level) bl = bl->previous;
   if (bl) bl->upval = 1;
+  else fs->upval = 1;  /* nbv: a top-level local (what `goto' needs to know) */
 }
 
 
@@ -282,7 +285,203 @@ static void enterlevel (LexState *ls) {
 #define leavelevel(ls)	((ls)->L->nCcalls--)
 
 
+/*
+** {======================================================================
+** nbv: `goto' and labels, as gopher-lua (Argo CD's VM) compiles them.
+**
+** A label is visible in its block and in the blocks nested in it. A goto
+** compiles to OP_CLOSE 0 followed by OP_JMP; the OP_CLOSE's A is lowered
+** to the level of the locals left, but only where gopher-lua lowers it:
+** when the goto leaves a block that has a captured local, and when it is
+** resolved backwards to a label of a block that has one. Elsewhere A stays
+** 0 and the jump closes every open upvalue of the function, as it does in
+** gopher-lua. A label followed only by labels up to the end of its block
+** (not before `until') counts as outside the block's locals.
+** =======================================================================
+*/
+
+static void semerror (LexState *ls, const char *msg) {
+  ls->t.token = 0;  /* remove "near <token>" from the final message */
+  luaX_syntaxerror(ls, msg);
+}
+
+
+static int newlabelentry (LexState *ls, Labellist *l, TString *name,
+                          int line, int pc) {
+  int n = l->n;
+  luaM_growvector(ls->L, l->arr, n, l->size, Labeldesc, MAX_INT,
+                  "labels/gotos");
+  l->arr[n].name = name;
+  l->arr[n].line = line;
+  l->arr[n].nactvar = ls->fs->nactvar;
+  l->arr[n].pc = pc;
+  l->n = n + 1;
+  return n;
+}
+
+
+/* index of the first label and first goto of the innermost block */
+static int blockfirstlabel (FuncState *fs) {
+  return fs->bl ? fs->bl->firstlabel : fs->firstlabel;
+}
+
+static int blockfirstgoto (FuncState *fs) {
+  return fs->bl ? fs->bl->firstgoto : fs->firstgoto;
+}
+
+
+/* lower the A of the OP_CLOSE before the goto's OP_JMP */
+static void setclose (FuncState *fs, Labeldesc *gt, int level) {
+  SETARG_A(fs->f->code[gt->pc - 1], level);
+}
+
+
+/* jump the pending goto `g' to `label', or fail if it enters a scope */
+static void solvegoto (LexState *ls, int g, Labeldesc *label) {
+  FuncState *fs = ls->fs;
+  Labellist *gl = &ls->dyd->gt;
+  Labeldesc *gt = &gl->arr[g];
+  int i;
+  lua_assert(gt->name == label->name);
+  if (gt->nactvar < label->nactvar) {
+    const char *msg = luaO_pushfstring(ls->L,
+        "<goto %s> at line %d jumps into the scope of local " LUA_QS,
+        getstr(gt->name), gt->line,
+        getstr(getlocvar(fs, gt->nactvar).varname));
+    semerror(ls, msg);
+  }
+  luaK_patchlist(fs, gt->pc, label->pc);
+  for (i = g; i < gl->n - 1; i++)  /* remove goto from pending list */
+    gl->arr[i] = gl->arr[i + 1];
+  gl->n--;
+}
+
+
+/*
+** Resolve pending goto `g' backwards to a label among labels[first, last)
+** (the labels of one block, whose `upval' flag is given). Returns 1 when
+** it was resolved.
+*/
+static int findlabel (LexState *ls, int g, int first, int last,
+                      lu_byte upval) {
+  Labellist *ll = &ls->dyd->label;
+  int i;
+  for (i = first; i < last; i++) {
+    Labeldesc *lb = &ll->arr[i];
+    Labeldesc *gt = &ls->dyd->gt.arr[g];
+    if (lb->name == gt->name) {
+      if (gt->nactvar > lb->nactvar && upval)
+        setclose(ls->fs, gt, lb->nactvar);
+      solvegoto(ls, g, lb);
+      return 1;
+    }
+  }
+  return 0;
+}
+
+
+/* resolve the pending gotos of the current block that go to `label' */
+static void solveforward (LexState *ls, int label) {
+  Labellist *gl = &ls->dyd->gt;
+  int i = blockfirstgoto(ls->fs);
+  while (i < gl->n) {
+    if (gl->arr[i].name == ls->dyd->label.arr[label].name)
+      solvegoto(ls, i, &ls->dyd->label.arr[label]);  /* removes entry `i' */
+    else
+      i++;
+  }
+}
+
+
+/*
+** The gotos still pending when block `bl' ends: they leave its locals (and
+** close the captured ones), then look for a label already declared in the
+** enclosing block. `bl' is no longer the current block; its labels are gone.
+*/
+static void movegotosout (FuncState *fs, BlockCnt *bl) {
+  LexState *ls = fs->ls;
+  Labellist *gl = &ls->dyd->gt;
+  int i = bl->firstgoto;
+  int first = blockfirstlabel(fs);
+  lu_byte upval = fs->bl ? fs->bl->upval : fs->upval;
+  while (i < gl->n) {
+    Labeldesc *gt = &gl->arr[i];
+    if (gt->nactvar > bl->nactvar) {
+      if (bl->upval)
+        setclose(fs, gt, bl->nactvar);
+      gt->nactvar = bl->nactvar;
+    }
+    if (!findlabel(ls, i, first, bl->firstlabel, upval))
+      i++;
+  }
+}
+
+
+/* a goto no label was found for, once its function ends */
+static void undefgoto (LexState *ls, Labeldesc *gt) {
+  const char *msg = luaO_pushfstring(ls->L,
+      "no visible label " LUA_QS " for <goto> at line %d",
+      getstr(gt->name), gt->line);
+  semerror(ls, msg);
+}
+
+
+static int block_follow (int token);
+
+
+static void gotostat (LexState *ls, int line) {
+  FuncState *fs = ls->fs;
+  TString *label;
+  int g, pc;
+  luaX_next(ls);  /* skip `goto' */
+  label = str_checkname(ls);
+  luaK_codeABC(fs, OP_CLOSE, 0, 0, 0);  /* discharges pending jumps too */
+  pc = luaK_jump(fs);
+  g = newlabelentry(ls, &ls->dyd->gt, label, line, pc);
+  /* a label already declared in the current block: a backward jump */
+  findlabel(ls, g, blockfirstlabel(fs), ls->dyd->label.n,
+            fs->bl ? fs->bl->upval : fs->upval);
+}
+
+
+/* `::name::' and the labels that follow it directly */
+static void labelstat (LexState *ls, int line) {
+  FuncState *fs = ls->fs;
+  Labellist *ll = &ls->dyd->label;
+  int first = ll->n;
+  int i;
+  do {
+    TString *name;
+    luaX_next(ls);  /* skip `::' */
+    name = str_checkname(ls);
+    for (i = blockfirstlabel(fs); i < ll->n; i++) {
+      if (ll->arr[i].name == name) {
+        const char *msg = luaO_pushfstring(ls->L,
+            "label " LUA_QS " already defined on line %d",
+            getstr(name), ll->arr[i].line);
+        semerror(ls, msg);
+      }
+    }
+    checknext(ls, TK_DBCOLON);
+    newlabelentry(ls, ll, name, line, luaK_getlabel(fs));
+    while (testnext(ls, ';')) {}
+    line = ls->linenumber;
+  } while (ls->t.token == TK_DBCOLON);
+  if (block_follow(ls->t.token) && ls->t.token != TK_UNTIL) {
+    /* the last statements of their block: its locals are out of scope */
+    for (i = first; i < ll->n; i++)
+      ll->arr[i].nactvar = fs->bl ? fs->bl->nactvar : 0;
+  }
+  for (i = first; i < ll->n; i++)
+    solveforward(ls, i);
+}
+
+/* }====================================================================== */
+
+
 static void enterblock (FuncState *fs, BlockCnt *bl, lu_byte isbreakable) {
+  bl->firstlabel = fs->ls->dyd->label.n;
+  bl->firstgoto = fs->ls->dyd->gt.n;
   bl->breaklist = NO_JUMP;
   bl->isbreakable = isbreakable;
   bl->nactvar = fs->nactvar;
@@ -296,6 +495,8 @@ static void enterblock (FuncState *fs, BlockCnt *bl, lu_byte isbreakable) {
 static void leaveblock (FuncState *fs) {
   BlockCnt *bl = fs->bl;
   fs->bl = bl->previous;
+  fs->ls->dyd->label.n = bl->firstlabel;  /* nbv: remove the block's labels */
+  movegotosout(fs, bl);
   removevars(fs->ls, bl->nactvar);
   if (bl->upval)
     luaK_codeABC(fs, OP_CLOSE, bl->nactvar, 0, 0);
@@ -341,6 +542,9 @@ static void open_func (LexState *ls, FuncState *fs) {
   fs->np = 0;
   fs->nlocvars = 0;
   fs->nactvar = 0;
+  fs->upval = 0;
+  fs->firstlabel = ls->dyd->label.n;
+  fs->firstgoto = ls->dyd->gt.n;
   fs->bl = NULL;
   f->source = ls->source;
   f->maxstacksize = 2;  /* registers 0/1 are always valid */
@@ -357,6 +561,9 @@ static void close_func (LexState *ls) {
   lua_State *L = ls->L;
   FuncState *fs = ls->fs;
   Proto *f = fs->f;
+  if (ls->dyd->gt.n > fs->firstgoto)  /* nbv: a goto without its label? */
+    undefgoto(ls, &ls->dyd->gt.arr[fs->firstgoto]);
+  ls->dyd->label.n = fs->firstlabel;
   removevars(ls, 0);
   luaK_ret(fs, 0, 0);  /* final return */
   luaM_reallocvector(L, f->code, f->sizecode, fs->pc, Instruction);
@@ -380,10 +587,13 @@ static void close_func (LexState *ls) {
 }
 
 
-Proto *luaY_parser (lua_State *L, ZIO *z, Mbuffer *buff, const char *name) {
+Proto *luaY_parser (lua_State *L, ZIO *z, Mbuffer *buff, Dyndata *dyd,
+                    const char *name) {
   struct LexState lexstate;
   struct FuncState funcstate;
   lexstate.buff = buff;
+  lexstate.dyd = dyd;
+  dyd->gt.n = dyd->label.n = 0;
   luaX_setinput(L, &lexstate, z, luaS_new(L, name));
   open_func(&lexstate, &funcstate);
   funcstate.f->is_vararg = VARARG_ISVARARG;  /* main func. is always vararg */
@@ -1054,7 +1264,8 @@ static void forbody (LexState *ls, int base, int line, int nvars, int isnum) {
   enterblock(fs, &bl, 0);  /* scope for declared variables */
   adjustlocalvars(ls, nvars);
   luaK_reserveregs(fs, nvars);
-  block(ls);
+  chunk(ls);  /* nbv: the body shares the block of the loop variables, as
+                 in gopher-lua, so that captured ones are seen by `goto' */
   leaveblock(fs);  /* end of scope for declared variables */
   luaK_patchtohere(fs, prep);
   endfor = (isnum) ? luaK_codeAsBx(fs, OP_FORLOOP, base, NO_JUMP) :
@@ -1313,6 +1524,14 @@ static int statement (LexState *ls) {
       luaX_next(ls);  /* skip BREAK */
       breakstat(ls);
       return 1;  /* must be last statement */
+    }
+    case TK_DBCOLON: {  /* nbv: stat -> label */
+      labelstat(ls, line);
+      return 0;
+    }
+    case TK_GOTO: {  /* nbv: stat -> GOTO NAME */
+      gotostat(ls, line);
+      return 0;
     }
     default: {
       exprstat(ls);

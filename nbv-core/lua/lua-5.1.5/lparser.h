@@ -54,6 +54,33 @@ typedef struct upvaldesc {
 struct BlockCnt;  /* defined in lparser.c */
 
 
+/*
+** nbv: `goto' and labels, compiled as gopher-lua compiles them (see
+** nbv-core/lua/README.md). A label records where it is; a pending goto
+** records its OP_JMP, preceded by the OP_CLOSE whose A it may patch.
+*/
+typedef struct Labeldesc {
+  TString *name;  /* label identifier */
+  int pc;  /* label: position in code; goto: its OP_JMP */
+  int line;  /* line where it appeared */
+  lu_byte nactvar;  /* local level where it appears in current block */
+} Labeldesc;
+
+
+typedef struct Labellist {
+  Labeldesc *arr;  /* array */
+  int n;  /* number of entries in use */
+  int size;  /* array size */
+} Labellist;
+
+
+/* dynamic structures used by the parser; freed by luaD_protectedparser */
+typedef struct Dyndata {
+  Labellist gt;  /* list of pending gotos */
+  Labellist label;  /* list of active labels */
+} Dyndata;
+
+
 /* state needed to generate code for a given function */
 typedef struct FuncState {
   Proto *f;  /* current function header */
@@ -70,13 +97,16 @@ typedef struct FuncState {
   int np;  /* number of elements in `p' */
   short nlocvars;  /* number of elements in `locvars' */
   lu_byte nactvar;  /* number of active local variables */
+  lu_byte upval;  /* nbv: true if a top-level local of the function is an upvalue */
+  int firstlabel;  /* nbv: index of the function's first label in `dyd' */
+  int firstgoto;  /* nbv: index of the function's first pending goto */
   upvaldesc upvalues[LUAI_MAXUPVALUES];  /* upvalues */
   unsigned short actvar[LUAI_MAXVARS];  /* declared-variable stack */
 } FuncState;
 
 
 LUAI_FUNC Proto *luaY_parser (lua_State *L, ZIO *z, Mbuffer *buff,
-                                            const char *name);
+                                            Dyndata *dyd, const char *name);
 
 
 #endif

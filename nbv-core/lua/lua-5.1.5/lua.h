@@ -236,6 +236,12 @@ LUA_API int (lua_gc) (lua_State *L, int what, int data);
 
 LUA_API int   (lua_error) (lua_State *L);
 
+/* nbv: how every Lua state of the process turns a number into text (for
+** `tostring', `..', `print', `table.concat', `io.write'); `f' writes at most
+** `size' bytes, the terminating NUL included. NULL restores "%.14g". */
+typedef void (*nbv_Number2str) (char *s, size_t size, lua_Number n);
+LUA_API void (nbv_setnumber2str) (nbv_Number2str f);
+
 LUA_API int   (lua_next) (lua_State *L, int idx);
 
 LUA_API void  (lua_concat) (lua_State *L, int n);

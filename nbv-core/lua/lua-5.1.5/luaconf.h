@@ -522,7 +522,9 @@
 */
 #define LUA_NUMBER_SCAN		"%lf"
 #define LUA_NUMBER_FMT		"%.14g"
-#define lua_number2str(s,n)	sprintf((s), LUA_NUMBER_FMT, (n))
+/* nbv: through luaO_number2str, which the embedding program can route to
+** gopher-lua's rule (nbv_setnumber2str); LUA_NUMBER_FMT until it does. */
+#define lua_number2str(s,n)	luaO_number2str((s), (n))
 #define LUAI_MAXNUMBER2STR	32 /* 16 digits, sign, point, and \0 */
 #define lua_str2number(s,p)	strtod((s), (p))
 
