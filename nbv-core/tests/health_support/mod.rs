@@ -32,23 +32,14 @@ impl Outcome {
     }
 }
 
-/// One file of `tests/data/health`.
+/// One file of `tests/data/health`: what Argo CD shows for the object, with each
+/// shipped check.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
     pub object: Value,
     pub basic: Outcome,
     pub advanced: Outcome,
-    /// Where the embedded Lua 5.1 differs from Argo CD (number formatting).
-    #[serde(default)]
-    pub lua51: Overrides,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    pub basic: Option<Outcome>,
-    pub advanced: Option<Outcome>,
 }
 
 impl Case {
@@ -57,14 +48,6 @@ impl Case {
             Variant::Basic => &self.basic,
             Variant::Advanced => &self.advanced,
         }
-    }
-
-    pub fn expected_lua51(&self, variant: Variant) -> &Outcome {
-        let overridden = match variant {
-            Variant::Basic => self.lua51.basic.as_ref(),
-            Variant::Advanced => self.lua51.advanced.as_ref(),
-        };
-        overridden.unwrap_or(self.expected(variant))
     }
 }
 
