@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use nbv_core::api::Phase;
 use nbv_core::health::{
-    ADVANCED_SCRIPT, BASIC_SCRIPT, EvalOptions, HealthStatus, NumberFormat, Sandbox, Semantics,
-    Variant, assess_with,
+    ADVANCED_SCRIPT, BASIC_SCRIPT, EvalOptions, GUIDE_SCRIPT, HealthStatus, Sandbox,
+    Semantics, Variant, assess_with,
 };
 use nbv_operator::cli::{Cli, Command};
 use nbv_operator::commands::health::eval::{self, Check, EvalArgs, ObjectSource, ScriptSource};
@@ -511,31 +511,20 @@ fn native_equals_lua_on_the_core_samples() {
             let native_lines: Vec<&str> = native_out.lines().collect();
             assert_eq!(lua_lines.len(), samples.len());
             assert_eq!(native_lines.len(), samples.len());
-            for (i, sample) in samples.iter().enumerate() {
+            for i in 0..samples.len() {
                 let name = files[i].file_name().unwrap().to_string_lossy();
-                let lua51 = &sample["lua51"][variant.name()];
-                if lua51.is_null() {
-                    assert_eq!(
-                        comparable(native_lines[i]),
-                        comparable(lua_lines[i]),
-                        "{name}, {variant:?}, {sandbox:?}"
-                    );
-                } else {
-                    // Numbers beyond 10^14: Argo CD's gopher-lua (and --native) prints
-                    // them in full, the embedded C Lua with %.14g; each is checked
-                    // against what the sample pins for it.
-                    assert_eq!(comparable(lua_lines[i]), lua51["health"], "{name}: Lua");
-                    assert_eq!(
-                        comparable(native_lines[i]),
-                        sample[variant.name()]["health"],
-                        "{name}: native"
-                    );
-                }
+                // nbv's VM prints numbers as gopher-lua does, so Lua and native agree
+                // on every sample, numbers beyond 10^14 included.
+                assert_eq!(
+                    comparable(native_lines[i]),
+                    comparable(lua_lines[i]),
+                    "{name}, {variant:?}, {sandbox:?}"
+                );
                 compared += 1;
             }
         }
     }
-    assert_eq!(compared, 4 * samples.len());
+    assert_eq!(compared, 2 * Variant::ALL.len() * samples.len());
 }
 
 /// Job statuses of every shape the checks branch on.
@@ -595,7 +584,7 @@ proptest! {
         let (code, out, _) = eval_with(&lua_args(variant, Sandbox::Production), &stream);
         let lines: Vec<&str> = out.lines().collect();
         prop_assert_eq!(lines.len(), jobs.len());
-        let semantics = Semantics { numbers: NumberFormat::Lua51, open_libs: false };
+        let semantics = Sandbox::Production.semantics();
         let mut any_error = false;
         for (line, job) in lines.iter().zip(&jobs) {
             let line: Value = serde_json::from_str(line).unwrap();
@@ -628,6 +617,10 @@ fn the_shipped_health_lua_files_are_the_core_scripts() {
     assert_eq!(
         read(&root().join(NVJ_SUITE).join("advanced/health.lua")),
         ADVANCED_SCRIPT
+    );
+    assert_eq!(
+        read(&root().join(NVJ_SUITE).join("guide/health.lua")),
+        GUIDE_SCRIPT
     );
 }
 
@@ -692,15 +685,24 @@ fn the_shipped_suites_cover_every_phase_and_every_lua_trap() {
         "validationPodName \"\""
     );
 
-    // The advanced suite runs the very same inputs.
-    let advanced = Suite::load(&root().join(NVJ_SUITE).join("advanced")).unwrap();
+    // A status of an older generation, and one of the current generation.
+    let objects: Vec<Value> = suite.tests.iter().map(|t| suite.input(t).unwrap()).collect();
+    let observed = |o: &Value| o["status"]["observedGeneration"].as_i64();
+    let generation = |o: &Value| o["metadata"]["generation"].as_i64();
+    assert!(objects.iter().any(|o| observed(o) < generation(o) && observed(o).is_some()));
+    assert!(objects.iter().any(|o| observed(o) == generation(o) && observed(o).is_some()));
+
+    // The advanced and guide suites run the very same inputs.
     let inputs = |s: &Suite| -> Vec<PathBuf> {
         s.tests
             .iter()
             .map(|t| std::fs::canonicalize(s.input_path(t)).unwrap())
             .collect()
     };
-    assert_eq!(inputs(&advanced), inputs(&suite));
+    for variant in ["advanced", "guide"] {
+        let other = Suite::load(&root().join(NVJ_SUITE).join(variant)).unwrap();
+        assert_eq!(inputs(&other), inputs(&suite), "{variant}");
+    }
 }
 
 #[test]
@@ -708,6 +710,7 @@ fn the_shipped_expectations_are_what_the_native_mapping_computes() {
     for (dir, variant) in [
         (NVJ_SUITE.to_owned(), Variant::Basic),
         (format!("{NVJ_SUITE}/advanced"), Variant::Advanced),
+        (format!("{NVJ_SUITE}/guide"), Variant::Guide),
     ] {
         let suite = Suite::load(&root().join(dir)).unwrap();
         for case in &suite.tests {

@@ -141,6 +141,7 @@ pub struct EvalArgs {
 ///     object: "jobs.yaml".into(),
 ///     script: Some("health.lua".into()),
 ///     advanced: false,
+///     guide: false,
 ///     native: true,
 ///     sandbox: SandboxFlags::default(),
 /// };
@@ -162,14 +163,25 @@ pub enum EvalUsageError {
          script: give only one of them"
     )]
     AdvancedWithScript,
+    /// `--guide` with `--script` or `--advanced`.
+    #[error(
+        "--guide selects the integration guide's NotebookValidationJob check: give it \
+         without --script and --advanced"
+    )]
+    GuideWithAnother,
 }
 
 impl TryFrom<EvalCli> for EvalArgs {
     type Error = EvalUsageError;
 
     fn try_from(cli: EvalCli) -> Result<Self, Self::Error> {
+        if cli.guide && (cli.advanced || cli.script.is_some()) {
+            return Err(EvalUsageError::GuideWithAnother);
+        }
         let variant = if cli.advanced {
             Variant::Advanced
+        } else if cli.guide {
+            Variant::Guide
         } else {
             Variant::Basic
         };
@@ -413,6 +425,7 @@ mod tests {
             object: PathBuf::from("-"),
             script: None,
             advanced: false,
+            guide: false,
             native: false,
             sandbox: SandboxFlags::default(),
         }
@@ -456,6 +469,21 @@ mod tests {
                 ..with_script
             }),
             Err(EvalUsageError::AdvancedWithScript)
+        );
+        let guide = EvalCli {
+            guide: true,
+            ..cli()
+        };
+        assert_eq!(
+            EvalArgs::try_from(guide.clone()).unwrap().check,
+            Check::Lua(ScriptSource::Shipped(Variant::Guide))
+        );
+        assert_eq!(
+            EvalArgs::try_from(EvalCli {
+                advanced: true,
+                ..guide
+            }),
+            Err(EvalUsageError::GuideWithAnother)
         );
     }
 

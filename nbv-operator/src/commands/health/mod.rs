@@ -124,6 +124,10 @@ pub struct EvalCli {
     /// one.
     #[arg(long)]
     pub advanced: bool,
+    /// Use the integration guide's NotebookValidationJob check exactly, without nbv's
+    /// generation check (a status of an older spec then counts).
+    #[arg(long, conflicts_with_all = ["advanced", "script"])]
+    pub guide: bool,
     /// Compute nbv's NotebookValidationJob check with nbv-core's native mapping instead
     /// of running its Lua script (numbers print as in Argo CD's gopher-lua).
     #[arg(long)]
@@ -181,9 +185,10 @@ pub struct SandboxFlags {
     /// `eval`.
     #[arg(long)]
     pub production_sandbox: bool,
-    /// Run as Argo CD's test harness does (its `TestLuaHealthScript`, or
-    /// `useOpenLibs: true`): standard libraries open. Default of `test`.
-    #[arg(long)]
+    /// Run as Argo CD's test harness does (its `TestLuaHealthScript`, its built-in
+    /// checks, or `useOpenLibs: true`): every library open, `io`, `os` and `debug`
+    /// included. Default of `test`.
+    #[arg(long, visible_alias = "open-libs")]
     pub test_harness: bool,
 }
 
