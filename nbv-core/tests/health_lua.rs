@@ -767,7 +767,10 @@ fn goto_continue_as_argo_cds_built_in_checks_use_it() {
 fn goto_runs_as_in_gopher_lua() {
     let cases = [
         // Backward: a loop made of a label and a goto.
-        ("local n = 0 ::top:: n = n + 1 if n < 3 then goto top end return n", "3"),
+        (
+            "local n = 0 ::top:: n = n + 1 if n < 3 then goto top end return n",
+            "3",
+        ),
         // Out of nested loops.
         (
             "for i = 1, 3 do for j = 1, 3 do if i * j == 4 then goto done end end end ::done:: return 'out'",
@@ -786,7 +789,10 @@ fn goto_runs_as_in_gopher_lua() {
         // jump past a local declaration to it.
         ("goto f local a ::f::", "nil"),
         // Labels of an enclosing block are visible; `;` between labels is no statement.
-        ("do goto x end do return 'skipped' end ::x:: ; ::y:: return 'x'", "x"),
+        (
+            "do goto x end do return 'skipped' end ::x:: ; ::y:: return 'x'",
+            "x",
+        ),
         // gopher-lua closes every open upvalue of the function on a goto that leaves
         // no block with captured locals: `inc` then updates a closed copy of `x`.
         (
@@ -801,8 +807,9 @@ fn goto_runs_as_in_gopher_lua() {
         ),
     ];
     for (body, expected) in cases {
-        let source =
-            format!("local function f() {body} end return {{status = 'Healthy', message = tostring((f()))}}");
+        let source = format!(
+            "local function f() {body} end return {{status = 'Healthy', message = tostring((f()))}}"
+        );
         for sandbox in [Sandbox::Production, Sandbox::TestHarness] {
             let health = runner(sandbox).evaluate(&HealthScript::new("goto", &source), &json!({}));
             assert_eq!(
@@ -817,7 +824,10 @@ fn goto_runs_as_in_gopher_lua() {
 #[test]
 fn goto_is_refused_where_gopher_lua_refuses_it() {
     let cases = [
-        ("goto nowhere", "no visible label 'nowhere' for <goto> at line 1"),
+        (
+            "goto nowhere",
+            "no visible label 'nowhere' for <goto> at line 1",
+        ),
         (
             "do goto l end local a ::l:: print(a)",
             "<goto l> at line 1 jumps into the scope of local 'a'",
@@ -829,9 +839,15 @@ fn goto_is_refused_where_gopher_lua_refuses_it() {
         ),
         ("::a:: ::a::", "label 'a' already defined on line 1"),
         // A label of a nested block is not visible outside it.
-        ("do ::a:: end goto a", "no visible label 'a' for <goto> at line 1"),
+        (
+            "do ::a:: end goto a",
+            "no visible label 'a' for <goto> at line 1",
+        ),
         // Nor across functions.
-        ("::a:: local function f() goto a end", "no visible label 'a' for <goto> at line 1"),
+        (
+            "::a:: local function f() goto a end",
+            "no visible label 'a' for <goto> at line 1",
+        ),
         // `goto` is a reserved word, as in gopher-lua.
         ("local goto = 1", "'<name>' expected near 'goto'"),
     ];

@@ -12,8 +12,8 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use nbv_core::api::Phase;
 use nbv_core::health::{
-    ADVANCED_SCRIPT, BASIC_SCRIPT, EvalOptions, GUIDE_SCRIPT, HealthStatus, Sandbox,
-    Semantics, Variant, assess_with,
+    ADVANCED_SCRIPT, BASIC_SCRIPT, EvalOptions, GUIDE_SCRIPT, HealthStatus, Sandbox, Semantics,
+    Variant, assess_with,
 };
 use nbv_operator::cli::{Cli, Command};
 use nbv_operator::commands::health::eval::{self, Check, EvalArgs, ObjectSource, ScriptSource};
@@ -134,7 +134,7 @@ fn listed_tests(dir: &Path) -> usize {
         if path.is_dir() {
             count += listed_tests(&path);
         } else if path.file_name() == Some("health_test.yaml".as_ref()) {
-            let list: TestList = serde_yaml_ng::from_str(&read(&path)).unwrap();
+            let list: TestList = TestList::parse(&read(&path)).unwrap();
             count += list.tests.len();
         }
     }
@@ -686,11 +686,23 @@ fn the_shipped_suites_cover_every_phase_and_every_lua_trap() {
     );
 
     // A status of an older generation, and one of the current generation.
-    let objects: Vec<Value> = suite.tests.iter().map(|t| suite.input(t).unwrap()).collect();
+    let objects: Vec<Value> = suite
+        .tests
+        .iter()
+        .map(|t| suite.input(t).unwrap())
+        .collect();
     let observed = |o: &Value| o["status"]["observedGeneration"].as_i64();
     let generation = |o: &Value| o["metadata"]["generation"].as_i64();
-    assert!(objects.iter().any(|o| observed(o) < generation(o) && observed(o).is_some()));
-    assert!(objects.iter().any(|o| observed(o) == generation(o) && observed(o).is_some()));
+    assert!(
+        objects
+            .iter()
+            .any(|o| observed(o) < generation(o) && observed(o).is_some())
+    );
+    assert!(
+        objects
+            .iter()
+            .any(|o| observed(o) == generation(o) && observed(o).is_some())
+    );
 
     // The advanced and guide suites run the very same inputs.
     let inputs = |s: &Suite| -> Vec<PathBuf> {
@@ -740,9 +752,50 @@ fn the_example_suites_pass_in_both_sandboxes() {
         "apps/Deployment",
         "batch/Job",
         "cert-manager.io/Certificate",
+        "_.example.com/_",
+        "gadgets.example.com/Gadget",
     ] {
         assert!(listed_tests(&dir.join(kind)) >= 5, "{kind}: too few tests");
     }
+}
+
+/// In a tree laid out like Argo CD's, each input runs the check Argo CD would pick for
+/// its group and kind: the wildcard suite's Gadget passes only because the exact
+/// `gadgets.example.com/Gadget` directory is found. Given on its own, the wildcard
+/// suite runs its own script on every input, and the Gadget's test fails.
+#[test]
+fn suites_in_an_argo_cd_tree_run_the_script_argo_cd_picks() {
+    let tree = root().join("examples/health");
+    let wildcard = tree.join("_.example.com/_");
+    let (code, out) = run_tests(vec![tree.clone()], Sandbox::Production);
+    assert_eq!(
+        (code, out),
+        (0, format!("{} passed, 0 failed\n", listed_tests(&tree)))
+    );
+
+    let (code, out) = run_tests(vec![wildcard.clone()], Sandbox::Production);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        format!(
+            "FAIL {}: testdata/gadget-running.yaml\n  \
+             expected: {{\"status\":\"Healthy\",\"message\":\"Gadget running 2 instances\"}}\n  \
+             got:      {{\"status\":\"Healthy\",\"message\":\"Ready\"}}\n\
+             {} passed, 1 failed\n",
+            wildcard.display(),
+            listed_tests(&wildcard) - 1
+        )
+    );
+
+    // An exact directory wins even over a wildcard that matches everything.
+    let tmp = TempDir::new("resolution");
+    copy_tree(&tree, &tmp.0);
+    copy_tree(&wildcard, &tmp.0.join("_/_"));
+    let (code, out) = run_tests(vec![tmp.0.clone()], Sandbox::Production);
+    assert_eq!(
+        (code, out),
+        (0, format!("{} passed, 0 failed\n", listed_tests(&tmp.0)))
+    );
 }
 
 #[test]

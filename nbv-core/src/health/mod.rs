@@ -50,7 +50,7 @@ mod scripts;
 mod status;
 mod view;
 
-pub use argocd::INVALID_HEALTH_STATUS;
+pub use argocd::{INVALID_HEALTH_STATUS, go_json_key_matches};
 pub use error::{LuaType, RuntimeErrorKind, ScriptError};
 #[cfg(feature = "lua")]
 pub use lua::{

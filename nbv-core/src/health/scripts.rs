@@ -154,9 +154,15 @@ impl Variant {
 
     const fn description(self) -> &'static str {
         match self {
-            Variant::Basic => "phase-level health (the integration guide's mapping, Progressing while the status is of an older generation)",
-            Variant::Advanced => "cell-level health (failed cell, completed cells; Progressing while the status is of an older generation)",
-            Variant::Guide => "phase-level health, the integration guide's script exactly (no generation check)",
+            Variant::Basic => {
+                "phase-level health (the integration guide's mapping, Progressing while the status is of an older generation)"
+            }
+            Variant::Advanced => {
+                "cell-level health (failed cell, completed cells; Progressing while the status is of an older generation)"
+            }
+            Variant::Guide => {
+                "phase-level health, the integration guide's script exactly (no generation check)"
+            }
         }
     }
 }

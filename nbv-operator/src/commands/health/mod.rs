@@ -34,6 +34,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod customizations;
 mod discovery;
 mod error;
 pub mod eval;
