@@ -926,3 +926,126 @@ fn the_command_is_wired_into_nbv() {
         matches!(cli.command, Command::Health(HealthCommand::Test(ref t)) if t.dirs.len() == 2)
     );
 }
+
+/// `nbv health eval --argocd-cm --customizations`: each object gets the check Argo CD
+/// would run on it, with the libraries that check runs with: a customization's own
+/// `useOpenLibs`, and open libraries for checks of the tree.
+#[test]
+fn eval_runs_the_check_argo_cd_picks_with_its_libraries() {
+    let tmp = TempDir::new("eval-resolved");
+    let cm = tmp.write(
+        "argocd-cm.yaml",
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm, namespace: argocd}
+data:
+  resource.customizations.health.widgets.example.com_Widget: |
+    return {status = "Suspended", message = string.upper("from argocd-cm")}
+  resource.customizations.useOpenLibs.widgets.example.com_Widget: "true"
+  resource.customizations.health.gadgets.example.com_Gadget: |
+    return {status = "Suspended", message = string.upper("closed libraries")}
+"#,
+    );
+    let tree = root().join("examples/health");
+    let objects = [
+        "apiVersion: widgets.example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+        "apiVersion: gadgets.example.com/v1\nkind: Gadget\nmetadata: {name: g}\nstatus: {phase: Running, instances: 2}\n",
+        "apiVersion: sprockets.example.com/v1\nkind: Sprocket\nmetadata: {name: s}\nstatus:\n  throughput: 1234567.5\n  conditions: [{type: Ready, status: \"True\"}]\n",
+        "apiVersion: other.io/v1\nkind: Thing\nmetadata: {name: t}\n",
+    ]
+    .join("---\n");
+    let tree_arg = tree.to_str().unwrap();
+    let cm_arg = cm.to_str().unwrap();
+
+    // The tree alone: the Gadget's exact directory, the Sprocket's wildcard one.
+    let (code, out, _) = nbv(
+        &[
+            "health",
+            "eval",
+            "--object",
+            "-",
+            "--customizations",
+            tree_arg,
+        ],
+        &objects,
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines[1],
+        r#"{"status":"Healthy","message":"Gadget running 2 instances"}"#
+    );
+    assert_eq!(
+        lines[2],
+        r#"{"status":"Healthy","message":"Ready at 1.2345675e+06 requests/s"}"#
+    );
+    assert!(
+        lines[3].contains("no health check for other.io/Thing under"),
+        "{}",
+        lines[3]
+    );
+
+    // argocd-cm first: the Widget's check opens the libraries, the Gadget's does not.
+    let (code, out, _) = nbv(
+        &[
+            "health",
+            "eval",
+            "--object",
+            "-",
+            "--customizations",
+            tree_arg,
+            "--argocd-cm",
+            cm_arg,
+        ],
+        &objects,
+    );
+    let lines: Vec<&str> = out.lines().collect();
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines[0],
+        r#"{"status":"Suspended","message":"FROM ARGOCD-CM"}"#
+    );
+    assert!(
+        lines[1].contains("attempt to index global 'string'"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(
+        lines[2],
+        r#"{"status":"Healthy","message":"Ready at 1.2345675e+06 requests/s"}"#
+    );
+
+    // A sandbox given on the command line applies to every check.
+    let (_, out, _) = nbv(
+        &[
+            "health",
+            "eval",
+            "--object",
+            "-",
+            "--argocd-cm",
+            cm_arg,
+            "--test-harness",
+        ],
+        &objects,
+    );
+    assert_eq!(
+        out.lines().nth(1),
+        Some(r#"{"status":"Suspended","message":"CLOSED LIBRARIES"}"#)
+    );
+
+    // An argocd-cm that is not one is refused before any object is evaluated.
+    let bad = tmp.write("bad.yaml", "kind: ConfigMap\n");
+    let (code, out, err) = nbv(
+        &[
+            "health",
+            "eval",
+            "--object",
+            "-",
+            "--argocd-cm",
+            bad.to_str().unwrap(),
+        ],
+        &objects,
+    );
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("no `data` mapping"), "{err}");
+}

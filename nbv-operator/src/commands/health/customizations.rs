@@ -86,6 +86,96 @@ impl Customizations {
     }
 }
 
+/// The health checks of an `argocd-cm` ConfigMap: `resource.customizations.health.<key>`
+/// with `resource.customizations.useOpenLibs.<key>`, where `<key>` is `<group>_<Kind>`
+/// (or `<Kind>` for the core group) and may hold `*` wildcards, as Argo CD reads them.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::commands::health::customizations::ArgoCdCm;
+/// use serde_json::json;
+///
+/// let cm = ArgoCdCm::parse(r#"
+/// data:
+///   resource.customizations.health.example.com_Widget: "return {status = 'Healthy'}"
+///   resource.customizations.useOpenLibs.example.com_Widget: "true"
+///   resource.customizations.health.*.example.com_*: "return {status = 'Degraded'}"
+/// "#)?;
+/// let widget = cm.check(&json!({"apiVersion": "example.com/v1", "kind": "Widget"})).unwrap();
+/// assert!(widget.open_libs);
+/// let other = cm.check(&json!({"apiVersion": "a.example.com/v1", "kind": "Thing"})).unwrap();
+/// assert_eq!((other.key.as_str(), other.open_libs), ("*.example.com/*", false));
+/// # Ok::<(), String>(())
+/// ```
+#[derive(Debug, Clone, Default)]
+pub struct ArgoCdCm {
+    checks: Vec<Customization>,
+}
+
+/// One health check of `argocd-cm`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Customization {
+    /// Argo CD's key, `group/Kind` (or `Kind`), possibly with `*`.
+    pub key: String,
+    /// The Lua source.
+    pub script: String,
+    /// Whether `resource.customizations.useOpenLibs.<key>` is `"true"`.
+    pub open_libs: bool,
+}
+
+impl ArgoCdCm {
+    /// Reads an `argocd-cm` ConfigMap (YAML or JSON); the error says what is wrong.
+    pub fn parse(text: &str) -> Result<ArgoCdCm, String> {
+        let cm: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        let Some(data) = cm.get("data").and_then(Value::as_object) else {
+            return Err("no `data` mapping: give the argocd-cm ConfigMap".to_owned());
+        };
+        let mut checks = Vec::new();
+        for (name, value) in data {
+            let Some(group_kind) = name.strip_prefix("resource.customizations.health.") else {
+                continue;
+            };
+            let script = value
+                .as_str()
+                .ok_or_else(|| format!("{name} is not a string"))?;
+            let open_libs = data
+                .get(&format!("resource.customizations.useOpenLibs.{group_kind}"))
+                .and_then(Value::as_str)
+                == Some("true");
+            checks.push(Customization {
+                key: override_key(group_kind).ok_or_else(|| {
+                    format!("{name}: expected <group>_<Kind> or <Kind> after `health.`")
+                })?,
+                script: script.to_owned(),
+                open_libs,
+            });
+        }
+        Ok(ArgoCdCm { checks })
+    }
+
+    /// The check Argo CD runs on `object` from this ConfigMap: the exact key, else the
+    /// first wildcard key that matches (in key order; Argo CD iterates a map there).
+    pub fn check(&self, object: &Value) -> Option<&Customization> {
+        let key = object_key(object)?;
+        self.checks.iter().find(|c| c.key == key).or_else(|| {
+            let mut wildcards: Vec<&Customization> =
+                self.checks.iter().filter(|c| c.key.contains('*')).collect();
+            wildcards.sort_by(|a, b| a.key.cmp(&b.key));
+            wildcards.into_iter().find(|c| wildcard_match(&c.key, &key))
+        })
+    }
+}
+
+/// `<group>_<Kind>` → `group/Kind`; `<Kind>` stays; anything else is invalid.
+fn override_key(group_kind: &str) -> Option<String> {
+    match group_kind.split('_').collect::<Vec<_>>().as_slice() {
+        [kind] if !kind.is_empty() => Some((*kind).to_owned()),
+        [group, kind] if !group.is_empty() && !kind.is_empty() => Some(format!("{group}/{kind}")),
+        _ => None,
+    }
+}
+
 /// Argo CD's key of an object: `group/Kind`, or `Kind` for the core group.
 ///
 /// # Examples

@@ -129,6 +129,17 @@ pub struct EvalCli {
     /// generation check (a status of an older spec then counts).
     #[arg(long, conflicts_with_all = ["advanced", "script"])]
     pub guide: bool,
+    /// Run on each object the check Argo CD would pick for its group and kind from this
+    /// argocd-cm ConfigMap (`resource.customizations.health.<group>_<Kind>`, with its
+    /// `resource.customizations.useOpenLibs.<group>_<Kind>`), before --customizations.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["script", "advanced", "guide", "native"])]
+    pub argocd_cm: Option<PathBuf>,
+    /// Run on each object the check Argo CD would pick for its group and kind from a
+    /// tree laid out like Argo CD's resource_customizations/ (`<group>/<Kind>/health.lua`,
+    /// `_` for `*` in wildcard directories), with the libraries open as Argo CD runs its
+    /// built-in checks.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["script", "advanced", "guide", "native"])]
+    pub customizations: Option<PathBuf>,
     /// Compute nbv's NotebookValidationJob check with nbv-core's native mapping instead
     /// of running its Lua script (numbers print as in Argo CD's gopher-lua).
     #[arg(long)]
