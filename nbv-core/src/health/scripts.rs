@@ -31,7 +31,7 @@ pub const HEALTH_KEY: &str = "resource.customizations.health.mlops.mlops.dev_Not
 /// assert!(GUIDE_SCRIPT.contains(r#"hs.message = hs.message .. " (retry " .. obj.status.retryCount .. "/3)""#));
 /// assert!(GUIDE_SCRIPT.ends_with("return hs\n"));
 /// ```
-pub const GUIDE_SCRIPT: &str = include_str!("scripts/guide.lua");
+pub const GUIDE_SCRIPT: &str = concat!("hs = {}\n\n", include_str!("scripts/guide_mapping.lua"));
 
 /// The statement [`BASIC_SCRIPT`] and [`ADVANCED_SCRIPT`] start with (after `hs = {}`):
 /// while both `metadata.generation` and `status.observedGeneration` are numbers and
@@ -66,7 +66,11 @@ pub const GENERATION_CHECK: &str = include_str!("scripts/generation.lua");
 /// assert!(BASIC_SCRIPT.contains(GENERATION_CHECK));
 /// assert!(BASIC_SCRIPT.ends_with("return hs\n"));
 /// ```
-pub const BASIC_SCRIPT: &str = include_str!("scripts/basic.lua");
+pub const BASIC_SCRIPT: &str = concat!(
+    "hs = {}\n\n",
+    include_str!("scripts/generation.lua"),
+    include_str!("scripts/guide_mapping.lua")
+);
 
 /// The guide's "Advanced Health Check (With Cell-Level Details)", corrected so that it
 /// reads the results the CRD actually writes.
@@ -96,7 +100,12 @@ pub const BASIC_SCRIPT: &str = include_str!("scripts/basic.lua");
 /// assert!(ADVANCED_SCRIPT.contains(r#"if result.status == "Failure" or result.status == "error" then"#));
 /// assert!(ADVANCED_SCRIPT.contains(r#"(result.errorMessage or result.errorType or "Error")"#));
 /// ```
-pub const ADVANCED_SCRIPT: &str = include_str!("scripts/advanced.lua");
+pub const ADVANCED_SCRIPT: &str = concat!(
+    include_str!("scripts/advanced_header.lua"),
+    "hs = {}\n\n",
+    include_str!("scripts/generation.lua"),
+    include_str!("scripts/advanced_mapping.lua")
+);
 
 /// Which of the shipped health checks.
 ///

@@ -1,5 +1,3 @@
-hs = {}
-
 -- Handle missing status
 if obj.status == nil or obj.status.phase == nil then
   hs.status = "Progressing"
