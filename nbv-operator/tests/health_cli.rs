@@ -956,20 +956,15 @@ data:
     .join("---\n");
     let tree_arg = tree.to_str().unwrap();
     let cm_arg = cm.to_str().unwrap();
+    let eval = |extra: &[&str]| -> (u8, Vec<String>) {
+        let mut args = vec!["health", "eval", "--object", "-"];
+        args.extend_from_slice(extra);
+        let (code, out, _) = nbv(&args, &objects);
+        (code, out.lines().map(str::to_owned).collect())
+    };
 
     // The tree alone: the Gadget's exact directory, the Sprocket's wildcard one.
-    let (code, out, _) = nbv(
-        &[
-            "health",
-            "eval",
-            "--object",
-            "-",
-            "--customizations",
-            tree_arg,
-        ],
-        &objects,
-    );
-    let lines: Vec<&str> = out.lines().collect();
+    let (code, lines) = eval(&["--customizations", tree_arg]);
     assert_eq!(code, 1);
     assert_eq!(
         lines[1],
@@ -986,20 +981,7 @@ data:
     );
 
     // argocd-cm first: the Widget's check opens the libraries, the Gadget's does not.
-    let (code, out, _) = nbv(
-        &[
-            "health",
-            "eval",
-            "--object",
-            "-",
-            "--customizations",
-            tree_arg,
-            "--argocd-cm",
-            cm_arg,
-        ],
-        &objects,
-    );
-    let lines: Vec<&str> = out.lines().collect();
+    let (code, lines) = eval(&["--customizations", tree_arg, "--argocd-cm", cm_arg]);
     assert_eq!(code, 1);
     assert_eq!(
         lines[0],
@@ -1016,21 +998,10 @@ data:
     );
 
     // A sandbox given on the command line applies to every check.
-    let (_, out, _) = nbv(
-        &[
-            "health",
-            "eval",
-            "--object",
-            "-",
-            "--argocd-cm",
-            cm_arg,
-            "--test-harness",
-        ],
-        &objects,
-    );
+    let (_, lines) = eval(&["--argocd-cm", cm_arg, "--test-harness"]);
     assert_eq!(
-        out.lines().nth(1),
-        Some(r#"{"status":"Suspended","message":"CLOSED LIBRARIES"}"#)
+        lines[1],
+        r#"{"status":"Suspended","message":"CLOSED LIBRARIES"}"#
     );
 
     // An argocd-cm that is not one is refused before any object is evaluated.
