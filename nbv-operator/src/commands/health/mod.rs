@@ -8,9 +8,10 @@
 //!   `resource_customizations/<group>/<Kind>/`) and compares the results as Argo CD's
 //!   `TestLuaHealthScript` does.
 //!
-//! Both run the scripts in nbv-core's embedded Lua 5.1
-//! ([`LuaHealthRunner`](nbv_core::health::LuaHealthRunner)), set up either as Argo CD's
-//! production VM or as its test harness ([`Sandbox`]); see `docs/health-checks.md`.
+//! Both run the scripts in nbv-core's embedded Lua (Lua 5.1 with gopher-lua's `goto`
+//! and number formatting, [`LuaHealthRunner`](nbv_core::health::LuaHealthRunner)), set
+//! up either as Argo CD's production VM or as its test harness ([`Sandbox`]); see
+//! `docs/health-checks.md`.
 //!
 //! # Examples
 //!
@@ -72,8 +73,10 @@ pub enum HealthCommand {
     ///
     /// The script runs in a VM set up as Argo CD's production VM, the one its
     /// application controller uses at runtime (no `string`, `math`, or global `os`),
-    /// unless --test-harness is given. Argo CD's empty health (the script returned
-    /// nil or an empty table) prints {"status":"","message":""}.
+    /// unless --test-harness is given. With --argocd-cm or --customizations, each object
+    /// runs the check Argo CD would pick for its group and kind, with the libraries
+    /// Argo CD gives that check. Argo CD's empty health (the script returned nil or an
+    /// empty table) prints {"status":"","message":""}.
     ///
     /// Exit codes: 0 every object was evaluated; 1 the check failed on at least one
     /// object (its line has an "error" field) or a document is not valid YAML/JSON;
@@ -83,8 +86,10 @@ pub enum HealthCommand {
     /// holds health.lua and health_test.yaml.
     ///
     /// Each test compares status and message exactly, as Argo CD's own test does (no
-    /// message in a test means an empty message). The scripts run in a VM set up as
-    /// Argo CD's test harness (standard libraries open) unless --production-sandbox is
+    /// message in a test means an empty message). In a suite at DIR/<group>/<Kind>,
+    /// each input runs the health.lua Argo CD would pick for it in DIR (exact
+    /// directory, then wildcard ones, `_` for `*`). The scripts run in a VM set up as
+    /// Argo CD's test harness (every library open) unless --production-sandbox is
     /// given.
     ///
     /// Prints each failure, then `N passed, N failed`. Exit code 0 only when every test
