@@ -1,5 +1,5 @@
 //! The Argo CD health of a job: the native mapping against the shipped Lua script run
-//! in the embedded Lua 5.1 VM (a fresh, sandboxed VM per evaluation, as Argo CD's
+//! in nbv's embedded Lua (a fresh, sandboxed VM per evaluation, as Argo CD's
 //! controller does), on the same object.
 
 use divan::{Bencher, black_box};

@@ -11,8 +11,9 @@ use nbv_core::api::{
     CellResult, CellStatus, NotebookValidationJob, NotebookValidationJobStatus, Phase,
 };
 use nbv_core::health::{
-    ADVANCED_SCRIPT, BASIC_SCRIPT, HEALTH_KEY, HealthStatus, HealthStatusCode, NumberFormat,
-    Semantics, Variant, assess, assess_advanced, assess_job, assess_with, render_health_configmap,
+    ADVANCED_SCRIPT, BASIC_SCRIPT, GENERATION_CHECK, GUIDE_SCRIPT, HEALTH_KEY, HealthStatus,
+    HealthStatusCode, NumberFormat, Semantics, Variant, assess, assess_advanced, assess_job,
+    assess_with, render_health_configmap,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -23,12 +24,22 @@ fn native(obj: &Value, variant: Variant, semantics: Semantics) -> Outcome {
 
 // ---------------------------------------------------------------- shipped scripts
 
-/// The guide's Step 1 ConfigMap, verbatim: its literal block is the basic script.
+/// The guide's Step 1 ConfigMap, verbatim: its literal block is the guide variant.
 #[test]
-fn basic_script_is_the_guides_byte_for_byte() {
+fn guide_script_is_the_guides_byte_for_byte() {
     let guide = std::fs::read_to_string(data_dir().join("guide/argocd-cm.yaml")).unwrap();
     let guide: Value = serde_yaml_ng::from_str(&guide).unwrap();
-    assert_eq!(guide["data"][HEALTH_KEY].as_str(), Some(BASIC_SCRIPT));
+    assert_eq!(guide["data"][HEALTH_KEY].as_str(), Some(GUIDE_SCRIPT));
+}
+
+/// The basic script is the guide's with the generation check after `hs = {}`, and
+/// nothing else changed.
+#[test]
+fn basic_script_is_the_guides_after_the_generation_check() {
+    let (head, rest) = BASIC_SCRIPT.split_once(GENERATION_CHECK).unwrap();
+    assert_eq!(head, "hs = {}\n\n");
+    assert_eq!(format!("{head}{rest}"), GUIDE_SCRIPT);
+    assert!(ADVANCED_SCRIPT.contains(&format!("hs = {{}}\n\n{GENERATION_CHECK}")));
 }
 
 /// The advanced script is the guide's plus a header comment, with exactly three lines
@@ -39,7 +50,8 @@ fn advanced_script_differs_from_the_guides_only_where_documented() {
     let guide: Value = serde_yaml_ng::from_str(&guide).unwrap();
     let guide = guide[HEALTH_KEY].as_str().unwrap();
 
-    let ours: Vec<&str> = ADVANCED_SCRIPT.lines().collect();
+    let without_check = ADVANCED_SCRIPT.replacen(GENERATION_CHECK, "", 1);
+    let ours: Vec<&str> = without_check.lines().collect();
     let header = ours
         .iter()
         .take_while(|line| line.starts_with("--"))
@@ -353,6 +365,20 @@ fn typed_status() -> impl Strategy<Value = Option<NotebookValidationJobStatus>> 
     prop::option::weighted(0.9, status)
 }
 
+/// Whether the generation check applies: both generations are numbers and the status
+/// is of the older one.
+fn stale(obj: &Value) -> bool {
+    match (
+        obj["metadata"]["generation"].as_f64(),
+        obj["status"]["observedGeneration"].as_f64(),
+    ) {
+        (Some(generation), Some(observed)) => {
+            obj["metadata"].is_object() && obj["status"].is_object() && observed < generation
+        }
+        _ => false,
+    }
+}
+
 /// Every integer of JSON below 10^14 in magnitude, and no negative zero.
 fn small_integers_only(value: &Value) -> bool {
     match value {
@@ -434,6 +460,27 @@ proptest! {
             let open = native(&obj, variant, Semantics { open_libs: true, ..Semantics::ARGO_CD });
             if !matches!(closed, Outcome::Error(nbv_core::health::RuntimeErrorKind::Index)) {
                 prop_assert_eq!(closed, open);
+            }
+        }
+    }
+
+    /// The generation check: while the status is of an older generation the basic and
+    /// advanced checks say so, whatever the phase; otherwise the basic check is the
+    /// guide's script exactly.
+    #[test]
+    fn a_status_of_an_older_generation_is_progressing(obj in job_object()) {
+        let guide = native(&obj, Variant::Guide, Semantics::ARGO_CD);
+        for variant in [Variant::Basic, Variant::Advanced] {
+            let outcome = native(&obj, variant, Semantics::ARGO_CD);
+            if stale(&obj) {
+                let expected = format!(
+                    "Waiting for the new spec to run (generation {}, status of generation {})",
+                    NumberFormat::GopherLua.format(obj["metadata"]["generation"].as_f64().unwrap()),
+                    NumberFormat::GopherLua.format(obj["status"]["observedGeneration"].as_f64().unwrap()),
+                );
+                prop_assert_eq!(outcome, Outcome::Health(HealthStatus::new(HealthStatusCode::Progressing, expected)));
+            } else if variant == Variant::Basic {
+                prop_assert_eq!(outcome, guide.clone());
             }
         }
     }

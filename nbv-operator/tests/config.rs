@@ -135,6 +135,10 @@ fn the_health_checks_are_rendered_from_the_core() {
             Variant::Advanced,
             "config/argocd/health-check-configmap-advanced.yaml",
         ),
+        (
+            Variant::Guide,
+            "config/argocd/health-check-configmap-guide.yaml",
+        ),
     ] {
         assert_generated(
             file,
@@ -312,6 +316,7 @@ fn every_kustomization_refers_to_existing_files_and_every_manifest_is_referenced
         "config/rbac/wait-hook-role.yaml",
         "config/rbac/extra-trigger-targets.example.yaml",
         "config/argocd/health-check-configmap-advanced.yaml",
+        "config/argocd/health-check-configmap-guide.yaml",
         "config/argocd/notifications-cm.yaml",
     ];
     for file in yaml_files()

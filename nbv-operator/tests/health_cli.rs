@@ -12,7 +12,7 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use nbv_core::api::Phase;
 use nbv_core::health::{
-    ADVANCED_SCRIPT, BASIC_SCRIPT, EvalOptions, HealthStatus, NumberFormat, Sandbox, Semantics,
+    ADVANCED_SCRIPT, BASIC_SCRIPT, EvalOptions, GUIDE_SCRIPT, HealthStatus, Sandbox, Semantics,
     Variant, assess_with,
 };
 use nbv_operator::cli::{Cli, Command};
@@ -134,7 +134,7 @@ fn listed_tests(dir: &Path) -> usize {
         if path.is_dir() {
             count += listed_tests(&path);
         } else if path.file_name() == Some("health_test.yaml".as_ref()) {
-            let list: TestList = serde_yaml_ng::from_str(&read(&path)).unwrap();
+            let list: TestList = TestList::parse(&read(&path)).unwrap();
             count += list.tests.len();
         }
     }
@@ -511,31 +511,20 @@ fn native_equals_lua_on_the_core_samples() {
             let native_lines: Vec<&str> = native_out.lines().collect();
             assert_eq!(lua_lines.len(), samples.len());
             assert_eq!(native_lines.len(), samples.len());
-            for (i, sample) in samples.iter().enumerate() {
+            for i in 0..samples.len() {
                 let name = files[i].file_name().unwrap().to_string_lossy();
-                let lua51 = &sample["lua51"][variant.name()];
-                if lua51.is_null() {
-                    assert_eq!(
-                        comparable(native_lines[i]),
-                        comparable(lua_lines[i]),
-                        "{name}, {variant:?}, {sandbox:?}"
-                    );
-                } else {
-                    // Numbers beyond 10^14: Argo CD's gopher-lua (and --native) prints
-                    // them in full, the embedded C Lua with %.14g; each is checked
-                    // against what the sample pins for it.
-                    assert_eq!(comparable(lua_lines[i]), lua51["health"], "{name}: Lua");
-                    assert_eq!(
-                        comparable(native_lines[i]),
-                        sample[variant.name()]["health"],
-                        "{name}: native"
-                    );
-                }
+                // nbv's VM prints numbers as gopher-lua does, so Lua and native agree
+                // on every sample, numbers beyond 10^14 included.
+                assert_eq!(
+                    comparable(native_lines[i]),
+                    comparable(lua_lines[i]),
+                    "{name}, {variant:?}, {sandbox:?}"
+                );
                 compared += 1;
             }
         }
     }
-    assert_eq!(compared, 4 * samples.len());
+    assert_eq!(compared, 2 * Variant::ALL.len() * samples.len());
 }
 
 /// Job statuses of every shape the checks branch on.
@@ -595,7 +584,7 @@ proptest! {
         let (code, out, _) = eval_with(&lua_args(variant, Sandbox::Production), &stream);
         let lines: Vec<&str> = out.lines().collect();
         prop_assert_eq!(lines.len(), jobs.len());
-        let semantics = Semantics { numbers: NumberFormat::Lua51, open_libs: false };
+        let semantics = Sandbox::Production.semantics();
         let mut any_error = false;
         for (line, job) in lines.iter().zip(&jobs) {
             let line: Value = serde_json::from_str(line).unwrap();
@@ -628,6 +617,10 @@ fn the_shipped_health_lua_files_are_the_core_scripts() {
     assert_eq!(
         read(&root().join(NVJ_SUITE).join("advanced/health.lua")),
         ADVANCED_SCRIPT
+    );
+    assert_eq!(
+        read(&root().join(NVJ_SUITE).join("guide/health.lua")),
+        GUIDE_SCRIPT
     );
 }
 
@@ -692,15 +685,36 @@ fn the_shipped_suites_cover_every_phase_and_every_lua_trap() {
         "validationPodName \"\""
     );
 
-    // The advanced suite runs the very same inputs.
-    let advanced = Suite::load(&root().join(NVJ_SUITE).join("advanced")).unwrap();
+    // A status of an older generation, and one of the current generation.
+    let objects: Vec<Value> = suite
+        .tests
+        .iter()
+        .map(|t| suite.input(t).unwrap())
+        .collect();
+    let observed = |o: &Value| o["status"]["observedGeneration"].as_i64();
+    let generation = |o: &Value| o["metadata"]["generation"].as_i64();
+    assert!(
+        objects
+            .iter()
+            .any(|o| observed(o) < generation(o) && observed(o).is_some())
+    );
+    assert!(
+        objects
+            .iter()
+            .any(|o| observed(o) == generation(o) && observed(o).is_some())
+    );
+
+    // The advanced and guide suites run the very same inputs.
     let inputs = |s: &Suite| -> Vec<PathBuf> {
         s.tests
             .iter()
             .map(|t| std::fs::canonicalize(s.input_path(t)).unwrap())
             .collect()
     };
-    assert_eq!(inputs(&advanced), inputs(&suite));
+    for variant in ["advanced", "guide"] {
+        let other = Suite::load(&root().join(NVJ_SUITE).join(variant)).unwrap();
+        assert_eq!(inputs(&other), inputs(&suite), "{variant}");
+    }
 }
 
 #[test]
@@ -708,6 +722,7 @@ fn the_shipped_expectations_are_what_the_native_mapping_computes() {
     for (dir, variant) in [
         (NVJ_SUITE.to_owned(), Variant::Basic),
         (format!("{NVJ_SUITE}/advanced"), Variant::Advanced),
+        (format!("{NVJ_SUITE}/guide"), Variant::Guide),
     ] {
         let suite = Suite::load(&root().join(dir)).unwrap();
         for case in &suite.tests {
@@ -737,9 +752,50 @@ fn the_example_suites_pass_in_both_sandboxes() {
         "apps/Deployment",
         "batch/Job",
         "cert-manager.io/Certificate",
+        "_.example.com/_",
+        "gadgets.example.com/Gadget",
     ] {
         assert!(listed_tests(&dir.join(kind)) >= 5, "{kind}: too few tests");
     }
+}
+
+/// In a tree laid out like Argo CD's, each input runs the check Argo CD would pick for
+/// its group and kind: the wildcard suite's Gadget passes only because the exact
+/// `gadgets.example.com/Gadget` directory is found. Given on its own, the wildcard
+/// suite runs its own script on every input, and the Gadget's test fails.
+#[test]
+fn suites_in_an_argo_cd_tree_run_the_script_argo_cd_picks() {
+    let tree = root().join("examples/health");
+    let wildcard = tree.join("_.example.com/_");
+    let (code, out) = run_tests(vec![tree.clone()], Sandbox::Production);
+    assert_eq!(
+        (code, out),
+        (0, format!("{} passed, 0 failed\n", listed_tests(&tree)))
+    );
+
+    let (code, out) = run_tests(vec![wildcard.clone()], Sandbox::Production);
+    assert_eq!(code, 1);
+    assert_eq!(
+        out,
+        format!(
+            "FAIL {}: testdata/gadget-running.yaml\n  \
+             expected: {{\"status\":\"Healthy\",\"message\":\"Gadget running 2 instances\"}}\n  \
+             got:      {{\"status\":\"Healthy\",\"message\":\"Ready\"}}\n\
+             {} passed, 1 failed\n",
+            wildcard.display(),
+            listed_tests(&wildcard) - 1
+        )
+    );
+
+    // An exact directory wins even over a wildcard that matches everything.
+    let tmp = TempDir::new("resolution");
+    copy_tree(&tree, &tmp.0);
+    copy_tree(&wildcard, &tmp.0.join("_/_"));
+    let (code, out) = run_tests(vec![tmp.0.clone()], Sandbox::Production);
+    assert_eq!(
+        (code, out),
+        (0, format!("{} passed, 0 failed\n", listed_tests(&tmp.0)))
+    );
 }
 
 #[test]
@@ -869,4 +925,98 @@ fn the_command_is_wired_into_nbv() {
     assert!(
         matches!(cli.command, Command::Health(HealthCommand::Test(ref t)) if t.dirs.len() == 2)
     );
+}
+
+/// `nbv health eval --argocd-cm --customizations`: each object gets the check Argo CD
+/// would run on it, with the libraries that check runs with: a customization's own
+/// `useOpenLibs`, and open libraries for checks of the tree.
+#[test]
+fn eval_runs_the_check_argo_cd_picks_with_its_libraries() {
+    let tmp = TempDir::new("eval-resolved");
+    let cm = tmp.write(
+        "argocd-cm.yaml",
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm, namespace: argocd}
+data:
+  resource.customizations.health.widgets.example.com_Widget: |
+    return {status = "Suspended", message = string.upper("from argocd-cm")}
+  resource.customizations.useOpenLibs.widgets.example.com_Widget: "true"
+  resource.customizations.health.gadgets.example.com_Gadget: |
+    return {status = "Suspended", message = string.upper("closed libraries")}
+"#,
+    );
+    let tree = root().join("examples/health");
+    let objects = [
+        "apiVersion: widgets.example.com/v1\nkind: Widget\nmetadata: {name: w}\n",
+        "apiVersion: gadgets.example.com/v1\nkind: Gadget\nmetadata: {name: g}\nstatus: {phase: Running, instances: 2}\n",
+        "apiVersion: sprockets.example.com/v1\nkind: Sprocket\nmetadata: {name: s}\nstatus:\n  throughput: 1234567.5\n  conditions: [{type: Ready, status: \"True\"}]\n",
+        "apiVersion: other.io/v1\nkind: Thing\nmetadata: {name: t}\n",
+    ]
+    .join("---\n");
+    let tree_arg = tree.to_str().unwrap();
+    let cm_arg = cm.to_str().unwrap();
+    let eval = |extra: &[&str]| -> (u8, Vec<String>) {
+        let mut args = vec!["health", "eval", "--object", "-"];
+        args.extend_from_slice(extra);
+        let (code, out, _) = nbv(&args, &objects);
+        (code, out.lines().map(str::to_owned).collect())
+    };
+
+    // The tree alone: the Gadget's exact directory, the Sprocket's wildcard one.
+    let (code, lines) = eval(&["--customizations", tree_arg]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines[1],
+        r#"{"status":"Healthy","message":"Gadget running 2 instances"}"#
+    );
+    assert_eq!(
+        lines[2],
+        r#"{"status":"Healthy","message":"Ready at 1.2345675e+06 requests/s"}"#
+    );
+    assert!(
+        lines[3].contains("no health check for other.io/Thing under"),
+        "{}",
+        lines[3]
+    );
+
+    // argocd-cm first: the Widget's check opens the libraries, the Gadget's does not.
+    let (code, lines) = eval(&["--customizations", tree_arg, "--argocd-cm", cm_arg]);
+    assert_eq!(code, 1);
+    assert_eq!(
+        lines[0],
+        r#"{"status":"Suspended","message":"FROM ARGOCD-CM"}"#
+    );
+    assert!(
+        lines[1].contains("attempt to index global 'string'"),
+        "{}",
+        lines[1]
+    );
+    assert_eq!(
+        lines[2],
+        r#"{"status":"Healthy","message":"Ready at 1.2345675e+06 requests/s"}"#
+    );
+
+    // A sandbox given on the command line applies to every check.
+    let (_, lines) = eval(&["--argocd-cm", cm_arg, "--test-harness"]);
+    assert_eq!(
+        lines[1],
+        r#"{"status":"Suspended","message":"CLOSED LIBRARIES"}"#
+    );
+
+    // An argocd-cm that is not one is refused before any object is evaluated.
+    let bad = tmp.write("bad.yaml", "kind: ConfigMap\n");
+    let (code, out, err) = nbv(
+        &[
+            "health",
+            "eval",
+            "--object",
+            "-",
+            "--argocd-cm",
+            bad.to_str().unwrap(),
+        ],
+        &objects,
+    );
+    assert_eq!((code, out.as_str()), (2, ""));
+    assert!(err.contains("no `data` mapping"), "{err}");
 }

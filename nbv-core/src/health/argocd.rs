@@ -61,7 +61,6 @@ pub(crate) fn go_json_string(bytes: &[u8]) -> String {
 /// letters upper-cased, other runes mapped to the smallest rune of their fold orbit).
 /// The only non-ASCII runes that fold onto ASCII letters are U+017F (ſ, onto `S`) and
 /// U+212A (Kelvin sign, onto `K`), so `"ſtatus"` is a status field for Argo CD.
-#[cfg_attr(not(feature = "lua"), allow(dead_code))]
 pub(crate) fn go_key_matches(key: &str, folded_field: &str) -> bool {
     let mut folded = key.chars().map(|c| match c {
         'a'..='z' => c.to_ascii_uppercase(),
@@ -73,6 +72,23 @@ pub(crate) fn go_key_matches(key: &str, folded_field: &str) -> bool {
         .chars()
         .all(|expected| folded.next() == Some(expected))
         && folded.next().is_none()
+}
+
+/// Whether Go's `encoding/json` decodes the object key `key` into the struct field
+/// named `field` (an ASCII name such as `inputPath`): the keys Argo CD accepts in the
+/// JSON and YAML it reads, `inputpath` and `INPUTPATH` included.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::go_json_key_matches;
+///
+/// assert!(go_json_key_matches("inputpath", "inputPath"));
+/// assert!(go_json_key_matches("HealthStatus", "healthStatus"));
+/// assert!(!go_json_key_matches("input_path", "inputPath"));
+/// ```
+pub fn go_json_key_matches(key: &str, field: &str) -> bool {
+    go_key_matches(key, &field.to_ascii_uppercase())
 }
 
 #[cfg(test)]

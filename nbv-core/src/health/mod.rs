@@ -4,6 +4,7 @@
 //!
 //! | phase | Argo CD health | message ([`BASIC_SCRIPT`]) |
 //! |---|---|---|
+//! | any, while `status.observedGeneration` < `metadata.generation` (not [`GUIDE_SCRIPT`]) | Progressing | `Waiting for the new spec to run (generation <g>, status of generation <o>)` |
 //! | no status or no phase | Progressing | `Initializing notebook validation` |
 //! | `Succeeded` | Healthy | `Notebook validation succeeded[ at <completionTime>]` |
 //! | `Failed` | Degraded | `<message or "Notebook validation failed">[ (retry <n>/3)]` |
@@ -49,7 +50,7 @@ mod scripts;
 mod status;
 mod view;
 
-pub use argocd::INVALID_HEALTH_STATUS;
+pub use argocd::{INVALID_HEALTH_STATUS, go_json_key_matches};
 pub use error::{LuaType, RuntimeErrorKind, ScriptError};
 #[cfg(feature = "lua")]
 pub use lua::{
@@ -59,6 +60,7 @@ pub use lua::{
 pub use native::{Semantics, assess, assess_advanced, assess_job, assess_with};
 pub use number::NumberFormat;
 pub use scripts::{
-    ADVANCED_SCRIPT, BASIC_SCRIPT, HEALTH_KEY, HealthScript, Variant, render_health_configmap,
+    ADVANCED_SCRIPT, BASIC_SCRIPT, GENERATION_CHECK, GUIDE_SCRIPT, HEALTH_KEY, HealthScript,
+    Variant, render_health_configmap,
 };
 pub use status::{HealthStatus, HealthStatusCode, UnknownHealthStatusCode};

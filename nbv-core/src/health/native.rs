@@ -125,9 +125,15 @@ pub fn assess_with(
     semantics: Semantics,
 ) -> Result<Option<HealthStatus>, ScriptError> {
     let obj = LuaView::of(obj);
-    let returned = match variant {
-        Variant::Basic => basic(&obj, semantics)?,
-        Variant::Advanced => advanced(&obj, semantics)?,
+    let stale = if variant.checks_generation() {
+        stale_generation(&obj, semantics)?
+    } else {
+        None
+    };
+    let returned = match (stale, variant) {
+        (Some(stale), _) => stale,
+        (None, Variant::Basic | Variant::Guide) => basic(&obj, semantics)?,
+        (None, Variant::Advanced) => advanced(&obj, semantics)?,
     };
     Ok(returned.into_argo_cd_health())
 }
@@ -154,10 +160,13 @@ pub fn assess_with(
 /// assert_eq!(health.message, "Validating notebook (pod: train-validation-abc123)");
 /// ```
 pub fn assess_job(job: &NotebookValidationJob, variant: Variant) -> HealthStatus {
-    // The scripts read `status` only. Serializing it cannot fail: every map in it has
-    // string keys.
+    // The scripts read `status` and `metadata.generation` only. Serializing the status
+    // cannot fail: every map in it has string keys.
     let status = serde_json::to_value(&job.status).unwrap_or(Value::Null);
-    let obj = serde_json::json!({ "status": status });
+    let obj = serde_json::json!({
+        "metadata": {"generation": job.metadata.generation},
+        "status": status,
+    });
     match assess_with(&obj, variant, Semantics::ARGO_CD) {
         Ok(Some(health)) => health,
         // Not reachable for a typed job (tests check it); answered rather than panicking.
@@ -207,7 +216,44 @@ fn literal(text: &'static str) -> LuaView<'static> {
     LuaView::text(text)
 }
 
-/// [`BASIC_SCRIPT`](super::BASIC_SCRIPT), statement by statement.
+/// [`GENERATION_CHECK`](super::GENERATION_CHECK), statement by statement: `Some` when
+/// the status is of an older generation. The `type()` tests come first, so nothing
+/// but indexing a non-table `obj` can fail.
+fn stale_generation<'a>(
+    obj: &LuaView<'a>,
+    semantics: Semantics,
+) -> Result<Option<Returned<'a>>, ScriptError> {
+    let libs = semantics.open_libs;
+    let metadata = obj.index("metadata", "obj", libs)?;
+    if !matches!(metadata, LuaView::Table(_)) {
+        return Ok(None);
+    }
+    let status = obj.index("status", "obj", libs)?;
+    if !matches!(status, LuaView::Table(_)) {
+        return Ok(None);
+    }
+    let generation = metadata.index("generation", "obj.metadata", libs)?;
+    let observed = status.index("observedGeneration", "obj.status", libs)?;
+    match (&generation, &observed) {
+        (LuaView::Number(g), LuaView::Number(o)) if o < g => {
+            let text = concat(
+                &[
+                    (&literal("Waiting for the new spec to run (generation "), ""),
+                    (&generation, "obj.metadata.generation"),
+                    (&literal(", status of generation "), ""),
+                    (&observed, "obj.status.observedGeneration"),
+                    (&literal(")"), ""),
+                ],
+                semantics.numbers,
+            )?;
+            Ok(Some(Returned::new(HealthStatusCode::Progressing, text)))
+        }
+        _ => Ok(None),
+    }
+}
+
+/// [`GUIDE_SCRIPT`](super::GUIDE_SCRIPT) (the rest of
+/// [`BASIC_SCRIPT`](super::BASIC_SCRIPT)), statement by statement.
 fn basic<'a>(obj: &LuaView<'a>, semantics: Semantics) -> Result<Returned<'a>, ScriptError> {
     use HealthStatusCode::{Degraded, Healthy, Progressing};
     let libs = semantics.open_libs;

@@ -17,18 +17,60 @@ pub const HEALTH_KEY: &str = "resource.customizations.health.mlops.mlops.dev_Not
 /// included: phase to status, plus the completion time, the failure message with the
 /// retry count, or the validation Pod's name.
 ///
+/// It judges a job by its status alone, so after a spec edit it shows the previous
+/// run's outcome until the new run starts: [`BASIC_SCRIPT`] adds the generation check
+/// that prevents it. Shipped as [`Variant::Guide`] for those who want the guide's
+/// script exactly.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::GUIDE_SCRIPT;
+///
+/// assert!(GUIDE_SCRIPT.starts_with("hs = {}\n\n-- Handle missing status\n"));
+/// assert!(GUIDE_SCRIPT.contains(r#"hs.message = hs.message .. " (retry " .. obj.status.retryCount .. "/3)""#));
+/// assert!(GUIDE_SCRIPT.ends_with("return hs\n"));
+/// ```
+pub const GUIDE_SCRIPT: &str = concat!("hs = {}\n\n", include_str!("scripts/guide_mapping.lua"));
+
+/// The statement [`BASIC_SCRIPT`] and [`ADVANCED_SCRIPT`] start with (after `hs = {}`):
+/// while both `metadata.generation` and `status.observedGeneration` are numbers and
+/// the status is of an older generation, the job is `Progressing`, `Waiting for the
+/// new spec to run (generation <g>, status of generation <o>)`.
+///
+/// This is Argo CD's own advice for the health of custom resources: after a spec edit
+/// the status still describes the previous run until nbv starts the new one, and
+/// without the check Argo CD would move the next sync wave on a stale `Succeeded`
+/// (Healthy) or fail the sync on a stale `Failed` (Degraded).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::{BASIC_SCRIPT, GENERATION_CHECK, GUIDE_SCRIPT};
+///
+/// assert_eq!(BASIC_SCRIPT, GUIDE_SCRIPT.replacen("hs = {}\n\n", &format!("hs = {{}}\n\n{GENERATION_CHECK}"), 1));
+/// ```
+pub const GENERATION_CHECK: &str = include_str!("scripts/generation.lua");
+
+/// nbv's health check: [`GENERATION_CHECK`], then the guide's mapping
+/// ([`GUIDE_SCRIPT`]) unchanged.
+///
 /// [`assess`](super::assess) computes the same result natively.
 ///
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::BASIC_SCRIPT;
+/// use nbv_core::health::{BASIC_SCRIPT, GENERATION_CHECK};
 ///
-/// assert!(BASIC_SCRIPT.starts_with("hs = {}\n\n-- Handle missing status\n"));
-/// assert!(BASIC_SCRIPT.contains(r#"hs.message = hs.message .. " (retry " .. obj.status.retryCount .. "/3)""#));
+/// assert!(BASIC_SCRIPT.starts_with("hs = {}\n\n-- A status of an older spec"));
+/// assert!(BASIC_SCRIPT.contains(GENERATION_CHECK));
 /// assert!(BASIC_SCRIPT.ends_with("return hs\n"));
 /// ```
-pub const BASIC_SCRIPT: &str = include_str!("scripts/basic.lua");
+pub const BASIC_SCRIPT: &str = concat!(
+    "hs = {}\n\n",
+    include_str!("scripts/generation.lua"),
+    include_str!("scripts/guide_mapping.lua")
+);
 
 /// The guide's "Advanced Health Check (With Cell-Level Details)", corrected so that it
 /// reads the results the CRD actually writes.
@@ -36,8 +78,9 @@ pub const BASIC_SCRIPT: &str = include_str!("scripts/basic.lua");
 /// The guide's version compares a cell's `status` with `"error"` and `"success"` and
 /// reads `errorType`, but the CRD's cell status is `Success`, `Failure` or `Skipped` and
 /// the error is in `errorMessage`. Against real jobs, the guide's version therefore never
-/// names the failed cell and always reports `0 cells completed`. This variant differs
-/// from the guide's in exactly three places, all backward compatible:
+/// names the failed cell and always reports `0 cells completed`. This variant starts
+/// with [`GENERATION_CHECK`] and otherwise differs from the guide's in exactly three
+/// places, all backward compatible:
 ///
 /// - a failed cell is one whose status is `"Failure"` **or** `"error"`;
 /// - its error is `errorMessage`, else `errorType`, else `"Error"`;
@@ -57,9 +100,14 @@ pub const BASIC_SCRIPT: &str = include_str!("scripts/basic.lua");
 /// assert!(ADVANCED_SCRIPT.contains(r#"if result.status == "Failure" or result.status == "error" then"#));
 /// assert!(ADVANCED_SCRIPT.contains(r#"(result.errorMessage or result.errorType or "Error")"#));
 /// ```
-pub const ADVANCED_SCRIPT: &str = include_str!("scripts/advanced.lua");
+pub const ADVANCED_SCRIPT: &str = concat!(
+    include_str!("scripts/advanced_header.lua"),
+    "hs = {}\n\n",
+    include_str!("scripts/generation.lua"),
+    include_str!("scripts/advanced_mapping.lua")
+);
 
-/// Which of the two shipped health checks.
+/// Which of the shipped health checks.
 ///
 /// # Examples
 ///
@@ -68,24 +116,29 @@ pub const ADVANCED_SCRIPT: &str = include_str!("scripts/advanced.lua");
 ///
 /// assert_eq!(Variant::Advanced.source(), ADVANCED_SCRIPT);
 /// assert_eq!(Variant::Advanced.health_script().name(), "advanced");
+/// assert!(Variant::Basic.checks_generation() && !Variant::Guide.checks_generation());
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Variant {
-    /// [`BASIC_SCRIPT`]: the guide's check.
+    /// [`BASIC_SCRIPT`]: the guide's mapping, after the generation check. The default.
     Basic,
-    /// [`ADVANCED_SCRIPT`]: cell-level details.
+    /// [`ADVANCED_SCRIPT`]: cell-level details, after the generation check.
     Advanced,
+    /// [`GUIDE_SCRIPT`]: the integration guide's script exactly, without the
+    /// generation check.
+    Guide,
 }
 
 impl Variant {
-    /// Both variants.
-    pub const ALL: [Variant; 2] = [Variant::Basic, Variant::Advanced];
+    /// Every variant.
+    pub const ALL: [Variant; 3] = [Variant::Basic, Variant::Advanced, Variant::Guide];
 
     /// Short name, also used as the script's name in error messages.
     pub const fn name(self) -> &'static str {
         match self {
             Variant::Basic => "basic",
             Variant::Advanced => "advanced",
+            Variant::Guide => "guide",
         }
     }
 
@@ -94,7 +147,13 @@ impl Variant {
         match self {
             Variant::Basic => BASIC_SCRIPT,
             Variant::Advanced => ADVANCED_SCRIPT,
+            Variant::Guide => GUIDE_SCRIPT,
         }
+    }
+
+    /// Whether the check starts with [`GENERATION_CHECK`].
+    pub const fn checks_generation(self) -> bool {
+        !matches!(self, Variant::Guide)
     }
 
     /// The source with its name.
@@ -104,8 +163,15 @@ impl Variant {
 
     const fn description(self) -> &'static str {
         match self {
-            Variant::Basic => "phase-level health (the integration guide's script)",
-            Variant::Advanced => "cell-level health (failed cell, completed cells)",
+            Variant::Basic => {
+                "phase-level health (the integration guide's mapping, Progressing while the status is of an older generation)"
+            }
+            Variant::Advanced => {
+                "cell-level health (failed cell, completed cells; Progressing while the status is of an older generation)"
+            }
+            Variant::Guide => {
+                "phase-level health, the integration guide's script exactly (no generation check)"
+            }
         }
     }
 }

@@ -32,23 +32,18 @@ impl Outcome {
     }
 }
 
-/// One file of `tests/data/health`.
+/// One file of `tests/data/health`: what Argo CD shows for the object, with each
+/// shipped check.
 #[derive(Debug, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct Case {
     pub object: Value,
     pub basic: Outcome,
     pub advanced: Outcome,
-    /// Where the embedded Lua 5.1 differs from Argo CD (number formatting).
+    /// The guide's exact script, where it differs from `basic` (a status of an older
+    /// generation).
     #[serde(default)]
-    pub lua51: Overrides,
-}
-
-#[derive(Debug, Default, Deserialize)]
-#[serde(deny_unknown_fields)]
-pub struct Overrides {
-    pub basic: Option<Outcome>,
-    pub advanced: Option<Outcome>,
+    pub guide: Option<Outcome>,
 }
 
 impl Case {
@@ -56,15 +51,8 @@ impl Case {
         match variant {
             Variant::Basic => &self.basic,
             Variant::Advanced => &self.advanced,
+            Variant::Guide => self.guide.as_ref().unwrap_or(&self.basic),
         }
-    }
-
-    pub fn expected_lua51(&self, variant: Variant) -> &Outcome {
-        let overridden = match variant {
-            Variant::Basic => self.lua51.basic.as_ref(),
-            Variant::Advanced => self.lua51.advanced.as_ref(),
-        };
-        overridden.unwrap_or(self.expected(variant))
     }
 }
 
@@ -234,7 +222,19 @@ pub fn status_object() -> BoxedStrategy<Value> {
             prop_oneof![3 => pod.prop_map(Value::String), 1 => Just(json!("")), 1 => odd()].boxed(),
         ),
         ("results", results()),
+        ("observedGeneration", generation()),
     ])
+}
+
+/// A generation: usually a small integer (so that it is often below, at or above the
+/// other one), sometimes any number or a value of the wrong type.
+pub fn generation() -> BoxedStrategy<Value> {
+    prop_oneof![
+        8 => (0_i64..4).prop_map(Value::from),
+        1 => number(),
+        1 => odd(),
+    ]
+    .boxed()
 }
 
 /// A job object: usually with a status object, sometimes without, with `null`, or with
@@ -247,12 +247,20 @@ pub fn job_object() -> BoxedStrategy<Value> {
         1 => prop::sample::select(PHASES.to_vec()).prop_map(|p| Some(Value::from(p))),
         14 => status_object().prop_map(Some),
     ];
-    status
-        .prop_map(|status| {
+    // `metadata`: with a generation (usually), without one, or of the wrong type.
+    let with_generation =
+        generation().prop_map(|g| json!({"name": "train", "namespace": "ml", "generation": g}));
+    let metadata = prop_oneof![
+        2 => Just(json!({"name": "train", "namespace": "ml"})),
+        6 => with_generation,
+        1 => odd(),
+    ];
+    (status, metadata)
+        .prop_map(|(status, metadata)| {
             let mut obj = json!({
                 "apiVersion": "mlops.mlops.dev/v1alpha1",
                 "kind": "NotebookValidationJob",
-                "metadata": {"name": "train", "namespace": "ml"},
+                "metadata": metadata,
             });
             if let (Some(status), Some(map)) = (status, obj.as_object_mut()) {
                 map.insert("status".to_owned(), status);

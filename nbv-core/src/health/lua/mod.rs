@@ -1,5 +1,6 @@
 //! Running a health script the way Argo CD's application controller runs it (feature
-//! `lua`), in an embedded C Lua 5.1.
+//! `lua`), in nbv's embedded Lua 5.1: C Lua 5.1.5 with gopher-lua's `goto` and labels
+//! and gopher-lua's conversion of numbers to text (`nbv-core/lua/README.md`).
 //!
 //! One evaluation is one fresh VM, like Argo CD's `runLua`: the libraries of the
 //! [`Sandbox`], the object as the global `obj` (converted as Argo CD's `decodeValue`
@@ -20,12 +21,14 @@
 //! stops runaway allocation, and the production sandbox has neither `io` nor `os`
 //! beyond `time` and `date`, nor any file access.
 //!
-//! The embedded VM prints numbers as Lua 5.1 does, not as gopher-lua does (see
-//! [`NumberFormat`](crate::health::NumberFormat)), and words errors as Lua 5.1 does;
+//! The embedded VM prints numbers as gopher-lua does
+//! ([`NumberFormat::GopherLua`](crate::health::NumberFormat::GopherLua)), accepts
+//! `goto` and labels where gopher-lua does, and words errors as Lua 5.1 does;
 //! [`Sandbox::semantics`] gives the native [`Semantics`] that match it exactly.
 
 mod error;
 mod guard;
+mod numbers;
 mod object;
 mod outcome;
 mod sandbox;
@@ -53,7 +56,8 @@ use outcome::Unreadable;
 /// use nbv_core::health::{NumberFormat, Sandbox};
 ///
 /// assert!(!Sandbox::Production.semantics().open_libs);
-/// assert_eq!(Sandbox::TestHarness.semantics().numbers, NumberFormat::Lua51);
+/// assert!(Sandbox::TestHarness.semantics().open_libs);
+/// assert_eq!(Sandbox::TestHarness.semantics().numbers, NumberFormat::GopherLua);
 /// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Sandbox {
@@ -61,10 +65,12 @@ pub enum Sandbox {
     /// `time` and `date` only; no global `os`, no `string`, no `math`.
     #[default]
     Production,
-    /// Argo CD's `UseOpenLibs` (its test harness, or `useOpenLibs: true`): also
-    /// `string`, `math`, `coroutine` and a global `os` with `time`, `date`, `clock` and
-    /// `difftime`; still no `io` and no file access. Meant for scripts one trusts: the
-    /// pattern functions of `string` run in C, out of reach of the instruction budget.
+    /// Argo CD's `UseOpenLibs` (its `health_test` harness, a customization with
+    /// `useOpenLibs: true`, and its built-in scripts): every library gopher-lua opens,
+    /// `string`, `math`, `coroutine`, `io`, the whole `os` and `debug` included (see
+    /// the differences in `docs/health-checks.md`). Only for scripts one trusts: they
+    /// can read and write files and run commands, and the pattern functions of
+    /// `string` run in C, out of reach of the instruction budget.
     TestHarness,
 }
 
@@ -72,7 +78,7 @@ impl Sandbox {
     /// The native [`Semantics`] that reproduce this sandbox exactly.
     pub const fn semantics(self) -> Semantics {
         Semantics {
-            numbers: NumberFormat::Lua51,
+            numbers: NumberFormat::GopherLua,
             open_libs: matches!(self, Sandbox::TestHarness),
         }
     }

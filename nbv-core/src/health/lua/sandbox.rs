@@ -8,8 +8,9 @@
 //! `require("os")` return a module with `time` and `date` only. `string`, `math`,
 //! `io`, `os` and `coroutine` are absent.
 //!
-//! The embedded VM is C Lua 5.1 (mlua, vendored), set up the same way, with these
-//! deliberate differences, all of them restrictions:
+//! The embedded VM is nbv's Lua 5.1 (`nbv-core/lua`: C Lua 5.1.5 with gopher-lua's
+//! `goto` and number formatting), set up the same way, with these deliberate
+//! differences, all of them restrictions:
 //!
 //! - no file access: `dofile`, `loadfile`, `package.loadlib` are removed and `require`
 //!   only finds preloaded modules (gopher-lua's `require` would search `package.path`);
@@ -23,9 +24,21 @@
 //! - `newproxy` is removed: Lua 5.1 runs `__gc` finalizers with hooks off, out of reach
 //!   of the budget, and gopher-lua has no finalizers.
 //!
-//! The test harness opens what Argo CD's `UseOpenLibs` opens, except what reaches
-//! outside the VM: `string`, `math`, `table`, `coroutine`, `package`, and an `os` with
-//! only `time`, `date`, `clock` and `difftime`; no `io`, no `debug`.
+//! The test harness is Argo CD's `UseOpenLibs` (its `health_test` harness, a
+//! customization with `useOpenLibs: true`, and its built-in scripts): every library
+//! gopher-lua has, `io`, the whole `os` and `debug` included, with these differences:
+//!
+//! - `debug` has gopher-lua's functions only (`getfenv`, `getinfo`, `getlocal`,
+//!   `getmetatable`, `getupvalue`, `setfenv`, `setlocal`, `setmetatable`,
+//!   `setupvalue`, `traceback`): no `sethook`, `gethook`, `getregistry` or `debug`,
+//!   which would let a script switch off its budget or reach the embedder's state;
+//!   `getupvalue` and `setupvalue` see no upvalues in functions written in C (nbv's
+//!   own), as they see none in gopher-lua's Go functions;
+//! - `os.exit` raises an error instead of ending the process running the check, and
+//!   gopher-lua's `os.setenv` is absent;
+//! - gopher-lua's `channel` library (Go channels) is absent;
+//! - the restrictions above (no `dofile`, `loadfile`, `package.loadlib`, files found
+//!   by `require`, bytecode, `newproxy`) still hold.
 
 use std::cell::RefCell;
 use std::rc::Rc;
@@ -72,22 +85,36 @@ pub(super) struct Vm {
 
 /// A VM for `options.sandbox`, limited by `options` and `guard`.
 pub(super) fn build(options: &EvalOptions, guard: &Rc<Guard>) -> mlua::Result<Vm> {
+    super::numbers::use_gopher_lua_format();
     let harness = options.sandbox == Sandbox::TestHarness;
-    // `os` is opened only to take `time` and `date` (and, for the harness, the other
-    // side-effect-free functions) from it.
-    let mut libs = StdLib::TABLE | StdLib::PACKAGE | StdLib::OS;
-    if harness {
-        libs |= StdLib::STRING | StdLib::MATH;
-    }
-    let lua = Lua::new_with(libs, LuaOptions::default())?;
+    let lua = if harness {
+        open_libs_vm()?
+    } else {
+        // `os` is opened only to take `time` and `date` from it.
+        Lua::new_with(
+            StdLib::TABLE | StdLib::PACKAGE | StdLib::OS,
+            LuaOptions::default(),
+        )?
+    };
     lua.set_memory_limit(options.memory_limit.get())?;
 
     let globals = lua.globals();
     let package: Table = globals.get("package")?;
     let loaded: Table = package.get("loaded")?;
 
-    install_os(&lua, &globals, &package, &loaded, harness)?;
-    if !harness {
+    if harness {
+        restrict_debug(&lua, &globals, &loaded)?;
+        let os: Table = globals.get("os")?;
+        os.raw_set(
+            "exit",
+            lua.create_function(|_, _: MultiValue| -> mlua::Result<()> {
+                Err(mlua::Error::runtime(
+                    "os.exit is not available: it would end the program running the health check",
+                ))
+            })?,
+        )?;
+    } else {
+        install_safe_os(&lua, &globals, &package, &loaded)?;
         // gopher-lua has `coroutine` as a separate library, which Argo CD does not open.
         globals.raw_set("coroutine", Value::Nil)?;
         loaded.raw_set("coroutine", Value::Nil)?;
@@ -112,30 +139,65 @@ pub(super) fn build(options: &EvalOptions, guard: &Rc<Guard>) -> mlua::Result<Vm
     Ok(Vm { lua, printed })
 }
 
-fn install_os(
+/// A VM with every standard library of C Lua 5.1, `debug` included, which mlua only
+/// opens in a state it does not call safe.
+#[allow(unsafe_code)]
+fn open_libs_vm() -> mlua::Result<Lua> {
+    // SAFETY: what makes such a state unsafe is `debug` (hooks, the registry, the
+    // upvalues of mlua's callbacks) and loading C modules; `restrict_debug` keeps
+    // only the functions that cannot reach either, and `remove_file_access` removes
+    // `package.loadlib` and the C searchers, before any script runs.
+    Ok(unsafe { Lua::unsafe_new_with(StdLib::ALL, LuaOptions::default()) })
+}
+
+/// gopher-lua's `debug` library: its ten functions, with no view of the upvalues of
+/// functions written in C.
+fn restrict_debug(lua: &Lua, globals: &Table, loaded: &Table) -> mlua::Result<()> {
+    let full: Table = globals.get("debug")?;
+    let kept = lua.create_table()?;
+    for name in [
+        "getfenv",
+        "getinfo",
+        "getlocal",
+        "getmetatable",
+        "setfenv",
+        "setlocal",
+        "setmetatable",
+        "traceback",
+    ] {
+        kept.raw_set(name, full.get::<Function>(name)?)?;
+    }
+    for name in ["getupvalue", "setupvalue"] {
+        let original: Function = full.get(name)?;
+        let wrapped = lua.create_function(move |_, args: MultiValue| {
+            if let Some(Value::Function(function)) = args.front()
+                && function.info().what == "C"
+            {
+                return Ok(MultiValue::new());
+            }
+            original.call::<MultiValue>(args)
+        })?;
+        kept.raw_set(name, wrapped)?;
+    }
+    globals.raw_set("debug", kept.clone())?;
+    loaded.raw_set("debug", kept)?;
+    Ok(())
+}
+
+/// Argo CD's production `os`: no global, `require("os")` with `time` and `date`.
+fn install_safe_os(
     lua: &Lua,
     globals: &Table,
     package: &Table,
     loaded: &Table,
-    harness: bool,
 ) -> mlua::Result<()> {
     let full: Table = globals.get("os")?;
-    let kept: &[&str] = if harness {
-        &["clock", "date", "difftime", "time"]
-    } else {
-        &["date", "time"]
-    };
     let safe = lua.create_table()?;
-    for name in kept {
-        safe.raw_set(*name, full.get::<Function>(*name)?)?;
+    for name in ["date", "time"] {
+        safe.raw_set(name, full.get::<Function>(name)?)?;
     }
-    let global = if harness {
-        Value::Table(safe.clone())
-    } else {
-        Value::Nil
-    };
-    globals.raw_set("os", global.clone())?;
-    loaded.raw_set("os", global)?;
+    globals.raw_set("os", Value::Nil)?;
+    loaded.raw_set("os", Value::Nil)?;
     // `require("os")`, as Argo CD's `PreloadModule(lua.OsLibName, SafeOsLoader)`.
     let preload: Table = package.get("preload")?;
     preload.raw_set("os", lua.create_function(move |_, ()| Ok(safe.clone()))?)?;

@@ -18,6 +18,8 @@
 //! an error. What the script `print`s goes to standard error, prefixed with its
 //! document.
 
+use std::cell::RefCell;
+use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
@@ -28,6 +30,8 @@ use nbv_core::health::{
 use serde::Serialize;
 use serde_json::Value;
 
+use super::customizations::{ArgoCdCm, Customizations, object_key};
+use super::suite::SCRIPT_FILE;
 use super::{EvalCli, health_json, input, stream};
 
 /// Where the objects come from.
@@ -101,6 +105,20 @@ pub enum Check {
     /// ([`nbv_core::health::assess_with`]), printing numbers as Argo CD's
     /// gopher-lua does, with the standard libraries open or not as the sandbox says.
     Native(Variant),
+    /// Run on each object the check Argo CD would pick for its group and kind: from an
+    /// `argocd-cm` ConfigMap (exact key, then wildcard keys; with the libraries its
+    /// `useOpenLibs` key asks for), then from a tree laid out like Argo CD's
+    /// `resource_customizations/` (exact directory, then wildcard ones; libraries open,
+    /// as for Argo CD's built-in checks).
+    Resolved {
+        /// The `argocd-cm` ConfigMap.
+        argocd_cm: Option<PathBuf>,
+        /// The tree of checks.
+        customizations: Option<PathBuf>,
+        /// The sandbox for every check, when given on the command line; otherwise
+        /// each check's own.
+        forced: Option<Sandbox>,
+    },
 }
 
 /// What `nbv health eval` does.
@@ -141,6 +159,9 @@ pub struct EvalArgs {
 ///     object: "jobs.yaml".into(),
 ///     script: Some("health.lua".into()),
 ///     advanced: false,
+///     guide: false,
+///     argocd_cm: None,
+///     customizations: None,
 ///     native: true,
 ///     sandbox: SandboxFlags::default(),
 /// };
@@ -162,17 +183,40 @@ pub enum EvalUsageError {
          script: give only one of them"
     )]
     AdvancedWithScript,
+    /// `--guide` with `--script` or `--advanced`.
+    #[error(
+        "--guide selects the integration guide's NotebookValidationJob check: give it \
+         without --script and --advanced"
+    )]
+    GuideWithAnother,
 }
 
 impl TryFrom<EvalCli> for EvalArgs {
     type Error = EvalUsageError;
 
     fn try_from(cli: EvalCli) -> Result<Self, Self::Error> {
+        if cli.guide && (cli.advanced || cli.script.is_some()) {
+            return Err(EvalUsageError::GuideWithAnother);
+        }
         let variant = if cli.advanced {
             Variant::Advanced
+        } else if cli.guide {
+            Variant::Guide
         } else {
             Variant::Basic
         };
+        if cli.argocd_cm.is_some() || cli.customizations.is_some() {
+            let explicit = cli.sandbox.production_sandbox || cli.sandbox.test_harness;
+            return Ok(EvalArgs {
+                objects: ObjectSource::from_arg(cli.object),
+                check: Check::Resolved {
+                    argocd_cm: cli.argocd_cm,
+                    customizations: cli.customizations,
+                    forced: explicit.then(|| cli.sandbox.or(Sandbox::Production)),
+                },
+                options: EvalOptions::default(),
+            });
+        }
         let check = match (cli.script, cli.native) {
             (Some(_), true) => return Err(EvalUsageError::NativeWithScript),
             (Some(_), false) if cli.advanced => return Err(EvalUsageError::AdvancedWithScript),
@@ -243,6 +287,45 @@ pub fn run(
                 return 2;
             }
         },
+        Check::Resolved {
+            argocd_cm,
+            customizations,
+            forced,
+        } => {
+            let cm = match argocd_cm {
+                None => None,
+                Some(path) => match input::read_file(path)
+                    .map_err(|e| e.to_string())
+                    .and_then(|text| ArgoCdCm::parse(&text))
+                {
+                    Ok(cm) => Some(cm),
+                    Err(error) => {
+                        let _ = writeln!(
+                            err,
+                            "error: cannot use {} as argocd-cm: {error}",
+                            path.display()
+                        );
+                        return 2;
+                    }
+                },
+            };
+            let runner = |sandbox| {
+                LuaHealthRunner::new(EvalOptions {
+                    sandbox,
+                    ..args.options.clone()
+                })
+            };
+            Evaluator::Resolved {
+                production: runner(Sandbox::Production),
+                harness: runner(Sandbox::TestHarness),
+                forced: *forced,
+                cm,
+                tree: customizations
+                    .as_ref()
+                    .map(|dir| (dir.clone(), Customizations::scan(dir))),
+                scripts: RefCell::new(BTreeMap::new()),
+            }
+        }
         Check::Native(variant) => Evaluator::Native {
             variant: *variant,
             semantics: Semantics {
@@ -271,13 +354,13 @@ pub fn run(
                 write_printed(err, document.index, &evaluated.printed);
                 health_json(evaluated.health.as_ref())
             }
-            Err(error) => {
+            Err(Failed { script, message }) => {
                 failed = true;
                 error_line(ErrorLine::new(
                     document.index,
                     stream::identity(&document.object),
-                    Some(evaluator.script_name()),
-                    &error,
+                    script.as_deref(),
+                    &message,
                 ))
             }
         };
@@ -317,48 +400,132 @@ enum Evaluator {
         variant: Variant,
         semantics: Semantics,
     },
+    Resolved {
+        production: LuaHealthRunner,
+        harness: LuaHealthRunner,
+        forced: Option<Sandbox>,
+        cm: Option<ArgoCdCm>,
+        tree: Option<(PathBuf, Customizations)>,
+        /// The tree's scripts read so far, by path.
+        scripts: RefCell<BTreeMap<PathBuf, String>>,
+    },
+}
+
+/// Why an object got no health: the script (when one ran) and the message.
+struct Failed {
+    script: Option<String>,
+    message: String,
+}
+
+fn run_lua(
+    runner: &LuaHealthRunner,
+    name: &str,
+    source: &str,
+    object: &Value,
+) -> Result<Evaluated, Failed> {
+    match runner.run(&HealthScript::new(name, source), object) {
+        Ok(evaluation) => {
+            let mut printed = evaluation.printed;
+            if evaluation.printed_truncated {
+                printed.push_str("[print output truncated]\n");
+            }
+            Ok(Evaluated {
+                health: evaluation.health,
+                printed,
+            })
+        }
+        Err(error) => Err(Failed {
+            script: Some(name.to_owned()),
+            message: error.to_string(),
+        }),
+    }
+}
+
+/// The check Argo CD runs on `object`: its name, its source and whether it runs with
+/// the libraries open. `argocd-cm` first, then the tree, as Argo CD looks them up.
+fn resolve(
+    cm: Option<&ArgoCdCm>,
+    tree: Option<&(PathBuf, Customizations)>,
+    scripts: &RefCell<BTreeMap<PathBuf, String>>,
+    object: &Value,
+) -> Result<(String, String, bool), Failed> {
+    if let Some(check) = cm.and_then(|cm| cm.check(object)) {
+        let name = format!("argocd-cm resource.customizations.health {}", check.key);
+        return Ok((name, check.script.clone(), check.open_libs));
+    }
+    if let Some(dir) = tree.and_then(|(_, tree)| tree.script_dir(object)) {
+        let path = dir.join(SCRIPT_FILE);
+        let name = path.display().to_string();
+        if let Some(source) = scripts.borrow().get(&path) {
+            return Ok((name, source.clone(), true));
+        }
+        let source = input::read_file(&path).map_err(|error| Failed {
+            script: Some(name.clone()),
+            message: error.to_string(),
+        })?;
+        scripts.borrow_mut().insert(path, source.clone());
+        // Argo CD runs its built-in checks with the libraries open.
+        return Ok((name, source, true));
+    }
+    let key = object_key(object).unwrap_or_else(|| "(no kind)".to_owned());
+    let mut searched = Vec::new();
+    if cm.is_some() {
+        searched.push("in argocd-cm".to_owned());
+    }
+    if let Some((dir, _)) = tree {
+        searched.push(format!("under {}", dir.display()));
+    }
+    Err(Failed {
+        script: None,
+        message: format!(
+            "no health check for {key} {}: Argo CD would record no health for it",
+            searched.join(" or ")
+        ),
+    })
 }
 
 impl Evaluator {
-    fn script_name(&self) -> &str {
-        match self {
-            Evaluator::Lua { name, .. } => name,
-            Evaluator::Native { variant, .. } => variant.name(),
-        }
-    }
-
-    /// The health, or the error's text (which names the script).
-    fn evaluate(&self, object: &Value) -> Result<Evaluated, String> {
+    /// The health, or why there is none (naming the script).
+    fn evaluate(&self, object: &Value) -> Result<Evaluated, Failed> {
         match self {
             Evaluator::Lua {
                 runner,
                 name,
                 source,
-            } => match runner.run(&HealthScript::new(name, source), object) {
-                Ok(evaluation) => {
-                    let mut printed = evaluation.printed;
-                    if evaluation.printed_truncated {
-                        printed.push_str("[print output truncated]\n");
-                    }
-                    Ok(Evaluated {
-                        health: evaluation.health,
-                        printed,
-                    })
-                }
-                Err(error) => Err(error.to_string()),
-            },
+            } => run_lua(runner, name, source, object),
             Evaluator::Native { variant, semantics } => {
                 match assess_with(object, *variant, *semantics) {
                     Ok(health) => Ok(Evaluated {
                         health,
                         printed: String::new(),
                     }),
-                    Err(error) => Err(format!(
-                        "health script {:?} (native mapping) failed ({} error): {error}",
-                        variant.name(),
-                        error.kind()
-                    )),
+                    Err(error) => Err(Failed {
+                        script: Some(variant.name().to_owned()),
+                        message: format!(
+                            "health script {:?} (native mapping) failed ({} error): {error}",
+                            variant.name(),
+                            error.kind()
+                        ),
+                    }),
                 }
+            }
+            Evaluator::Resolved {
+                production,
+                harness,
+                forced,
+                cm,
+                tree,
+                scripts,
+            } => {
+                let (name, source, open_libs) =
+                    resolve(cm.as_ref(), tree.as_ref(), scripts, object)?;
+                let open = forced.map_or(open_libs, |s| s == Sandbox::TestHarness);
+                run_lua(
+                    if open { harness } else { production },
+                    &name,
+                    &source,
+                    object,
+                )
             }
         }
     }
@@ -413,6 +580,9 @@ mod tests {
             object: PathBuf::from("-"),
             script: None,
             advanced: false,
+            guide: false,
+            argocd_cm: None,
+            customizations: None,
             native: false,
             sandbox: SandboxFlags::default(),
         }
@@ -456,6 +626,21 @@ mod tests {
                 ..with_script
             }),
             Err(EvalUsageError::AdvancedWithScript)
+        );
+        let guide = EvalCli {
+            guide: true,
+            ..cli()
+        };
+        assert_eq!(
+            EvalArgs::try_from(guide.clone()).unwrap().check,
+            Check::Lua(ScriptSource::Shipped(Variant::Guide))
+        );
+        assert_eq!(
+            EvalArgs::try_from(EvalCli {
+                advanced: true,
+                ..guide
+            }),
+            Err(EvalUsageError::GuideWithAnother)
         );
     }
 

@@ -9,26 +9,35 @@
 //! same tests as Argo CD's controller runs the script in a cluster, which is where a
 //! script that uses `string.find` or a global `os` breaks.
 //!
-//! One deliberate difference: Argo CD looks the script up by the input's group and
-//! kind among its built-in checks, whereas a suite here always runs the `health.lua`
-//! next to its `health_test.yaml`, so inputs of any kind can test any script.
+//! The script of each test is the one Argo CD would pick, as its own harness does: a
+//! suite that sits where Argo CD's tree has one (`<DIR>/<group>/<Kind>/`, or
+//! `<DIR>/<Kind>/` for the core group, under a directory given on the command line)
+//! runs each input with the check Argo CD would run on it, looked up by the input's
+//! group and kind in that tree, an exact `group/Kind` before a wildcard directory (see
+//! [`customizations`]). An input of a kind no directory matches, and any input of a
+//! suite elsewhere (a variant in a subdirectory, a suite given directly), runs the
+//! `health.lua` next to its `health_test.yaml`, so that inputs of any kind can test
+//! any script.
 //!
 //! Problems with a suite itself (no `health.lua`, a `health_test.yaml` that is not in
 //! the format, a directory that holds no suite) count as one failure each and never
 //! stop the other suites; a missing or unreadable input fails its own test.
 //!
 //! [`suite`]: super::suite
+//! [`customizations`]: super::customizations
 
+use std::collections::BTreeMap;
 use std::fmt;
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use nbv_core::health::{
     EvalOptions, HealthScript, HealthScriptError, HealthStatus, LuaHealthRunner, Sandbox,
 };
 
+use super::customizations::Customizations;
 use super::suite::{ExpectedHealth, SCRIPT_FILE, Suite};
-use super::{SuiteError, TestCli, discovery, health_json};
+use super::{SuiteError, TestCli, discovery, health_json, input};
 
 /// What `nbv health test` does.
 ///
@@ -227,9 +236,21 @@ pub fn run_suites(args: &TestArgs) -> Report {
                 suite: dir.clone(),
                 error,
             }));
+        let mut tree = Tree {
+            customizations: Customizations::scan(dir),
+            scripts: BTreeMap::new(),
+        };
         for suite_dir in suites {
             match Suite::load(&suite_dir) {
-                Ok(suite) => run_suite(&runner, &suite, &mut report),
+                Ok(suite) => {
+                    // Only a suite at a `<group>/<Kind>` (or core `<Kind>`) position is
+                    // one Argo CD's own harness would look scripts up for.
+                    let depth = suite_dir
+                        .strip_prefix(dir)
+                        .map_or(0, |p| p.components().count());
+                    let resolve = (1..=2).contains(&depth);
+                    run_suite(&runner, &suite, resolve.then_some(&mut tree), &mut report);
+                }
                 Err(error) => report.failures.push(Failure::Suite {
                     suite: suite_dir,
                     error,
@@ -240,9 +261,50 @@ pub fn run_suites(args: &TestArgs) -> Report {
     report
 }
 
-fn run_suite(runner: &LuaHealthRunner, suite: &Suite, report: &mut Report) {
-    let name = suite.dir.join(SCRIPT_FILE).display().to_string();
-    let script = HealthScript::new(&name, &suite.script);
+/// The checks of a directory given on the command line, and the scripts read so far.
+struct Tree {
+    customizations: Customizations,
+    scripts: BTreeMap<PathBuf, String>,
+}
+
+impl Tree {
+    /// The script Argo CD would run on `object`, when it is another suite's: its path
+    /// and text.
+    fn script_for(
+        &mut self,
+        suite: &Suite,
+        object: &serde_json::Value,
+    ) -> Option<Result<(PathBuf, &str), SuiteError>> {
+        let dir = self.customizations.script_dir(object)?;
+        if same_dir(dir, &suite.dir) {
+            return None;
+        }
+        let path = dir.join(SCRIPT_FILE);
+        if !self.scripts.contains_key(&path) {
+            match input::read_file(&path) {
+                Ok(text) => {
+                    self.scripts.insert(path.clone(), text);
+                }
+                Err(error) => return Some(Err(error.into())),
+            }
+        }
+        self.scripts
+            .get(&path)
+            .map(|text| Ok((path, text.as_str())))
+    }
+}
+
+fn same_dir(a: &Path, b: &Path) -> bool {
+    a == b || matches!((a.canonicalize(), b.canonicalize()), (Ok(a), Ok(b)) if a == b)
+}
+
+fn run_suite(
+    runner: &LuaHealthRunner,
+    suite: &Suite,
+    mut tree: Option<&mut Tree>,
+    report: &mut Report,
+) {
+    let own_name = suite.dir.join(SCRIPT_FILE).display().to_string();
     for case in &suite.tests {
         let object = match suite.input(case) {
             Ok(object) => object,
@@ -255,6 +317,24 @@ fn run_suite(runner: &LuaHealthRunner, suite: &Suite, report: &mut Report) {
                 continue;
             }
         };
+        let resolved = tree
+            .as_deref_mut()
+            .and_then(|tree| tree.script_for(suite, &object));
+        let (name, source) = match &resolved {
+            None => (own_name.clone(), suite.script.as_str()),
+            Some(Ok((path, source))) => (path.display().to_string(), *source),
+            Some(Err(_)) => {
+                if let Some(Err(error)) = resolved {
+                    report.failures.push(Failure::Input {
+                        suite: suite.dir.clone(),
+                        input: case.input_path.clone(),
+                        error,
+                    });
+                }
+                continue;
+            }
+        };
+        let script = HealthScript::new(&name, source);
         match runner.evaluate(&script, &object) {
             Ok(got) if case.health_status.matches(got.as_ref()) => report.passed += 1,
             Ok(got) => report.failures.push(Failure::Mismatch {

@@ -8,9 +8,10 @@
 //!   `resource_customizations/<group>/<Kind>/`) and compares the results as Argo CD's
 //!   `TestLuaHealthScript` does.
 //!
-//! Both run the scripts in nbv-core's embedded Lua 5.1
-//! ([`LuaHealthRunner`](nbv_core::health::LuaHealthRunner)), set up either as Argo CD's
-//! production VM or as its test harness ([`Sandbox`]); see `docs/health-checks.md`.
+//! Both run the scripts in nbv-core's embedded Lua (Lua 5.1 with gopher-lua's `goto`
+//! and number formatting, [`LuaHealthRunner`](nbv_core::health::LuaHealthRunner)), set
+//! up either as Argo CD's production VM or as its test harness ([`Sandbox`]); see
+//! `docs/health-checks.md`.
 //!
 //! # Examples
 //!
@@ -34,6 +35,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+pub mod customizations;
 mod discovery;
 mod error;
 pub mod eval;
@@ -71,8 +73,10 @@ pub enum HealthCommand {
     ///
     /// The script runs in a VM set up as Argo CD's production VM, the one its
     /// application controller uses at runtime (no `string`, `math`, or global `os`),
-    /// unless --test-harness is given. Argo CD's empty health (the script returned
-    /// nil or an empty table) prints {"status":"","message":""}.
+    /// unless --test-harness is given. With --argocd-cm or --customizations, each object
+    /// runs the check Argo CD would pick for its group and kind, with the libraries
+    /// Argo CD gives that check. Argo CD's empty health (the script returned nil or an
+    /// empty table) prints {"status":"","message":""}.
     ///
     /// Exit codes: 0 every object was evaluated; 1 the check failed on at least one
     /// object (its line has an "error" field) or a document is not valid YAML/JSON;
@@ -82,8 +86,10 @@ pub enum HealthCommand {
     /// holds health.lua and health_test.yaml.
     ///
     /// Each test compares status and message exactly, as Argo CD's own test does (no
-    /// message in a test means an empty message). The scripts run in a VM set up as
-    /// Argo CD's test harness (standard libraries open) unless --production-sandbox is
+    /// message in a test means an empty message). In a suite at DIR/<group>/<Kind>,
+    /// each input runs the health.lua Argo CD would pick for it in DIR (exact
+    /// directory, then wildcard ones, `_` for `*`). The scripts run in a VM set up as
+    /// Argo CD's test harness (every library open) unless --production-sandbox is
     /// given.
     ///
     /// Prints each failure, then `N passed, N failed`. Exit code 0 only when every test
@@ -124,6 +130,21 @@ pub struct EvalCli {
     /// one.
     #[arg(long)]
     pub advanced: bool,
+    /// Use the integration guide's NotebookValidationJob check exactly, without nbv's
+    /// generation check (a status of an older spec then counts).
+    #[arg(long, conflicts_with_all = ["advanced", "script"])]
+    pub guide: bool,
+    /// Run on each object the check Argo CD would pick for its group and kind from this
+    /// argocd-cm ConfigMap (`resource.customizations.health.<group>_<Kind>`, with its
+    /// `resource.customizations.useOpenLibs.<group>_<Kind>`), before --customizations.
+    #[arg(long, value_name = "FILE", conflicts_with_all = ["script", "advanced", "guide", "native"])]
+    pub argocd_cm: Option<PathBuf>,
+    /// Run on each object the check Argo CD would pick for its group and kind from a
+    /// tree laid out like Argo CD's resource_customizations/ (`<group>/<Kind>/health.lua`,
+    /// `_` for `*` in wildcard directories), with the libraries open as Argo CD runs its
+    /// built-in checks.
+    #[arg(long, value_name = "DIR", conflicts_with_all = ["script", "advanced", "guide", "native"])]
+    pub customizations: Option<PathBuf>,
     /// Compute nbv's NotebookValidationJob check with nbv-core's native mapping instead
     /// of running its Lua script (numbers print as in Argo CD's gopher-lua).
     #[arg(long)]
@@ -181,9 +202,10 @@ pub struct SandboxFlags {
     /// `eval`.
     #[arg(long)]
     pub production_sandbox: bool,
-    /// Run as Argo CD's test harness does (its `TestLuaHealthScript`, or
-    /// `useOpenLibs: true`): standard libraries open. Default of `test`.
-    #[arg(long)]
+    /// Run as Argo CD's test harness does (its `TestLuaHealthScript`, its built-in
+    /// checks, or `useOpenLibs: true`): every library open, `io`, `os` and `debug`
+    /// included. Default of `test`.
+    #[arg(long, visible_alias = "open-libs")]
     pub test_harness: bool,
 }
 

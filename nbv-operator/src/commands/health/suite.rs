@@ -15,7 +15,7 @@
 
 use std::path::{Path, PathBuf};
 
-use nbv_core::health::HealthStatus;
+use nbv_core::health::{HealthStatus, go_json_key_matches};
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -36,23 +36,29 @@ pub const TESTS_FILE: &str = "health_test.yaml";
 
 /// The content of `health_test.yaml`.
 ///
-/// Keys are spelled as in Argo CD's files (`tests`, `inputPath`, `healthStatus`,
-/// `status`, `message`); any other key is refused, so that a misspelled `healthStatus`
-/// does not silently expect the empty health. A `null` anywhere reads as absent, as
-/// Go's decoder reads it.
+/// Read as Argo CD reads it (YAML turned into JSON, then Go's `encoding/json`): keys
+/// match the fields `tests`, `inputPath`, `healthStatus`, `status` and `message`
+/// case-insensitively (one of Argo CD's own suites spells `inputpath`), a later key
+/// overrides an earlier one of the same field, and a `null` anywhere reads as absent.
+/// One deliberate difference: a key that matches no field is refused, where Go would
+/// ignore it, so that a misspelled `healthStatus` does not silently expect the empty
+/// health.
 ///
 /// # Examples
 ///
 /// ```
 /// use nbv_operator::commands::health::suite::{ExpectedHealth, TestList};
 ///
-/// let list: TestList = serde_yaml_ng::from_str(
+/// let list = TestList::parse(
 ///     "tests:\n- inputPath: testdata/ok.yaml\n  healthStatus:\n    status: Healthy\n",
 /// )?;
 /// assert_eq!(list.tests[0].input_path, "testdata/ok.yaml");
 /// assert_eq!(list.tests[0].health_status, ExpectedHealth { status: "Healthy".into(), message: String::new() });
-/// assert!(serde_yaml_ng::from_str::<TestList>("tests:\n- inputPath: x\n  healthstatus: {}\n").is_err());
-/// # Ok::<(), serde_yaml_ng::Error>(())
+/// // Go's case-insensitive keys.
+/// let lower = TestList::parse("tests:\n- inputpath: testdata/ok.yaml\n  HEALTHSTATUS: {status: Healthy}\n")?;
+/// assert_eq!(lower, list);
+/// assert!(TestList::parse("tests:\n- inputPath: x\n  health_status: {}\n").is_err());
+/// # Ok::<(), String>(())
 /// ```
 #[derive(Debug, Clone, Default, PartialEq, Eq, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -60,6 +66,54 @@ pub struct TestList {
     /// The tests, run in this order.
     #[serde(default, deserialize_with = "null_as_default")]
     pub tests: Vec<TestCase>,
+}
+
+impl TestList {
+    /// Reads the text of a `health_test.yaml`; the error says what is wrong.
+    pub fn parse(text: &str) -> Result<TestList, String> {
+        // A YAML value keeps the keys in document order, which decides which of two
+        // spellings of a field wins.
+        let mut value: serde_yaml_ng::Value =
+            serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+        canonical_keys(&mut value, &["tests"]);
+        if let Some(tests) = value.get_mut("tests").and_then(|t| t.as_sequence_mut()) {
+            for case in tests {
+                canonical_keys(case, &["inputPath", "healthStatus"]);
+                if let Some(health) = case.get_mut("healthStatus") {
+                    canonical_keys(health, &["status", "message"]);
+                }
+            }
+        }
+        serde_yaml_ng::from_value(value).map_err(|error| {
+            // The value has lost the locations: when the text fails as written too
+            // (the problem is not a key's spelling), its error says where.
+            match serde_yaml_ng::from_str::<TestList>(text) {
+                Err(located) => located.to_string(),
+                Ok(_) => error.to_string(),
+            }
+        })
+    }
+}
+
+/// Renames the keys of `object` that Go's `encoding/json` would decode into one of
+/// `fields` to that field's name, in document order, so that a later key of the same
+/// field replaces an earlier one, as in Go. Other keys are left as they are (and
+/// refused).
+fn canonical_keys(object: &mut serde_yaml_ng::Value, fields: &[&str]) {
+    let Some(map) = object.as_mapping_mut() else {
+        return;
+    };
+    let entries = std::mem::take(map);
+    for (key, value) in entries {
+        let key = match key
+            .as_str()
+            .and_then(|name| fields.iter().find(|field| go_json_key_matches(name, field)))
+        {
+            Some(field) => serde_yaml_ng::Value::String((*field).to_owned()),
+            None => key,
+        };
+        map.insert(key, value);
+    }
 }
 
 /// One test: an input object and the health expected for it.
@@ -198,13 +252,12 @@ impl Suite {
             return Err(SuiteError::MissingTests { path: tests_path });
         }
         let script = input::read_file(&script_path)?;
-        let list: TestList =
-            serde_yaml_ng::from_str(&input::read_file(&tests_path)?).map_err(|error| {
-                SuiteError::InvalidTests {
-                    path: tests_path,
-                    message: error.to_string(),
-                }
-            })?;
+        let list = TestList::parse(&input::read_file(&tests_path)?).map_err(|message| {
+            SuiteError::InvalidTests {
+                path: tests_path,
+                message,
+            }
+        })?;
         Ok(Suite {
             dir: dir.to_owned(),
             script,
@@ -302,32 +355,46 @@ mod tests {
 
     #[test]
     fn nulls_read_as_absent_and_misspelled_keys_are_refused() {
-        let list: TestList = serde_yaml_ng::from_str(
+        let list = TestList::parse(
             "tests:\n- inputPath: a.yaml\n  healthStatus:\n- inputPath: b.yaml\n  healthStatus: {status: Degraded, message: null}\n",
         )
         .unwrap();
         assert!(list.tests[0].health_status.is_empty());
         assert_eq!(list.tests[1].health_status.status, "Degraded");
         assert_eq!(list.tests[1].health_status.message, "");
-        assert_eq!(
-            serde_yaml_ng::from_str::<TestList>("tests:\n").unwrap(),
-            TestList::default()
+        assert_eq!(TestList::parse("tests:\n").unwrap(), TestList::default());
+        // A number where Go expects a string is refused, as Go's decoder refuses it.
+        assert!(
+            TestList::parse(
+                "tests:\n- inputPath: a.yaml\n  healthStatus: {status: Healthy, message: 3}\n"
+            )
+            .is_err()
         );
-        // An unquoted scalar is its text, where Go's decoder refuses a number.
-        let lenient: TestList = serde_yaml_ng::from_str(
-            "tests:\n- inputPath: a.yaml\n  healthStatus: {status: Healthy, message: 3}\n",
-        )
-        .unwrap();
-        assert_eq!(lenient.tests[0].health_status.message, "3");
 
         for text in [
             "test: []\n",
-            "tests:\n- inputpath: a.yaml\n",
-            "tests:\n- inputPath: a.yaml\n  healthStatus: {Status: Healthy}\n",
+            "tests:\n- input_path: a.yaml\n",
+            "tests:\n- inputPath: a.yaml\n  healthStatus: {state: Healthy}\n",
             "tests:\n- healthStatus: {status: Healthy}\n",
         ] {
-            assert!(serde_yaml_ng::from_str::<TestList>(text).is_err(), "{text}");
+            assert!(TestList::parse(text).is_err(), "{text}");
         }
+    }
+
+    #[test]
+    fn keys_match_case_insensitively_and_the_last_one_wins_as_in_go() {
+        let list = TestList::parse(
+            "TESTS:\n- inputpath: a.yaml\n  InputPath: b.yaml\n  healthstatus: {STATUS: Degraded, Message: m, \u{17F}tatus: Healthy}\n",
+        )
+        .unwrap();
+        assert_eq!(list.tests[0].input_path, "b.yaml");
+        assert_eq!(
+            list.tests[0].health_status,
+            ExpectedHealth {
+                status: "Healthy".into(),
+                message: "m".into()
+            }
+        );
     }
 
     #[test]

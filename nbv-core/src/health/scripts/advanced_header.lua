@@ -1,0 +1,5 @@
+-- Cell-level variant of the NotebookValidationJob health check.
+-- A result's status is "Success", "Failure" or "Skipped" and a failed cell
+-- carries its error in errorMessage (the CRD's spelling); "success", "error"
+-- and errorType are accepted too, for results written with the spelling of
+-- the original integration guide.
