@@ -89,10 +89,10 @@ fn flux_status(exprs: &Exprs, object: &Value) -> Status {
     let generation = object
         .pointer("/metadata/generation")
         .and_then(Value::as_i64);
-    if let (Some(observed), Some(generation)) = (observed, generation) {
-        if observed != generation {
-            return Status::InProgress;
-        }
+    if let (Some(observed), Some(generation)) = (observed, generation)
+        && observed != generation
+    {
+        return Status::InProgress;
     }
     expressions_status(exprs, object)
 }
