@@ -276,6 +276,37 @@ mod in_the_controller {
             .expect("the job is stored");
     }
 
+    fn at(time: chrono::DateTime<chrono::Utc>) -> String {
+        time.to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+
+    /// The job `ml/train`, running since now (as another controller reports it).
+    fn running_train(cluster: &FakeCluster) {
+        let now = at(cluster.now());
+        job(
+            cluster,
+            "train",
+            json!({"phase": "ValidationRunning", "startTime": now}),
+        );
+    }
+
+    /// Half a minute later, another controller ends `ml/train`'s run in `phase`, after
+    /// `seconds` (--gitops-only); nbv notifies and counts it within half a minute more.
+    async fn end_train(cluster: &FakeCluster, phase: &str, seconds: i64) {
+        let started = cluster.now();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        cluster
+            .set_status(
+                "notebookvalidationjobs",
+                Some("ml"),
+                "train",
+                json!({"phase": phase, "startTime": at(started),
+                       "completionTime": at(started + TimeDelta::seconds(seconds))}),
+            )
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    }
+
     /// Runs the controller (`gitops_only` or not) on `cluster` with `options`, lets
     /// `scenario` act, and returns the exposition while it ran and after it stopped.
     async fn observe<F: Future<Output = ()>>(
@@ -309,30 +340,12 @@ mod in_the_controller {
     #[tokio::test(start_paused = true)]
     async fn a_finished_run_is_counted_under_its_namespace_and_with_its_name_if_asked() {
         let cluster = FakeCluster::default();
-        let started = cluster.now();
-        let at = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
-        job(
-            &cluster,
-            "train",
-            json!({"phase": "ValidationRunning", "startTime": at(started)}),
-        );
+        running_train(&cluster);
         let options = MetricsOptions {
             job_name_label: true,
         };
         let (running, stopped) = observe(&cluster, true, options, |cluster, _| async move {
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            // Another controller ends the run (--gitops-only): nbv notifies and counts it.
-            cluster
-                .set_status(
-                    "notebookvalidationjobs",
-                    Some("ml"),
-                    "train",
-                    json!({
-                    "phase": "Succeeded", "startTime": at(started),
-                    "completionTime": at(started + TimeDelta::seconds(42))}),
-                )
-                .unwrap();
-            tokio::time::sleep(Duration::from_secs(30)).await;
+            end_train(&cluster, "Succeeded", 42).await;
             job(&cluster, "other", json!({"phase": "Failed"}));
             tokio::time::sleep(Duration::from_secs(30)).await;
         })
@@ -387,29 +400,12 @@ mod in_the_controller {
     #[tokio::test(start_paused = true)]
     async fn a_deleted_jobs_duration_series_go_with_it() {
         let cluster = FakeCluster::default();
-        let started = cluster.now();
-        let at = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
-        job(
-            &cluster,
-            "train",
-            json!({"phase": "ValidationRunning", "startTime": at(started)}),
-        );
+        running_train(&cluster);
         let options = MetricsOptions {
             job_name_label: true,
         };
         let (running, _) = observe(&cluster, true, options, |cluster, metrics| async move {
-            tokio::time::sleep(Duration::from_secs(30)).await;
-            cluster
-                .set_status(
-                    "notebookvalidationjobs",
-                    Some("ml"),
-                    "train",
-                    json!({
-                    "phase": "Failed", "startTime": at(started),
-                    "completionTime": at(started + TimeDelta::seconds(5))}),
-                )
-                .unwrap();
-            tokio::time::sleep(Duration::from_secs(30)).await;
+            end_train(&cluster, "Failed", 5).await;
             let before = metrics.encode();
             assert!(before.contains("job_name=\"train\""), "{before}");
             cluster
@@ -430,30 +426,13 @@ mod in_the_controller {
     #[tokio::test(start_paused = true)]
     async fn without_the_flag_the_duration_has_no_job_labels() {
         let cluster = FakeCluster::default();
-        let started = cluster.now();
-        let at = |t: chrono::DateTime<chrono::Utc>| t.to_rfc3339_opts(SecondsFormat::Secs, true);
-        job(
-            &cluster,
-            "train",
-            json!({"phase": "ValidationRunning", "startTime": at(started)}),
-        );
+        running_train(&cluster);
         let (running, _) = observe(
             &cluster,
             true,
             MetricsOptions::default(),
             |cluster, _| async move {
-                tokio::time::sleep(Duration::from_secs(30)).await;
-                cluster
-                    .set_status(
-                        "notebookvalidationjobs",
-                        Some("ml"),
-                        "train",
-                        json!({
-                    "phase": "Succeeded", "startTime": at(started),
-                    "completionTime": at(started + TimeDelta::seconds(42))}),
-                    )
-                    .unwrap();
-                tokio::time::sleep(Duration::from_secs(30)).await;
+                end_train(&cluster, "Succeeded", 42).await;
             },
         )
         .await;

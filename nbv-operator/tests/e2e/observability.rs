@@ -3,6 +3,8 @@
 //! fire, every query of the Grafana dashboard returns data, a stopped operator is seen
 //! down; and `kubectl wait --for=condition=Ready` waits for a run.
 
+use std::path::Path;
+use std::process::Output;
 use std::time::Duration;
 
 use chrono::Utc;
@@ -179,18 +181,19 @@ async fn prometheus_scrapes_nbv_run_fires_an_alert_and_answers_the_dashboard() {
     s.clean_up().await;
 }
 
-/// `kubectl wait` as a process, with the administrator's kubeconfig.
-fn kubectl_wait(s: &Scenario, job: &str, timeout: &str) -> std::process::Output {
+/// `kubectl wait --for=condition=Ready` on a job, as a process, with the
+/// administrator's kubeconfig.
+fn kubectl_wait(namespace: &str, kubeconfig: &Path, job: &str, timeout: &str) -> Output {
     std::process::Command::new("kubectl")
         .args([
             "wait",
             "--namespace",
-            &s.namespace,
+            namespace,
             &format!("notebookvalidationjob/{job}"),
             "--for=condition=Ready",
             &format!("--timeout={timeout}"),
         ])
-        .env("KUBECONFIG", s.cluster.admin_kubeconfig())
+        .env("KUBECONFIG", kubeconfig)
         .output()
         .expect("run kubectl (Debian's kubernetes-client: scripts/monitoring-tools install)")
 }
@@ -210,25 +213,11 @@ async fn kubectl_wait_for_condition_ready_waits_for_a_successful_run() {
         .await;
 
     // Started while the run is in progress: returns when Ready turns True.
-    let waited = tokio::task::spawn_blocking({
-        let (ns, kubeconfig) = (s.namespace.clone(), s.cluster.admin_kubeconfig().to_owned());
-        move || {
-            std::process::Command::new("kubectl")
-                .args([
-                    "wait",
-                    "--namespace",
-                    &ns,
-                    "notebookvalidationjob/passes",
-                    "--for=condition=Ready",
-                    "--timeout=150s",
-                ])
-                .env("KUBECONFIG", kubeconfig)
-                .output()
-                .expect("run kubectl")
-        }
-    })
-    .await
-    .expect("kubectl wait ran");
+    let (ns, kubeconfig) = (s.namespace.clone(), s.cluster.admin_kubeconfig().to_owned());
+    let waited =
+        tokio::task::spawn_blocking(move || kubectl_wait(&ns, &kubeconfig, "passes", "150s"))
+            .await
+            .expect("kubectl wait ran");
     assert!(
         waited.status.success(),
         "kubectl wait failed: {}{}",
@@ -250,7 +239,7 @@ async fn kubectl_wait_for_condition_ready_waits_for_a_successful_run() {
         (job.status.and_then(|s| s.phase) == Some(nbv_core::api::Phase::Failed)).then_some(())
     })
     .await;
-    let failed = kubectl_wait(&s, "raises", "5s");
+    let failed = kubectl_wait(&s.namespace, s.cluster.admin_kubeconfig(), "raises", "5s");
     assert!(
         !failed.status.success(),
         "kubectl wait succeeded on a failed run"

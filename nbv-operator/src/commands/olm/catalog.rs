@@ -80,19 +80,7 @@ pub(super) fn current() -> Result<Release, OlmError> {
 pub fn catalog_files() -> Result<Vec<File>, OlmError> {
     current()?;
     let releases = releases();
-    let entries: Vec<Value> = releases
-        .iter()
-        .map(|r| {
-            let mut entry = json!({ "name": r.name });
-            if let Some(previous) = &r.replaces {
-                entry["replaces"] = json!(previous);
-            }
-            if let Some(range) = &r.skip_range {
-                entry["skipRange"] = json!(range);
-            }
-            entry
-        })
-        .collect();
+    let entries: Vec<Value> = releases.iter().map(channel_entry).collect();
     let mut documents = vec![
         json!({
             "schema": "olm.package",
@@ -146,6 +134,18 @@ pub fn catalog_files() -> Result<Vec<File>, OlmError> {
                 .to_owned(),
         },
     ])
+}
+
+/// The `olm.channel` entry of `release`: its name, what it replaces, its skipRange.
+fn channel_entry(release: &Release) -> Value {
+    let mut entry = json!({ "name": release.name });
+    if let Some(previous) = &release.replaces {
+        entry["replaces"] = json!(previous);
+    }
+    if let Some(range) = &release.skip_range {
+        entry["skipRange"] = json!(range);
+    }
+    entry
 }
 
 /// What is wrong with a channel's upgrade graph.
@@ -326,19 +326,7 @@ mod tests {
     }
 
     fn entries(releases: &[Release]) -> Value {
-        releases
-            .iter()
-            .map(|r| {
-                let mut e = json!({ "name": r.name });
-                if let Some(p) = &r.replaces {
-                    e["replaces"] = json!(p);
-                }
-                if let Some(s) = &r.skip_range {
-                    e["skipRange"] = json!(s);
-                }
-                e
-            })
-            .collect()
+        releases.iter().map(channel_entry).collect()
     }
 
     #[test]
