@@ -10,13 +10,13 @@ use std::time::Duration;
 use chrono::Utc;
 use serde_json::{Value, json};
 
-use crate::gitops::{application, deployment, ended};
+use crate::gitops::{application, deployment};
 use crate::notebooks::repository;
 use crate::support::git::GitServer;
 use crate::support::kubelet::Kubelet;
 use crate::support::objects::repository as root;
 use crate::support::prometheus::Prometheus;
-use crate::support::{OperatorOptions, Scenario, eventually, job, rfc3339};
+use crate::support::{OperatorOptions, Scenario, ended, eventually, job, rfc3339};
 
 /// Scrapes and rule evaluations run every second; a rate needs two samples.
 const OBSERVE: Duration = Duration::from_secs(60);
