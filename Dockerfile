@@ -32,6 +32,10 @@ RUN mkdir -p nbv-core/src nbv-operator/src nbv-testkit/src \
 COPY nbv-core nbv-core
 COPY nbv-operator nbv-operator
 COPY nbv-testkit nbv-testkit
+# Files compiled into nbv (include_str!): the manifests `nbv olm` and the metrics' alert
+# rules are rendered from, and the built-in scenario of `nbv simulate`.
+COPY config config
+COPY examples examples
 RUN touch nbv-core/src/lib.rs nbv-operator/src/lib.rs nbv-operator/src/main.rs \
     && cargo build --release --locked -p nbv-operator \
     && mkdir -p /out/usr/local/bin \

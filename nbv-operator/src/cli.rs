@@ -44,6 +44,9 @@ pub enum Command {
     /// file (default: ADR-049's end-to-end example) or `--random N` generated ones, with
     /// faults and restarts; checks the invariants (exit 1 when one breaks).
     Simulate(commands::simulate::SimulateArgs),
+    /// Render the OLM bundle and file-based catalog from the sources of config/.
+    #[command(subcommand)]
+    Olm(commands::olm::OlmCommand),
     /// Run Argo CD health checks offline: evaluate one on objects, or run test suites.
     #[command(subcommand)]
     Health(commands::health::HealthCommand),
@@ -116,6 +119,9 @@ pub fn run(cli: Cli) -> ExitCode {
         ),
         Command::Simulate(args) => {
             commands::simulate::run(&args, &mut stdout.lock(), &mut stderr.lock())
+        }
+        Command::Olm(command) => {
+            commands::olm::run(&command, &mut stdout.lock(), &mut stderr.lock())
         }
         Command::Health(command) => commands::health::run(
             command,

@@ -45,6 +45,12 @@ pub struct RunArgs {
     /// Namespace of the leader-election Lease (default: the operator's namespace).
     #[arg(long, env = "NBV_LEASE_NAMESPACE")]
     pub lease_namespace: Option<String>,
+    /// Label `notebook_validation_duration_seconds` with the job's `namespace` and
+    /// `job_name`, as ADR-049 sketches it: one histogram (17 series) per job and final
+    /// phase, removed when the job is deleted. Off by default: the duration is labelled
+    /// by `phase` only (docs/operations.md, "Cardinality").
+    #[arg(long, env = "NBV_METRICS_JOB_NAME_LABEL")]
+    pub metrics_job_name_label: bool,
     /// Log format: `json` or `text`.
     #[arg(long, env = "NBV_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     pub log_format: LogFormat,
@@ -106,6 +112,13 @@ impl Default for OperatorConfig {
 }
 
 impl RunArgs {
+    /// What the metrics expose, from these flags.
+    pub fn metrics_options(&self) -> crate::metrics::MetricsOptions {
+        crate::metrics::MetricsOptions {
+            job_name_label: self.metrics_job_name_label,
+        }
+    }
+
     /// The controller configuration these flags describe.
     pub fn operator_config(&self) -> OperatorConfig {
         let allowed: BTreeSet<String> = self

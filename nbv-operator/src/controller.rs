@@ -35,7 +35,7 @@ use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::context::Context;
 use crate::effects::{Executor, ExecutorConfig};
-use crate::metrics::Metrics;
+use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::pods::PodRunner;
 use crate::publisher::Publisher;
 use crate::reconcile::{FIELD_MANAGER, RecentLedgers, error_policy, reconcile};
@@ -95,7 +95,10 @@ fn watch_jobs(
         // cache after the change.
         .reflect(cache)
         .inspect(move |event| match event {
-            Ok(watcher::Event::Delete(job)) => context.job_deleted(job),
+            Ok(watcher::Event::Delete(job)) => {
+                context.job_deleted(job);
+                context.metrics.job_deleted(job);
+            }
             Ok(watcher::Event::InitDone) => context.publisher.jobs_relisted(),
             _ => {}
         })
@@ -139,6 +142,8 @@ pub async fn run(
         clock,
         instance,
     } = runtime;
+    // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
+    let _leading = metrics.leading();
     let executor = Executor::new(
         client.clone(),
         ExecutorConfig {
@@ -170,14 +175,17 @@ pub async fn run(
     let publisher = Arc::new(publisher.with_jobs(job_store.clone()));
     tokio::spawn(publisher.clone().run(shutdown.clone()));
 
-    let mut pods = PodRunner::new(client.clone(), PodDefaults::default());
+    let mut pods =
+        PodRunner::new(client.clone(), PodDefaults::default()).with_metrics(metrics.clone());
     let mut pod_stream = None;
+    let mut pod_store = None;
     if !config.gitops_only {
         // Only the Pods nbv created, selected by label: never every Pod of the cluster.
         let api: Api<Pod> = watched(&client, config.watch_namespace.as_deref());
         let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
         let pod_cache = reflector::store::Writer::<Pod>::default();
         pods = pods.with_cache(pod_cache.as_reader());
+        pod_store = Some(pod_cache.as_reader());
         pod_stream = Some(
             watcher(api, watcher::Config::default().labels(&selector))
                 .default_backoff()
@@ -185,6 +193,12 @@ pub async fn run(
                 .touched_objects(),
         );
     }
+    let observed = metrics.clone();
+    let _observing = observed.observe(ClusterView {
+        jobs: job_store.clone(),
+        pods: pod_store,
+        clock: clock.clone(),
+    });
     let context = Arc::new(Context {
         pods,
         client,
@@ -204,7 +218,13 @@ pub async fn run(
     }
     controller
         .graceful_shutdown_on(shutdown)
-        .run(reconcile, error_policy, context)
+        // Each reconcile runs in its job's scope: the metrics it updates carry the
+        // job's namespace (upstream's families) and, if asked, its name.
+        .run(
+            |job, context| JobScope::of(&job).run(reconcile(job, context)),
+            error_policy,
+            context,
+        )
         .for_each(|result| async move {
             if let Err(error) = result {
                 tracing::debug!(%error, "reconcile error");

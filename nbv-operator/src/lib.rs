@@ -10,6 +10,7 @@ pub mod controller;
 pub mod effects;
 pub mod leader;
 pub mod metrics;
+pub mod monitoring;
 pub mod pods;
 pub mod publisher;
 pub mod reconcile;

@@ -9,22 +9,39 @@
 //! Every label has a bounded set of values, because each distinct label set is a time
 //! series that Prometheus keeps for as long as the process runs:
 //!
-//! - the validation duration is *not* labelled with the job's name, unlike ADR-049's
-//!   sketch: job names are chosen by users, every run of a generated name would add a
-//!   histogram of 16 series, and the job's duration is already in its Event and status;
+//! - the validation duration is *not* labelled with the job's name by default, unlike
+//!   ADR-049's sketch `{job_name, phase}`: job names are chosen by users, every job
+//!   would add a histogram of 17 series (14 buckets, `+Inf`, `_sum`, `_count`) per final
+//!   phase, and the job's duration is already in its Event and status.
+//!   [`MetricsOptions::job_name_label`] (`nbv run --metrics-job-name-label`) restores the
+//!   seed's shape as `{namespace, job_name, phase}`; a deleted job's series go with it
+//!   ([`Metrics::job_deleted`]), so the cost is bounded by the jobs that exist;
 //! - labels taken from a `&str` (`action`, `kind`, `result`) accept at most
 //!   [`Metrics::MAX_LABEL_VALUES`] distinct values per label, and no empty value or value
 //!   of more than [`Metrics::MAX_LABEL_LEN`] bytes; anything else is counted under
 //!   [`Metrics::OVERFLOW_LABEL`], so a bug that passes free text cannot exhaust memory.
+//!
+//! Next to them: upstream's `notebookvalidationjob_*` families (see [`upstream`]'s
+//! table), labelled by the job's namespace through [`JobScope`]; gauges of the watch
+//! caches computed at each scrape ([`ClusterView`], [`Census`]); and `nbv_leader`, 1
+//! while this replica runs the controller.
+
+mod cluster;
+mod scope;
+pub mod upstream;
+
+pub use cluster::{Census, ClusterView, NO_PHASE};
+pub use scope::JobScope;
 
 use std::collections::BTreeSet;
 use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
-use nbv_core::api::Phase;
+use nbv_core::api::{NotebookValidationJob, Phase};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::Histogram;
 use prometheus_client::registry::{Registry, Unit};
 
@@ -145,7 +162,38 @@ struct ResultLabels {
     result: String,
 }
 
+/// The labels of `notebook_validation_duration_seconds`: `phase`, and with
+/// [`MetricsOptions::job_name_label`] also `namespace` and `job_name`.
+type DurationLabels = Vec<(&'static str, String)>;
+
 type HistogramFamily<L> = Family<L, Histogram, fn() -> Histogram>;
+
+/// Choices about what the metrics expose.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nbv_core::api::{NotebookValidationJob, Phase};
+/// use nbv_operator::metrics::{JobScope, Metrics, MetricsOptions};
+///
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() {
+/// let metrics = Metrics::with_options(MetricsOptions { job_name_label: true });
+/// JobScope::new("ml", "train")
+///     .run(async { metrics.validation_finished(Phase::Succeeded, Some(Duration::from_secs(42))) })
+///     .await;
+/// assert!(metrics.encode().contains(
+///     "notebook_validation_duration_seconds_count{phase=\"Succeeded\",namespace=\"ml\",job_name=\"train\"} 1"
+/// ));
+/// # }
+/// ```
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct MetricsOptions {
+    /// Label `notebook_validation_duration_seconds` with the job's `namespace` and
+    /// `job_name` (ADR-049's shape): one histogram per job and final phase.
+    pub job_name_label: bool,
+}
 
 fn validation_histogram() -> Histogram {
     Histogram::new(VALIDATION_BUCKETS)
@@ -160,7 +208,7 @@ fn validation_histogram() -> Histogram {
 ///
 /// ```
 /// use std::time::Duration;
-/// use nbv_core::api::Phase;
+/// use nbv_core::api::{NotebookValidationJob, Phase};
 /// use nbv_operator::metrics::{Metrics, TriggerStatus};
 ///
 /// let metrics = Metrics::new();
@@ -175,7 +223,8 @@ fn validation_histogram() -> Histogram {
 pub struct Metrics {
     registry: Registry,
     validations: Family<PhaseLabels, Counter>,
-    validation_duration: HistogramFamily<PhaseLabels>,
+    validation_duration: HistogramFamily<DurationLabels>,
+    job_name_label: bool,
     triggers: Family<TriggerLabels, Counter>,
     reconciles: Family<OutcomeLabels, Counter>,
     reconcile_duration: Histogram,
@@ -184,6 +233,12 @@ pub struct Metrics {
     trigger_actions: LabelBudget,
     error_kinds: LabelBudget,
     patch_results: LabelBudget,
+    upstream: upstream::Upstream,
+    cluster: cluster::ClusterGauges,
+    leader: Gauge,
+    /// The caches the gauges are read from, set once the controller runs; the lock
+    /// also keeps two scrapes from interleaving their updates of the gauges.
+    view: Mutex<Option<ClusterView>>,
 }
 
 impl Default for Metrics {
@@ -216,6 +271,11 @@ impl Metrics {
     /// assert!(text.contains("nbv_reconcile_total{outcome=\"error\"} 0"));
     /// ```
     pub fn new() -> Self {
+        Self::with_options(MetricsOptions::default())
+    }
+
+    /// A registry with every family registered, shaped by `options`.
+    pub fn with_options(options: MetricsOptions) -> Self {
         let mut registry = Registry::default();
         let validations = Family::<PhaseLabels, Counter>::default();
         registry.register(
@@ -223,7 +283,7 @@ impl Metrics {
             "Notebook validation runs that ended, by final phase",
             validations.clone(),
         );
-        let validation_duration: HistogramFamily<PhaseLabels> =
+        let validation_duration: HistogramFamily<DurationLabels> =
             Family::new_with_constructor(validation_histogram);
         registry.register_with_unit(
             "notebook_validation_duration",
@@ -262,6 +322,14 @@ impl Metrics {
             "Patches of the notebook status annotations of Argo CD Applications, by result",
             application_patches.clone(),
         );
+        let leader = Gauge::default();
+        registry.register(
+            "nbv_leader",
+            "1 while this replica runs the controller (holds the leader Lease), else 0",
+            leader.clone(),
+        );
+        let upstream = upstream::Upstream::register(&mut registry);
+        let cluster = cluster::ClusterGauges::register(&mut registry);
 
         for phase in [Phase::Succeeded, Phase::Failed] {
             let labels = PhaseLabels {
@@ -269,7 +337,11 @@ impl Metrics {
             };
             // Creating the series is the point; the returned guard is dropped at once.
             drop(validations.get_or_create(&labels));
-            drop(validation_duration.get_or_create(&labels));
+            if !options.job_name_label {
+                drop(
+                    validation_duration.get_or_create(&vec![("phase", phase.as_str().to_owned())]),
+                );
+            }
         }
         for outcome in [ReconcileOutcome::Ok, ReconcileOutcome::Error] {
             drop(reconciles.get_or_create(&OutcomeLabels {
@@ -281,6 +353,7 @@ impl Metrics {
             registry,
             validations,
             validation_duration,
+            job_name_label: options.job_name_label,
             triggers,
             reconciles,
             reconcile_duration,
@@ -289,6 +362,10 @@ impl Metrics {
             trigger_actions: LabelBudget::default(),
             error_kinds: LabelBudget::default(),
             patch_results: LabelBudget::default(),
+            upstream,
+            cluster,
+            leader,
+            view: Mutex::new(None),
         }
     }
 
@@ -301,7 +378,7 @@ impl Metrics {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use nbv_core::api::Phase;
+    /// use nbv_core::api::{NotebookValidationJob, Phase};
     /// use nbv_operator::metrics::Metrics;
     ///
     /// let metrics = Metrics::new();
@@ -312,14 +389,62 @@ impl Metrics {
     /// assert!(text.contains("notebook_validation_duration_seconds_count{phase=\"Failed\"} 1"));
     /// ```
     pub fn validation_finished(&self, phase: Phase, duration: Option<Duration>) {
-        let labels = PhaseLabels {
-            phase: phase.as_str(),
-        };
-        self.validations.get_or_create(&labels).inc();
+        let scope = JobScope::current();
+        self.validations
+            .get_or_create(&PhaseLabels {
+                phase: phase.as_str(),
+            })
+            .inc();
+        let namespace = scope.as_ref().map_or("", |s| s.namespace.as_str());
+        self.upstream.validation_finished(namespace, phase);
         if let Some(duration) = duration {
             self.validation_duration
-                .get_or_create(&labels)
+                .get_or_create(&self.duration_labels(phase, scope.as_ref()))
                 .observe(duration.as_secs_f64());
+        }
+    }
+
+    /// The duration's labels for a run of the job `scope` that ended in `phase`.
+    fn duration_labels(&self, phase: Phase, scope: Option<&JobScope>) -> DurationLabels {
+        let mut labels = vec![("phase", phase.as_str().to_owned())];
+        if let (true, Some(scope)) = (self.job_name_label, scope) {
+            labels.push(("namespace", scope.namespace.clone()));
+            labels.push(("job_name", scope.name.clone()));
+        }
+        labels
+    }
+
+    /// Forgets the per-job series of `job` (only [`MetricsOptions::job_name_label`]
+    /// has any), so that deleted jobs do not accumulate.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nbv_core::api::{NotebookValidationJob, Phase};
+    /// use nbv_operator::metrics::{JobScope, Metrics, MetricsOptions};
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let metrics = Metrics::with_options(MetricsOptions { job_name_label: true });
+    /// let mut job = NotebookValidationJob::new("train", Default::default());
+    /// job.metadata.namespace = Some("ml".to_owned());
+    /// JobScope::of(&job)
+    ///     .run(async { metrics.validation_finished(Phase::Failed, Some(Duration::from_secs(3))) })
+    ///     .await;
+    /// assert!(metrics.encode().contains("job_name=\"train\""));
+    /// metrics.job_deleted(&job);
+    /// assert!(!metrics.encode().contains("job_name=\"train\""));
+    /// # }
+    /// ```
+    pub fn job_deleted(&self, job: &NotebookValidationJob) {
+        if !self.job_name_label {
+            return;
+        }
+        let scope = JobScope::of(job);
+        for phase in [Phase::Succeeded, Phase::Failed] {
+            self.validation_duration
+                .remove(&self.duration_labels(phase, Some(&scope)));
         }
     }
 
@@ -366,6 +491,11 @@ impl Metrics {
             })
             .inc();
         self.reconcile_duration.observe(duration.as_secs_f64());
+        self.upstream.reconciled(
+            &current_namespace(),
+            outcome == ReconcileOutcome::Ok,
+            duration.as_secs_f64(),
+        );
     }
 
     /// Counts one reconcile error of the given `kind` (a short, fixed word chosen by the
@@ -382,9 +512,65 @@ impl Metrics {
     /// ```
     pub fn reconcile_error(&self, kind: &str) {
         let kind = self.error_kinds.admit(kind);
+        self.upstream
+            .reconcile_error(&current_namespace(), kind.clone());
         self.reconcile_errors
             .get_or_create(&KindLabels { kind })
             .inc();
+    }
+
+    /// Counts one request to create a validation Pod in `namespace`, by whether the
+    /// API server created it (or it existed already).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let metrics = nbv_operator::metrics::Metrics::new();
+    /// metrics.pod_created("ml", false);
+    /// assert!(metrics
+    ///     .encode()
+    ///     .contains("notebookvalidationjob_pod_creations_total{namespace=\"ml\",result=\"failed\"} 1"));
+    /// ```
+    pub fn pod_created(&self, namespace: &str, ok: bool) {
+        self.upstream.pod_created(namespace, ok);
+    }
+
+    /// Marks this replica as running the controller until the returned guard is
+    /// dropped (`nbv_leader` 1, then 0).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let metrics = nbv_operator::metrics::Metrics::new();
+    /// let leading = metrics.leading();
+    /// assert!(metrics.encode().contains("\nnbv_leader 1\n"));
+    /// drop(leading);
+    /// assert!(metrics.encode().contains("\nnbv_leader 0\n"));
+    /// ```
+    #[must_use = "nbv_leader returns to 0 when the guard is dropped"]
+    pub fn leading(&self) -> Leading {
+        self.leader.set(1);
+        Leading(self.leader.clone())
+    }
+
+    /// Reads the cluster gauges from `view` at each scrape until the returned guard is
+    /// dropped; then they are removed. A replica that stops leading keeps caches that
+    /// nothing updates any more: it must not go on reporting them.
+    #[must_use = "the gauges are removed when the guard is dropped"]
+    pub fn observe(&self, view: ClusterView) -> Observing<'_> {
+        *self.view.lock().unwrap_or_else(PoisonError::into_inner) = Some(view);
+        Observing(self)
+    }
+
+    /// Sets the cluster gauges from the caches, when they are known.
+    fn refresh(&self, view: &ClusterView) {
+        let jobs = view.jobs.state();
+        let census = Census::of(jobs.iter().map(|j| j.as_ref()), view.clock.now());
+        self.cluster.set(&census);
+        if let Some(pods) = &view.pods {
+            self.upstream
+                .set_active_pods(&cluster::active_pods(&pods.state()));
+        }
     }
 
     /// Counts one attempt to patch an Application's notebook status, by `result` (a
@@ -419,6 +605,10 @@ impl Metrics {
     /// assert!(text.contains("\nnotebook_validation_total{phase=\"Failed\"} 0\n"));
     /// ```
     pub fn encode(&self) -> String {
+        let view = self.view.lock().unwrap_or_else(PoisonError::into_inner);
+        if let Some(view) = view.as_ref() {
+            self.refresh(view);
+        }
         let mut text = String::new();
         // Encoding into a String fails only if a metric's own encoder fails, and the
         // built-in counters and histograms used here never do; should that change, a
@@ -427,6 +617,34 @@ impl Metrics {
             tracing::error!(%error, "encoding the metrics failed; the scrape is incomplete");
         }
         text
+    }
+}
+
+/// The namespace of the job being reconciled, or empty outside a reconcile.
+fn current_namespace() -> String {
+    JobScope::current().map(|s| s.namespace).unwrap_or_default()
+}
+
+/// Keeps the cluster gauges read from a [`ClusterView`]; see [`Metrics::observe`].
+#[derive(Debug)]
+pub struct Observing<'a>(&'a Metrics);
+
+impl Drop for Observing<'_> {
+    fn drop(&mut self) {
+        let mut view = self.0.view.lock().unwrap_or_else(PoisonError::into_inner);
+        *view = None;
+        self.0.cluster.set(&Census::default());
+        self.0.upstream.set_active_pods(&Default::default());
+    }
+}
+
+/// Keeps `nbv_leader` at 1 while it lives; see [`Metrics::leading`].
+#[derive(Debug)]
+pub struct Leading(Gauge);
+
+impl Drop for Leading {
+    fn drop(&mut self) {
+        self.0.set(0);
     }
 }
 

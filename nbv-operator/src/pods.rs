@@ -16,6 +16,7 @@ use nbv_core::pod::{
     pod_vanished, validation_pod,
 };
 
+use crate::metrics::Metrics;
 use crate::reconcile::FIELD_MANAGER;
 
 /// Creates and observes validation Pods.
@@ -58,6 +59,7 @@ pub struct PodRunner {
     client: kube::Client,
     defaults: PodDefaults,
     cache: Option<Store<Pod>>,
+    metrics: Option<Arc<Metrics>>,
 }
 
 impl PodRunner {
@@ -68,7 +70,16 @@ impl PodRunner {
             client,
             defaults,
             cache: None,
+            metrics: None,
         }
+    }
+
+    /// Counts each Pod creation in `metrics` (upstream's
+    /// `notebookvalidationjob_pod_creations_total`).
+    #[must_use]
+    pub fn with_metrics(mut self, metrics: Arc<Metrics>) -> Self {
+        self.metrics = Some(metrics);
+        self
     }
 
     /// Reads Pods from `cache` (a watch cache of nbv's Pods) before asking the API
@@ -117,7 +128,7 @@ impl PodRunner {
             dry_run: false,
             field_manager: Some(FIELD_MANAGER.to_owned()),
         };
-        match self.api(namespace).create(&params, &pod).await {
+        let result = match self.api(namespace).create(&params, &pod).await {
             Ok(_) => Ok(name),
             // Created by an earlier reconcile (or another replica): the name is the
             // attempt's, so it is this Pod.
@@ -126,7 +137,11 @@ impl PodRunner {
                 request: format!("create Pod {namespace}/{name}"),
                 source,
             }),
+        };
+        if let Some(metrics) = &self.metrics {
+            metrics.pod_created(namespace, result.is_ok());
         }
+        result
     }
 
     /// What the Pod of `attempt` says, as the event for the phase machine: `None`

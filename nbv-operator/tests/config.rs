@@ -20,29 +20,10 @@ use nbv_core::health::{HEALTH_KEY, Variant, render_health_configmap};
 use nbv_core::triggers::from_annotations;
 use nbv_core::waves::{block_wave, sync_wave};
 use nbv_operator::cli::{Cli, Command};
+use repository::{documents, read, root};
 use serde_json::Value;
 
-fn root() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-fn read(relative: &str) -> String {
-    let path = root().join(relative);
-    std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("cannot read {relative}: {e}"))
-}
-
-/// Every document of a YAML file, as JSON values (empty documents skipped).
-fn documents(relative: &str) -> Vec<Value> {
-    let text = read(relative);
-    serde_yaml_ng::Deserializer::from_str(&text)
-        .enumerate()
-        .map(|(i, document)| {
-            serde::Deserialize::deserialize(document)
-                .unwrap_or_else(|e| panic!("{relative}: document {i} is not valid YAML: {e}"))
-        })
-        .filter(|v: &Value| !v.is_null())
-        .collect()
-}
+mod repository;
 
 /// Every file under `config/` with its path relative to the repository root.
 fn config_files() -> Vec<String> {
@@ -70,12 +51,16 @@ fn config_files() -> Vec<String> {
 /// `testdata/`): inputs of `nbv health test`, not manifests to deploy.
 const HEALTH_TESTS: &str = "config/argocd/tests/";
 
+/// A plain Prometheus rule file and its promtool unit tests (config/monitoring):
+/// inputs of promtool, not manifests to deploy.
+const PROMTOOL_FILES: &str = "config/monitoring/promtool/";
+
 /// The YAML files that are manifests or kustomizations.
 fn yaml_files() -> Vec<String> {
     config_files()
         .into_iter()
         .filter(|f| f.ends_with(".yaml") || f.ends_with(".yml"))
-        .filter(|f| !f.starts_with(HEALTH_TESTS))
+        .filter(|f| !f.starts_with(HEALTH_TESTS) && !f.starts_with(PROMTOOL_FILES))
         .collect()
 }
 
@@ -96,34 +81,13 @@ fn find<'a>(manifests: &'a [(String, Value)], kind: &str, name: &str) -> &'a Val
         .unwrap_or_else(|| panic!("no {kind} {name} under config/"))
 }
 
-/// Compares a generated file with what the code renders; rewrites it when
-/// `NBV_UPDATE_CONFIG` is set.
-fn assert_generated(relative: &str, expected: &str, how: &str) {
-    let path = root().join(relative);
-    if std::env::var_os("NBV_UPDATE_CONFIG").is_some() {
-        std::fs::write(&path, expected).unwrap_or_else(|e| panic!("cannot write {relative}: {e}"));
-        return;
-    }
-    let committed = std::fs::read_to_string(&path).unwrap_or_default();
-    if committed != expected {
-        let line = committed
-            .lines()
-            .zip(expected.lines())
-            .position(|(a, b)| a != b)
-            .map_or_else(|| "the length".to_owned(), |i| format!("line {}", i + 1));
-        panic!(
-            "{relative} is out of date (it first differs at {line}); regenerate it with\n  {how}\n\
-             or with\n  NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test config"
-        );
-    }
-}
-
 #[test]
 fn the_crd_is_the_output_of_nbv_crd() {
-    assert_generated(
+    repository::assert_generated(
         "config/crd/notebookvalidationjobs.yaml",
         &nbv_operator::commands::crd::render(),
         "cargo run -q -p nbv-operator -- crd > config/crd/notebookvalidationjobs.yaml",
+        "config",
     );
 }
 
@@ -140,10 +104,11 @@ fn the_health_checks_are_rendered_from_the_core() {
             "config/argocd/health-check-configmap-guide.yaml",
         ),
     ] {
-        assert_generated(
+        repository::assert_generated(
             file,
             &render_health_configmap(variant),
             &format!("the test (nbv_core::health::render_health_configmap(Variant::{variant:?}))"),
+            "config",
         );
         let cm = &documents(file)[0];
         assert_eq!(cm["metadata"]["name"], "argocd-cm", "{file}");
@@ -157,11 +122,10 @@ fn the_health_checks_are_rendered_from_the_core() {
 
 #[test]
 fn every_yaml_file_parses_and_every_manifest_names_its_object() {
-    for file in config_files()
-        .into_iter()
-        .filter(|f| f.starts_with(HEALTH_TESTS) && f.ends_with(".yaml"))
-    {
-        // Health test inputs only have to be YAML.
+    for file in config_files().into_iter().filter(|f| {
+        (f.starts_with(HEALTH_TESTS) || f.starts_with(PROMTOOL_FILES)) && f.ends_with(".yaml")
+    }) {
+        // Health test and promtool inputs only have to be YAML.
         documents(&file);
     }
     let files = yaml_files();

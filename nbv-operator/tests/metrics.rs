@@ -231,3 +231,350 @@ proptest! {
         }
     }
 }
+
+mod in_the_controller {
+    //! The families labelled by job run through `controller::run` against the in-memory
+    //! API server, as `nbv run` runs them: the controller enters each job's scope, and
+    //! the gauges read its caches only while it runs.
+
+    use std::future::Future;
+    use std::pin::Pin;
+    use std::sync::Arc;
+    use std::time::Duration;
+
+    use chrono::{SecondsFormat, TimeDelta};
+    use futures::FutureExt;
+    use nbv_operator::clock::VirtualClock;
+    use nbv_operator::config::OperatorConfig;
+    use nbv_operator::controller::{self, Runtime};
+    use nbv_operator::metrics::{Metrics, MetricsOptions};
+    use nbv_testkit::cluster::FakeCluster;
+    use serde_json::json;
+
+    use super::sample;
+
+    type Shutdown = futures::future::Shared<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>;
+
+    fn shutdown_pair() -> (tokio::sync::oneshot::Sender<()>, Shutdown) {
+        let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+        let fut: Pin<Box<dyn Future<Output = ()> + Send + Sync>> = Box::pin(async move {
+            let _ = rx.await;
+        });
+        (tx, fut.shared())
+    }
+
+    fn job(cluster: &FakeCluster, name: &str, status: serde_json::Value) {
+        cluster
+            .apply_object(json!({
+                "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+                "metadata": {"name": name, "namespace": "ml",
+                             "labels": {"app.kubernetes.io/instance": "platform"}},
+                "spec": {"notebook": {"git": {"url": "https://github.com/example/models", "ref": "main"},
+                                      "path": "t.ipynb"},
+                         "podConfig": {"containerImage": "quay.io/ml/sklearn-notebook:1"}},
+                "status": status}))
+            .expect("the job is stored");
+    }
+
+    fn at(time: chrono::DateTime<chrono::Utc>) -> String {
+        time.to_rfc3339_opts(SecondsFormat::Secs, true)
+    }
+
+    /// The job `ml/train`, running since now (as another controller reports it).
+    fn running_train(cluster: &FakeCluster) {
+        let now = at(cluster.now());
+        job(
+            cluster,
+            "train",
+            json!({"phase": "ValidationRunning", "startTime": now}),
+        );
+    }
+
+    /// Half a minute later, another controller ends `ml/train`'s run in `phase`, after
+    /// `seconds` (--gitops-only); nbv notifies and counts it within half a minute more.
+    async fn end_train(cluster: &FakeCluster, phase: &str, seconds: i64) {
+        let started = cluster.now();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+        cluster
+            .set_status(
+                "notebookvalidationjobs",
+                Some("ml"),
+                "train",
+                json!({"phase": phase, "startTime": at(started),
+                       "completionTime": at(started + TimeDelta::seconds(seconds))}),
+            )
+            .unwrap();
+        tokio::time::sleep(Duration::from_secs(30)).await;
+    }
+
+    /// Runs the controller (`gitops_only` or not) on `cluster` with `options`, lets
+    /// `scenario` act, and returns the exposition while it ran and after it stopped.
+    async fn observe<F: Future<Output = ()>>(
+        cluster: &FakeCluster,
+        gitops_only: bool,
+        options: MetricsOptions,
+        scenario: impl FnOnce(FakeCluster, Arc<Metrics>) -> F,
+    ) -> (String, String) {
+        let metrics = Arc::new(Metrics::with_options(options));
+        let (stop, shutdown) = shutdown_pair();
+        let runtime = Runtime {
+            config: OperatorConfig {
+                gitops_only,
+                ..OperatorConfig::default()
+            },
+            metrics: metrics.clone(),
+            clock: Arc::new(VirtualClock::new(cluster.now())),
+            instance: "nbv-operator-0".to_owned(),
+        };
+        let operator = tokio::spawn(controller::run(cluster.client(), runtime, shutdown));
+        scenario(cluster.clone(), metrics.clone()).await;
+        let running = metrics.encode();
+        let _ = stop.send(());
+        tokio::time::timeout(Duration::from_secs(60), operator)
+            .await
+            .expect("the controller stops")
+            .expect("the controller does not panic");
+        (running, metrics.encode())
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_finished_run_is_counted_under_its_namespace_and_with_its_name_if_asked() {
+        let cluster = FakeCluster::default();
+        running_train(&cluster);
+        let options = MetricsOptions {
+            job_name_label: true,
+        };
+        let (running, stopped) = observe(&cluster, true, options, |cluster, _| async move {
+            end_train(&cluster, "Succeeded", 42).await;
+            job(&cluster, "other", json!({"phase": "Failed"}));
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        assert_eq!(
+            sample(
+                &running,
+                "notebookvalidationjob_validations_total{namespace=\"ml\",status=\"succeeded\"}"
+            ),
+            Some(1.0),
+            "{running}"
+        );
+        assert_eq!(
+            sample(
+                &running,
+                "notebook_validation_duration_seconds_count{phase=\"Succeeded\",namespace=\"ml\",job_name=\"train\"}"
+            ),
+            Some(1.0),
+            "{running}"
+        );
+        assert!(
+            sample(&running, "notebookvalidationjob_reconciliation_duration_seconds_count{namespace=\"ml\",result=\"success\"}")
+                .is_some_and(|n| n >= 1.0),
+            "{running}"
+        );
+        assert_eq!(sample(&running, "nbv_leader"), Some(1.0));
+        assert_eq!(
+            sample(&running, "nbv_jobs{namespace=\"ml\",phase=\"Succeeded\"}"),
+            Some(1.0),
+            "{running}"
+        );
+        assert_eq!(
+            sample(&running, "nbv_jobs{namespace=\"ml\",phase=\"Failed\"}"),
+            Some(1.0),
+            "{running}"
+        );
+        assert_eq!(
+            sample(
+                &running,
+                "nbv_application_jobs{application=\"platform\",outcome=\"succeeded\"}"
+            ),
+            Some(1.0),
+            "{running}"
+        );
+        // Stopped (as when the Lease is lost): no longer leading, and no gauges of a
+        // cache nothing updates any more.
+        assert_eq!(sample(&stopped, "nbv_leader"), Some(0.0));
+        assert!(!stopped.contains("nbv_jobs{"), "{stopped}");
+        assert!(!stopped.contains("nbv_application_jobs{"), "{stopped}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_deleted_jobs_duration_series_go_with_it() {
+        let cluster = FakeCluster::default();
+        running_train(&cluster);
+        let options = MetricsOptions {
+            job_name_label: true,
+        };
+        let (running, _) = observe(&cluster, true, options, |cluster, metrics| async move {
+            end_train(&cluster, "Failed", 5).await;
+            let before = metrics.encode();
+            assert!(before.contains("job_name=\"train\""), "{before}");
+            cluster
+                .delete("notebookvalidationjobs", Some("ml"), "train")
+                .unwrap();
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        assert!(!running.contains("job_name=\"train\""), "{running}");
+        // The counters without the job's name stay.
+        assert_eq!(
+            sample(&running, "notebook_validation_total{phase=\"Failed\"}"),
+            Some(1.0),
+            "{running}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn without_the_flag_the_duration_has_no_job_labels() {
+        let cluster = FakeCluster::default();
+        running_train(&cluster);
+        let (running, _) = observe(
+            &cluster,
+            true,
+            MetricsOptions::default(),
+            |cluster, _| async move {
+                end_train(&cluster, "Succeeded", 42).await;
+            },
+        )
+        .await;
+        assert_eq!(
+            sample(
+                &running,
+                "notebook_validation_duration_seconds_count{phase=\"Succeeded\"}"
+            ),
+            Some(1.0),
+            "{running}"
+        );
+        assert!(!running.contains("job_name="), "{running}");
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn running_notebooks_counts_the_pods_nbv_creates() {
+        let cluster = FakeCluster::default();
+        job(&cluster, "fresh", json!(null));
+        let (running, _) = observe(&cluster, false, MetricsOptions::default(), |_, _| async {
+            tokio::time::sleep(Duration::from_secs(30)).await;
+        })
+        .await;
+        assert_eq!(
+            sample(
+                &running,
+                "notebookvalidationjob_pod_creations_total{namespace=\"ml\",result=\"success\"}"
+            ),
+            Some(1.0),
+            "{running}"
+        );
+    }
+}
+
+mod census {
+    //! The cluster gauges' arithmetic on single jobs.
+
+    use chrono::{DateTime, TimeZone, Utc};
+    use nbv_core::api::NotebookValidationJob;
+    use nbv_operator::metrics::{Census, NO_PHASE};
+    use serde_json::{Value, json};
+
+    fn job(name: &str, extra: Value) -> NotebookValidationJob {
+        let mut object = json!({
+            "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+            "metadata": {"name": name, "namespace": "ml"},
+            "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+                                  "path": "t.ipynb"},
+                     "podConfig": {"containerImage": "quay.io/example/papermill:1"}}});
+        for (key, value) in extra.as_object().unwrap() {
+            match key.as_str() {
+                "timeout" => object["spec"]["timeout"] = value.clone(),
+                "labels" | "annotations" => object["metadata"][key] = value.clone(),
+                _ => object[key] = value.clone(),
+            }
+        }
+        serde_json::from_value(object).unwrap()
+    }
+
+    fn at(minutes: i64) -> DateTime<Utc> {
+        Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap() + chrono::Duration::minutes(minutes)
+    }
+
+    fn past(job: &NotebookValidationJob, minutes: i64) -> i64 {
+        Census::of([job], at(minutes))
+            .past_timeout
+            .get("ml")
+            .copied()
+            .unwrap_or(0)
+    }
+
+    #[test]
+    fn past_timeout_counts_from_the_current_attempt_and_only_while_in_progress() {
+        let running = job(
+            "r",
+            json!({"timeout": "10m", "status": {
+            "phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}}),
+        );
+        assert_eq!(
+            past(&running, 10),
+            0,
+            "at the timeout exactly it is not past it"
+        );
+        assert_eq!(past(&running, 11), 1);
+        // The default timeout is 30 minutes.
+        let default = job(
+            "d",
+            json!({"status": {"phase": "Initializing", "startTime": "2026-01-01T00:00:00Z"}}),
+        );
+        assert_eq!((past(&default, 30), past(&default, 31)), (0, 1));
+        // A retry restarts the clock.
+        let retried = job(
+            "t",
+            json!({"timeout": "10m", "status": {
+            "phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z",
+            "lastRetryTime": "2026-01-01T00:08:00Z"}}),
+        );
+        assert_eq!((past(&retried, 17), past(&retried, 19)), (0, 1));
+        // Ended, not started, or with a timeout nbv refuses: never past it.
+        for ended in ["Succeeded", "Failed"] {
+            let done = job(
+                "e",
+                json!({"timeout": "1m", "status": {"phase": ended, "startTime": "2026-01-01T00:00:00Z"}}),
+            );
+            assert_eq!(past(&done, 60), 0, "{ended}");
+        }
+        assert_eq!(past(&job("n", json!({"timeout": "1m"})), 60), 0);
+        let invalid = job(
+            "i",
+            json!({"timeout": "soon", "status": {"phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}}),
+        );
+        assert_eq!(past(&invalid, 600), 0);
+    }
+
+    #[test]
+    fn phases_applications_and_abandoned_effects() {
+        let unset = job("u", json!({}));
+        let abandoned = job(
+            "a",
+            json!({
+            "labels": {"app.kubernetes.io/instance": "platform"},
+            "status": {"phase": "Succeeded", "conditions": [
+                {"type": "EffectsApplied", "status": "False", "reason": "EffectAbandoned",
+                 "message": "gave up", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+        );
+        let applied = job(
+            "b",
+            json!({
+            "labels": {"app.kubernetes.io/instance": "platform"},
+            "status": {"phase": "Failed", "conditions": [
+                {"type": "EffectsApplied", "status": "True", "reason": "EffectsApplied",
+                 "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+        );
+        let census = Census::of([&unset, &abandoned, &applied], at(0));
+        assert_eq!(census.jobs[&("ml".to_owned(), NO_PHASE)], 1);
+        assert_eq!(census.jobs[&("ml".to_owned(), "Succeeded")], 1);
+        assert_eq!(census.effects_abandoned["ml"], 1);
+        assert_eq!(
+            census.applications[&("platform".to_owned(), "succeeded")],
+            1
+        );
+        assert_eq!(census.applications[&("platform".to_owned(), "failed")], 1);
+        // A job without a parent Application is in no Application's count.
+        assert_eq!(census.applications.values().sum::<i64>(), 2);
+    }
+}

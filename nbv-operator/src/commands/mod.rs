@@ -4,6 +4,7 @@
 pub mod crd;
 pub mod health;
 pub mod lint;
+pub mod olm;
 pub mod run;
 pub mod simulate;
 pub mod wait;

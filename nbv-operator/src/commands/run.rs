@@ -88,7 +88,7 @@ pub async fn run(args: RunArgs) -> u8 {
         }
     };
     let shutdown = shutdown_signal();
-    let metrics = Arc::new(Metrics::new());
+    let metrics = Arc::new(Metrics::with_options(args.metrics_options()));
     let readiness = Readiness::default();
     let server = tokio::spawn(serve(
         listener,

@@ -15,6 +15,7 @@ mod support;
 mod gitops;
 mod leader;
 mod notebooks;
+mod observability;
 mod parity;
 mod refusals;
 mod resilience;

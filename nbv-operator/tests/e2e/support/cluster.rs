@@ -62,6 +62,11 @@ impl Cluster {
         client_for(&self.admin).await
     }
 
+    /// The administrator's kubeconfig (for tools run as processes, like `kubectl`).
+    pub fn admin_kubeconfig(&self) -> &Path {
+        &self.admin
+    }
+
     /// The kubeconfig `nbv run` uses.
     pub fn operator_kubeconfig(&self) -> &Path {
         &self.operator

@@ -154,6 +154,11 @@ impl Operator {
             .is_some_and(|c| matches!(c.try_wait(), Ok(None)))
     }
 
+    /// The address of its `/metrics` (for a Prometheus to scrape).
+    pub fn metrics_addr(&self) -> SocketAddr {
+        self.metrics
+    }
+
     /// `GET /metrics`, once the server answers.
     pub async fn metrics(&self) -> String {
         for _ in 0..100 {

@@ -1,0 +1,248 @@
+//! Observing nbv the way the field does, on the real API server: Debian's Prometheus
+//! scrapes `nbv run` and evaluates nbv's alert rules, a failing job makes its alert
+//! fire, every query of the Grafana dashboard returns data, a stopped operator is seen
+//! down; and `kubectl wait --for=condition=Ready` waits for a run.
+
+use std::path::Path;
+use std::process::Output;
+use std::time::Duration;
+
+use chrono::Utc;
+use serde_json::{Value, json};
+
+use crate::gitops::{application, deployment};
+use crate::notebooks::repository;
+use crate::support::git::GitServer;
+use crate::support::kubelet::Kubelet;
+use crate::support::objects::repository as root;
+use crate::support::prometheus::Prometheus;
+use crate::support::{OperatorOptions, Scenario, ended, eventually, job, rfc3339};
+
+/// Scrapes and rule evaluations run every second; a rate needs two samples.
+const OBSERVE: Duration = Duration::from_secs(60);
+
+fn dashboard_queries() -> Vec<(String, String)> {
+    let path = root().join("config/monitoring/dashboards/nbv.json");
+    let dashboard: Value =
+        serde_json::from_str(&std::fs::read_to_string(path).expect("the dashboard")).expect("JSON");
+    dashboard["panels"]
+        .as_array()
+        .expect("panels")
+        .iter()
+        .flat_map(|panel| {
+            let title = panel["title"].as_str().unwrap_or_default().to_owned();
+            panel["targets"]
+                .as_array()
+                .cloned()
+                .unwrap_or_default()
+                .into_iter()
+                .map(move |t| {
+                    (
+                        title.clone(),
+                        t["expr"].as_str().unwrap_or_default().to_owned(),
+                    )
+                })
+        })
+        .collect()
+}
+
+#[tokio::test]
+async fn prometheus_scrapes_nbv_run_fires_an_alert_and_answers_the_dashboard() {
+    let Some(s) = Scenario::new("e2e-observe").await else {
+        return;
+    };
+    let ns = s.namespace.clone();
+    s.apply(application(&ns, &ns)).await;
+    s.apply(deployment("model-server")).await;
+    // With the seed's job_name label on the duration (docs/operations.md, Cardinality).
+    let mut operator =
+        s.operator(&OperatorOptions::gitops_only(&ns).with(&["--metrics-job-name-label"]));
+    operator.metrics().await;
+    let prometheus = Prometheus::start(operator.metrics_addr())
+        .expect("NBV_E2E=1 needs Prometheus: run scripts/monitoring-tools install");
+    eventually("Prometheus to scrape nbv", OBSERVE, || async {
+        (prometheus.target_health().await == ["up"]).then_some(())
+    })
+    .await;
+    // Nothing has failed yet: once the rules saw the first scrape (NbvOperatorDown
+    // fires at an evaluation before it, its `for` being 0 s here), no alert fires.
+    eventually("every alert to be quiet", OBSERVE, || async {
+        prometheus.firing().await.is_empty().then_some(())
+    })
+    .await;
+
+    // Two jobs of the Application: one succeeds (and restarts the model server), one
+    // fails. Another controller writes their phases (--gitops-only).
+    let labels = json!({"app.kubernetes.io/instance": ns});
+    for (name, annotations) in [
+        (
+            "good",
+            json!({"mlops.dev/on-success-trigger":
+            "- {apiVersion: apps/v1, kind: Deployment, name: model-server, action: restart}\n"}),
+        ),
+        ("bad", json!({})),
+    ] {
+        let mut object = job(
+            name,
+            "https://git.example.com/ml/models.git",
+            "main",
+            "train.ipynb",
+            annotations,
+        );
+        object["metadata"]["labels"] = labels.clone();
+        s.apply(object).await;
+        s.set_job_status(
+            name,
+            json!({"phase": "ValidationRunning", "observedGeneration": 1,
+                                      "startTime": rfc3339(Utc::now())}),
+        )
+        .await;
+    }
+    // Prometheus sees the counters at zero before the runs end, so increase() sees them
+    // move.
+    tokio::time::sleep(Duration::from_secs(3)).await;
+    s.set_job_status("good", ended("Succeeded", "")).await;
+    s.set_job_status("bad", ended("Failed", "cell 2 raised KeyError"))
+        .await;
+    eventually("nbv to notify the failure", OBSERVE, || async {
+        (!s.events("bad", "ValidationFailed").await.is_empty()).then_some(())
+    })
+    .await;
+
+    // Half the runs failed: more than the 25% of NbvValidationFailureRateHigh.
+    eventually("NbvValidationFailureRateHigh to fire", OBSERVE, || async {
+        prometheus
+            .firing()
+            .await
+            .contains(&"NbvValidationFailureRateHigh".to_owned())
+            .then_some(())
+    })
+    .await;
+    let firing = prometheus.firing().await;
+    for quiet in [
+        "NbvOperatorDown",
+        "NbvNoLeader",
+        "NbvTriggersFailing",
+        "NbvEffectsAbandoned",
+    ] {
+        assert!(
+            !firing.contains(&quiet.to_owned()),
+            "{quiet} fires: {firing:?}"
+        );
+    }
+    // What the alert reads, by upstream's names too.
+    let failed = prometheus
+        .query(&format!(
+            "sum(notebookvalidationjob_validations_total{{namespace=\"{ns}\",status=\"failed\"}})"
+        ))
+        .await;
+    assert_eq!(failed[0]["value"][1], "1", "{failed:?}");
+
+    // Every query of the dashboard returns data.
+    for (panel, query) in dashboard_queries() {
+        let result = eventually(
+            &format!("panel {panel:?} to have data: {query}"),
+            OBSERVE,
+            || async {
+                let result = prometheus.query(&query).await;
+                (!result.is_empty()).then_some(result)
+            },
+        )
+        .await;
+        eprintln!("panel {panel:?}: {} series", result.len());
+    }
+    let rate = prometheus
+        .query(
+            "sum by (application) (nbv_application_jobs{outcome=\"succeeded\"}) / \
+             sum by (application) (nbv_application_jobs{outcome=~\"succeeded|failed\"})",
+        )
+        .await;
+    assert_eq!(rate[0]["metric"]["application"], ns.as_str(), "{rate:?}");
+    assert_eq!(rate[0]["value"][1], "0.5", "{rate:?}");
+
+    let by_job = prometheus
+        .query(&format!(
+            "notebook_validation_duration_seconds_count{{namespace=\"{ns}\",job_name=\"good\"}}"
+        ))
+        .await;
+    assert_eq!(by_job.len(), 1, "{by_job:?}");
+    assert_eq!(by_job[0]["metric"]["phase"], "Succeeded", "{by_job:?}");
+
+    // The operator stops: Prometheus sees it down, and NbvOperatorDown fires.
+    assert_eq!(operator.stop(), Some(0));
+    eventually("NbvOperatorDown to fire", OBSERVE, || async {
+        prometheus
+            .firing()
+            .await
+            .contains(&"NbvOperatorDown".to_owned())
+            .then_some(())
+    })
+    .await;
+    s.clean_up().await;
+}
+
+/// `kubectl wait --for=condition=Ready` on a job, as a process, with the
+/// administrator's kubeconfig.
+fn kubectl_wait(namespace: &str, kubeconfig: &Path, job: &str, timeout: &str) -> Output {
+    std::process::Command::new("kubectl")
+        .args([
+            "wait",
+            "--namespace",
+            namespace,
+            &format!("notebookvalidationjob/{job}"),
+            "--for=condition=Ready",
+            &format!("--timeout={timeout}"),
+        ])
+        .env("KUBECONFIG", kubeconfig)
+        .output()
+        .expect("run kubectl (Debian's kubernetes-client: scripts/monitoring-tools install)")
+}
+
+#[tokio::test]
+async fn kubectl_wait_for_condition_ready_waits_for_a_successful_run() {
+    let Some(s) = Scenario::new("e2e-kubectl-wait").await else {
+        return;
+    };
+    let git = GitServer::start();
+    let url = repository(&git, "models");
+    let _kubelet = Kubelet::start(s.client.clone(), &s.namespace);
+    let _operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
+    s.apply(job("passes", &url, "main", "passes.ipynb", json!({})))
+        .await;
+    s.apply(job("raises", &url, "main", "raises.ipynb", json!({})))
+        .await;
+
+    // Started while the run is in progress: returns when Ready turns True.
+    let (ns, kubeconfig) = (s.namespace.clone(), s.cluster.admin_kubeconfig().to_owned());
+    let waited =
+        tokio::task::spawn_blocking(move || kubectl_wait(&ns, &kubeconfig, "passes", "150s"))
+            .await
+            .expect("kubectl wait ran");
+    assert!(
+        waited.status.success(),
+        "kubectl wait failed: {}{}",
+        String::from_utf8_lossy(&waited.stdout),
+        String::from_utf8_lossy(&waited.stderr)
+    );
+    assert!(String::from_utf8_lossy(&waited.stdout).contains("condition met"));
+    let job = s.job("passes").await;
+    let status = job.status.expect("a status");
+    assert_eq!(status.phase, Some(nbv_core::api::Phase::Succeeded));
+    assert_eq!(
+        status.observed_generation, job.metadata.generation,
+        "Ready describes this generation"
+    );
+
+    // A failed run is never Ready: kubectl wait times out.
+    eventually("raises to fail", Duration::from_secs(150), || async {
+        let job = s.job("raises").await;
+        (job.status.and_then(|s| s.phase) == Some(nbv_core::api::Phase::Failed)).then_some(())
+    })
+    .await;
+    let failed = kubectl_wait(&s.namespace, s.cluster.admin_kubeconfig(), "raises", "5s");
+    assert!(
+        !failed.status.success(),
+        "kubectl wait succeeded on a failed run"
+    );
+    s.clean_up().await;
+}
