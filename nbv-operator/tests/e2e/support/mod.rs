@@ -58,9 +58,15 @@ impl Scenario {
         })
     }
 
-    /// nbv's requests since the scenario began (on our control plane).
+    /// nbv's requests since the scenario began (on our control plane), leaving out
+    /// those about other tests' namespaces (an operator of an earlier test may still be
+    /// closing its watches).
     pub fn requests(&self) -> Option<Requests> {
-        Some(self.cluster.audit()?.since(self.mark?))
+        let Requests(all) = self.cluster.audit()?.since(self.mark?);
+        let ours = |ns: &str| !ns.starts_with("e2e-") || ns.starts_with(&self.namespace);
+        Some(Requests(
+            all.into_iter().filter(|r| ours(r.namespace())).collect(),
+        ))
     }
 
     /// Prints nbv's requests by verb and resource, and checks none was forbidden.
