@@ -64,14 +64,16 @@ impl GitServer {
             .and_then(|l| l.local_addr())
             .map(|a| a.port())
             .expect("a free port");
-        let mut command = Command::new("git");
+        // git-daemon itself, not `git daemon`: the `git` wrapper would run it as a child
+        // of its own, which the parent-death signal below would not reach.
+        let exec_path = Command::new("git")
+            .arg("--exec-path")
+            .output()
+            .expect("git --exec-path");
+        let exec_path = String::from_utf8_lossy(&exec_path.stdout).trim().to_owned();
+        let mut command = Command::new(Path::new(&exec_path).join("git-daemon"));
         command
-            .args([
-                "daemon",
-                "--reuseaddr",
-                "--export-all",
-                "--listen=127.0.0.1",
-            ])
+            .args(["--reuseaddr", "--export-all", "--listen=127.0.0.1"])
             .arg(format!("--port={port}"))
             .arg(format!("--base-path={}", root.display()))
             .arg(&root)

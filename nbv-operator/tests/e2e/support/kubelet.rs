@@ -532,6 +532,11 @@ impl Volumes {
                 pod.metadata.name.clone().unwrap_or_default(),
             ),
         ];
+        // Marks the container's processes (and the kernels they start) as the suite's,
+        // so that `scripts/control-plane e2e` finds any left running.
+        if let Ok(cluster) = std::env::var("NBV_E2E_CLUSTER") {
+            vars.push(("NBV_E2E_CLUSTER".into(), cluster));
+        }
         for from in container.env_from.iter().flatten() {
             let prefix = from.prefix.clone().unwrap_or_default();
             let data = from
