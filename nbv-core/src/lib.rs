@@ -22,6 +22,7 @@
 //! | [`events`] | the notification Event of a terminal transition |
 //! | [`plan`] | the effects a shell must carry out for a job |
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
+//! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -33,5 +34,6 @@ pub mod health;
 pub mod phase;
 pub mod plan;
 pub mod pod;
+pub mod sync;
 pub mod triggers;
 pub mod waves;
