@@ -75,7 +75,7 @@ use crate::events::{NotificationContext, NotificationEvent, notification};
 use crate::triggers::{self, Trigger};
 use crate::waves::{self, WaveOutcome};
 
-pub use conditions::{ConditionUpdate, conditions, parent_diagnostics};
+pub use conditions::{ConditionUpdate, SyncStage, conditions, parent_diagnostics, sync_condition};
 pub use diff::merge_patch;
 pub use key::{EffectKey, RunKey};
 pub use ledger::{EffectRetryPolicy, Outcome, Recorded, record};
