@@ -405,12 +405,6 @@ fn targets(cluster: &FakeCluster) {
     application_in(cluster, "team-apps", "team-serving", ML);
     // Argo CD's settings and the Applications' project, with a sync window that does
     // not block now.
-    cluster.register(ApiResourceSpec::namespaced(
-        "argoproj.io",
-        "v1alpha1",
-        "AppProject",
-        "appprojects",
-    ));
     apply(
         cluster,
         json!({"apiVersion": "v1", "kind": "ConfigMap",

@@ -253,7 +253,23 @@ fn is_empty(value: &Value) -> bool {
 
 /// When the Application's last operation started, if it was a full sync (see the
 /// module documentation) that succeeded and started no earlier than `completed_at`.
-fn full_sync_since(application: &Value, completed_at: DateTime<Utc>) -> Option<String> {
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::sync::full_sync_since;
+///
+/// let ended = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+/// let app = |sync: serde_json::Value| serde_json::json!({"status": {"operationState": {
+///     "phase": "Succeeded", "startedAt": "2026-01-24T22:31:00Z",
+///     "operation": {"sync": sync, "initiatedBy": {"username": "admin"}}
+/// }}});
+/// assert!(full_sync_since(&app(serde_json::json!({})), ended).is_some());
+/// assert!(full_sync_since(&app(serde_json::json!({"dryRun": true})), ended).is_none());
+/// assert!(full_sync_since(&app(serde_json::json!({"revision": "0ld"})), ended).is_none());
+/// ```
+pub fn full_sync_since(application: &Value, completed_at: DateTime<Utc>) -> Option<String> {
     let state = &application["status"]["operationState"];
     let operation = &state["operation"];
     let sync = &operation["sync"];
