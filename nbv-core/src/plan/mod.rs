@@ -231,17 +231,15 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
     };
 
     let mut diagnostics = Vec::new();
-    let sync_wave = match waves::sync_wave(job_annotations) {
-        Ok(wave) => wave,
-        Err(err) => {
-            diagnostics.push(Diagnostic {
-                annotation: annotations::ARGOCD_SYNC_WAVE,
-                is_error: true,
-                message: err.to_string(),
-            });
-            None
-        }
-    };
+    let effective = waves::effective_wave(job_annotations);
+    for err in &effective.problems {
+        diagnostics.push(Diagnostic {
+            annotation: err.annotation(),
+            is_error: true,
+            message: format!("{err}; Argo CD puts the job in wave {} instead", effective.wave.unwrap_or(waves::Wave::DEFAULT)),
+        });
+    }
+    let sync_wave = effective.wave;
     if let Err(err) = waves::block_wave(job_annotations) {
         diagnostics.push(Diagnostic {
             annotation: annotations::BLOCK_WAVE,
