@@ -133,7 +133,10 @@ fn instance_label_wins_over_part_of_under_label_tracking() {
         instance_label_key: "argocd.argoproj.io/instance".into(),
         ..label_tracking()
     };
-    let labels = map(&[("argocd.argoproj.io/instance", "fraud"), (APP_INSTANCE, "other")]);
+    let labels = map(&[
+        ("argocd.argoproj.io/instance", "fraud"),
+        (APP_INSTANCE, "other"),
+    ]);
     let parent = parent_application(&job(), &BTreeMap::new(), &labels, &custom).parent;
     assert_eq!(parent.map(|p| p.app), Some(app("fraud")));
 }
@@ -142,14 +145,23 @@ fn instance_label_wins_over_part_of_under_label_tracking() {
 fn each_tracking_method_reads_only_its_own_source() {
     let annotations = map(&[(ARGOCD_TRACKING_ID, &format!("by-annotation:{JOB_ID}"))]);
     let labels = map(&[(APP_INSTANCE, "by-label")]);
-    for method in [TrackingMethod::Annotation, TrackingMethod::AnnotationAndLabel] {
-        let settings = TrackingSettings { method, ..TrackingSettings::default() };
+    for method in [
+        TrackingMethod::Annotation,
+        TrackingMethod::AnnotationAndLabel,
+    ] {
+        let settings = TrackingSettings {
+            method,
+            ..TrackingSettings::default()
+        };
         let lookup = parent_application(&job(), &annotations, &labels, &settings);
         assert_eq!(lookup.parent.map(|p| p.app), Some(app("by-annotation")));
         // Without the annotation the label does not count, and the user hears why.
         let lookup = parent_application(&job(), &BTreeMap::new(), &labels, &settings);
         assert_eq!(lookup.parent, None);
-        assert!(matches!(lookup.problems[..], [ParentProblem::LabelIgnored { .. }]));
+        assert!(matches!(
+            lookup.problems[..],
+            [ParentProblem::LabelIgnored { .. }]
+        ));
     }
     let lookup = parent_application(&job(), &annotations, &labels, &label_tracking());
     assert_eq!(lookup.parent.map(|p| p.app), Some(app("by-label")));
@@ -166,9 +178,14 @@ fn a_tracking_id_of_another_installation_does_not_count() {
         }
         annotations
     };
-    let ours = TrackingSettings { installation_id: "prod".into(), ..TrackingSettings::default() };
+    let ours = TrackingSettings {
+        installation_id: "prod".into(),
+        ..TrackingSettings::default()
+    };
     let found = |annotations, settings: &TrackingSettings| {
-        parent_application(&job(), &annotations, &BTreeMap::new(), settings).parent.is_some()
+        parent_application(&job(), &annotations, &BTreeMap::new(), settings)
+            .parent
+            .is_some()
     };
     assert!(found(tracked(Some("prod")), &ours));
     assert!(!found(tracked(Some("staging")), &ours));
@@ -183,10 +200,24 @@ fn a_tracking_id_of_another_installation_does_not_count() {
 #[test]
 fn part_of_is_nbvs_convention_and_can_be_turned_off() {
     let labels = map(&[(APP_PART_OF, "platform")]);
-    let parent = parent_application(&job(), &BTreeMap::new(), &labels, &TrackingSettings::default());
-    assert_eq!(parent.parent.map(|p| p.source), Some(ParentSource::PartOfLabel));
-    let off = TrackingSettings { part_of: false, ..TrackingSettings::default() };
-    assert_eq!(parent_application(&job(), &BTreeMap::new(), &labels, &off).parent, None);
+    let parent = parent_application(
+        &job(),
+        &BTreeMap::new(),
+        &labels,
+        &TrackingSettings::default(),
+    );
+    assert_eq!(
+        parent.parent.map(|p| p.source),
+        Some(ParentSource::PartOfLabel)
+    );
+    let off = TrackingSettings {
+        part_of: false,
+        ..TrackingSettings::default()
+    };
+    assert_eq!(
+        parent_application(&job(), &BTreeMap::new(), &labels, &off).parent,
+        None
+    );
 }
 
 #[test]
@@ -200,7 +231,8 @@ fn tracking_settings_from_argocd_cm() {
     assert_eq!(settings.installation_id, "prod");
     assert_eq!(settings.instance_label_key, APP_INSTANCE);
     assert!(problems.is_empty());
-    let (settings, problems) = TrackingSettings::from_argocd_cm(&map(&[("application.resourceTrackingMethod", "labels")]));
+    let (settings, problems) =
+        TrackingSettings::from_argocd_cm(&map(&[("application.resourceTrackingMethod", "labels")]));
     assert_eq!(settings.method, TrackingMethod::Annotation);
     insta::assert_snapshot!(problems.join("\n"));
 }
@@ -208,14 +240,24 @@ fn tracking_settings_from_argocd_cm() {
 #[test]
 fn apps_in_any_namespace() {
     let annotations = map(&[(ARGOCD_TRACKING_ID, &format!("team-a_fraud:{JOB_ID}"))]);
-    let parent = parent_application(&job(), &annotations, &BTreeMap::new(), &TrackingSettings::default())
-        .parent
-        .unwrap();
+    let parent = parent_application(
+        &job(),
+        &annotations,
+        &BTreeMap::new(),
+        &TrackingSettings::default(),
+    )
+    .parent
+    .unwrap();
     assert_eq!(parent.app, AppId::new(Some("team-a"), "fraud").unwrap());
     let labels = map(&[(APP_PART_OF, "team-b_platform")]);
-    let parent = parent_application(&job(), &BTreeMap::new(), &labels, &TrackingSettings::default())
-        .parent
-        .unwrap();
+    let parent = parent_application(
+        &job(),
+        &BTreeMap::new(),
+        &labels,
+        &TrackingSettings::default(),
+    )
+    .parent
+    .unwrap();
     assert_eq!(parent.app.namespace(), Some("team-b"));
     assert_eq!(parent.app.name(), "platform");
 }
@@ -224,7 +266,12 @@ fn apps_in_any_namespace() {
 fn core_group_and_colons_in_the_last_part_follow_argo_cd() {
     // Argo CD splits at the first two ':' only, so a third ':' lands in namespace/name.
     let foreign = map(&[(ARGOCD_TRACKING_ID, "fraud:/ConfigMap:ml/train")]);
-    let lookup = parent_application(&job(), &foreign, &BTreeMap::new(), &TrackingSettings::default());
+    let lookup = parent_application(
+        &job(),
+        &foreign,
+        &BTreeMap::new(),
+        &TrackingSettings::default(),
+    );
     assert!(matches!(
         lookup.problems[..],
         [ParentProblem::ForeignTrackingId { .. }]
@@ -256,31 +303,51 @@ fn unusable_sources_fall_back_and_are_reported() {
     )]);
     let mut all = messages;
     all.extend(
-        parent_application(&job(), &copied, &BTreeMap::new(), &TrackingSettings::default())
-            .problems
-            .iter()
-            .map(ToString::to_string),
+        parent_application(
+            &job(),
+            &copied,
+            &BTreeMap::new(),
+            &TrackingSettings::default(),
+        )
+        .problems
+        .iter()
+        .map(ToString::to_string),
     );
     let bad_app = map(&[(ARGOCD_TRACKING_ID, &format!("_fraud:{JOB_ID}"))]);
     all.extend(
-        parent_application(&job(), &bad_app, &BTreeMap::new(), &TrackingSettings::default())
-            .problems
-            .iter()
-            .map(ToString::to_string),
+        parent_application(
+            &job(),
+            &bad_app,
+            &BTreeMap::new(),
+            &TrackingSettings::default(),
+        )
+        .problems
+        .iter()
+        .map(ToString::to_string),
     );
     let long = map(&[(APP_PART_OF, &"x".repeat(300))]);
     all.extend(
-        parent_application(&job(), &BTreeMap::new(), &long, &TrackingSettings::default())
-            .problems
-            .iter()
-            .map(ToString::to_string),
+        parent_application(
+            &job(),
+            &BTreeMap::new(),
+            &long,
+            &TrackingSettings::default(),
+        )
+        .problems
+        .iter()
+        .map(ToString::to_string),
     );
     insta::assert_snapshot!(all.join("\n"));
 }
 
 #[test]
 fn no_source_no_parent() {
-    let lookup = parent_application(&job(), &map(&[("x", "y")]), &map(&[("app", "fraud")]), &TrackingSettings::default());
+    let lookup = parent_application(
+        &job(),
+        &map(&[("x", "y")]),
+        &map(&[("app", "fraud")]),
+        &TrackingSettings::default(),
+    );
     assert_eq!(lookup.parent, None);
     assert!(lookup.problems.is_empty());
 }

@@ -38,9 +38,15 @@ fn is_open(windows: &[SyncWindow], manual: bool, when: DateTime<Utc>) -> bool {
 #[test]
 fn can_sync_follows_argo_cds_rules() {
     let deny = window("deny", "0 22 * * *", "8h");
-    let deny_manual = SyncWindow { manual_sync: true, ..deny.clone() };
+    let deny_manual = SyncWindow {
+        manual_sync: true,
+        ..deny.clone()
+    };
     let allow = window("allow", "0 9 * * *", "8h");
-    let allow_manual = SyncWindow { manual_sync: true, ..allow.clone() };
+    let allow_manual = SyncWindow {
+        manual_sync: true,
+        ..allow.clone()
+    };
     let night = at(23, 0);
     let day = at(12, 0);
     let evening = at(18, 0);
@@ -48,18 +54,22 @@ fn can_sync_follows_argo_cds_rules() {
     // No window: always.
     assert!(is_open(&[], false, night));
     // An active deny blocks, manual or not, unless it allows manual syncs.
-    assert!(!is_open(&[deny.clone()], true, night));
-    assert!(is_open(&[deny_manual.clone()], true, night));
-    assert!(!is_open(&[deny_manual.clone()], false, night));
+    assert!(!is_open(std::slice::from_ref(&deny), true, night));
+    assert!(is_open(std::slice::from_ref(&deny_manual), true, night));
+    assert!(!is_open(std::slice::from_ref(&deny_manual), false, night));
     // Every active deny must allow manual syncs.
     assert!(!is_open(&[deny_manual.clone(), deny.clone()], true, night));
     // An inactive deny blocks nothing.
-    assert!(is_open(&[deny.clone()], false, day));
+    assert!(is_open(std::slice::from_ref(&deny), false, day));
     // Allow windows: inside, yes; outside, only a manual sync when each allows it.
-    assert!(is_open(&[allow.clone()], false, day));
-    assert!(!is_open(&[allow.clone()], true, evening));
-    assert!(is_open(&[allow_manual.clone()], true, evening));
-    assert!(!is_open(&[allow_manual.clone(), allow.clone()], true, evening));
+    assert!(is_open(std::slice::from_ref(&allow), false, day));
+    assert!(!is_open(std::slice::from_ref(&allow), true, evening));
+    assert!(is_open(std::slice::from_ref(&allow_manual), true, evening));
+    assert!(!is_open(
+        &[allow_manual.clone(), allow.clone()],
+        true,
+        evening
+    ));
     // An active allow next to an inactive one lets the sync start (Argo CD 3).
     let late_allow = window("allow", "0 20 * * *", "1h");
     assert!(is_open(&[allow.clone(), late_allow], false, day));
@@ -71,15 +81,28 @@ fn can_sync_follows_argo_cds_rules() {
 #[test]
 fn window_edges_are_strict_as_in_argo_cd() {
     let deny = window("deny", "0 22 * * *", "1h");
-    assert!(is_open(&[deny.clone()], false, at(22, 0)), "not yet active at its start");
-    assert!(!is_open(&[deny.clone()], false, at(22, 0) + Duration::seconds(1)));
-    assert!(!is_open(&[deny.clone()], false, at(22, 59)));
-    assert!(is_open(&[deny], false, at(23, 0)), "no longer active at its end");
+    assert!(
+        is_open(std::slice::from_ref(&deny), false, at(22, 0)),
+        "not yet active at its start"
+    );
+    assert!(!is_open(
+        std::slice::from_ref(&deny),
+        false,
+        at(22, 0) + Duration::seconds(1)
+    ));
+    assert!(!is_open(std::slice::from_ref(&deny), false, at(22, 59)));
+    assert!(
+        is_open(&[deny], false, at(23, 0)),
+        "no longer active at its end"
+    );
 }
 
 #[test]
 fn windows_match_by_application_namespace_and_cluster() {
-    let only = |w: SyncWindow| SyncWindow { applications: Vec::new(), ..w };
+    let only = |w: SyncWindow| SyncWindow {
+        applications: Vec::new(),
+        ..w
+    };
     let deny = window("deny", "0 0 * * *", "24h");
     let by = |f: fn(&mut SyncWindow)| {
         let mut w = only(deny.clone());
@@ -87,10 +110,26 @@ fn windows_match_by_application_namespace_and_cluster() {
         w
     };
     let now = at(12, 0);
-    assert!(!is_open(&[by(|w| w.namespaces = vec!["m?".into()])], false, now));
-    assert!(is_open(&[by(|w| w.namespaces = vec!["prod".into()])], false, now));
-    assert!(!is_open(&[by(|w| w.clusters = vec!["in-*".into()])], false, now));
-    assert!(!is_open(&[by(|w| w.clusters = vec!["https://kubernetes.*".into()])], false, now));
+    assert!(!is_open(
+        &[by(|w| w.namespaces = vec!["m?".into()])],
+        false,
+        now
+    ));
+    assert!(is_open(
+        &[by(|w| w.namespaces = vec!["prod".into()])],
+        false,
+        now
+    ));
+    assert!(!is_open(
+        &[by(|w| w.clusters = vec!["in-*".into()])],
+        false,
+        now
+    ));
+    assert!(!is_open(
+        &[by(|w| w.clusters = vec!["https://kubernetes.*".into()])],
+        false,
+        now
+    ));
     // A window without any list applies to nothing.
     assert!(is_open(&[only(deny.clone())], false, now));
     // OR by default, AND with andOperator.
@@ -98,8 +137,15 @@ fn windows_match_by_application_namespace_and_cluster() {
         w.applications = vec!["other".into()];
         w.namespaces = vec!["ml".into()];
     });
-    assert!(!is_open(&[either.clone()], false, now));
-    assert!(is_open(&[SyncWindow { and_operator: true, ..either }], false, now));
+    assert!(!is_open(std::slice::from_ref(&either), false, now));
+    assert!(is_open(
+        &[SyncWindow {
+            and_operator: true,
+            ..either
+        }],
+        false,
+        now
+    ));
 }
 
 #[test]
@@ -107,11 +153,11 @@ fn time_zones_shift_the_schedule_by_their_offset() {
     // 22:00 in Berlin is 21:00 UTC in January.
     let mut deny = window("deny", "0 22 * * *", "1h");
     deny.time_zone = "Europe/Berlin".into();
-    assert!(!is_open(&[deny.clone()], false, at(21, 30)));
-    assert!(is_open(&[deny.clone()], false, at(22, 30)));
+    assert!(!is_open(std::slice::from_ref(&deny), false, at(21, 30)));
+    assert!(is_open(std::slice::from_ref(&deny), false, at(22, 30)));
     // An unknown zone is UTC, as in Argo CD.
     deny.time_zone = "Mars/Olympus".into();
-    assert!(is_open(&[deny.clone()], false, at(21, 30)));
+    assert!(is_open(std::slice::from_ref(&deny), false, at(21, 30)));
     assert!(!is_open(&[deny], false, at(22, 30)));
 }
 
@@ -147,16 +193,29 @@ fn an_invalid_window_blocks_every_sync() {
         ("0 0 * * *", "1d"),
         ("0 0 * * *", ""),
     ] {
-        let verdict = window_verdict(&[window("allow", schedule, duration)], &target(), true, at(1, 0));
+        let verdict = window_verdict(
+            &[window("allow", schedule, duration)],
+            &target(),
+            true,
+            at(1, 0),
+        );
         assert!(
             matches!(verdict, WindowVerdict::Invalid { .. }),
             "{schedule:?} {duration:?}: {verdict:?}"
         );
     }
-    let verdict = window_verdict(&[window("deny", "0 0 * * 7", "1h")], &target(), true, at(1, 0));
+    let verdict = window_verdict(
+        &[window("deny", "0 0 * * 7", "1h")],
+        &target(),
+        true,
+        at(1, 0),
+    );
     insta::assert_json_snapshot!(verdict);
     // A window that does not apply is not parsed.
-    let elsewhere = SyncWindow { applications: vec!["other".into()], ..window("deny", "bad", "x") };
+    let elsewhere = SyncWindow {
+        applications: vec!["other".into()],
+        ..window("deny", "bad", "x")
+    };
     assert!(is_open(&[elsewhere], false, at(1, 0)));
 }
 
@@ -170,22 +229,44 @@ fn schedules_read_as_robfig_cron_reads_them() {
             .map(|t| t.with_timezone(&Utc))
     };
     // Names, in any case; ranges; N/step meaning N-max/step.
-    assert_eq!(next("30 8 * JAN-mar Sun", at(12, 0)), Some(Utc.with_ymd_and_hms(2026, 1, 25, 8, 30, 0).unwrap()));
+    assert_eq!(
+        next("30 8 * JAN-mar Sun", at(12, 0)),
+        Some(Utc.with_ymd_and_hms(2026, 1, 25, 8, 30, 0).unwrap())
+    );
     assert_eq!(next("10/20 * * * *", at(12, 0)), Some(at(12, 10)));
     // Day of month OR day of week when neither is a star…
-    assert_eq!(next("0 0 1 * mon", at(12, 0)), Some(Utc.with_ymd_and_hms(2026, 1, 26, 0, 0, 0).unwrap()));
+    assert_eq!(
+        next("0 0 1 * mon", at(12, 0)),
+        Some(Utc.with_ymd_and_hms(2026, 1, 26, 0, 0, 0).unwrap())
+    );
     // …AND when one is (`?` is a star too), and `*/2` is no longer a star.
-    assert_eq!(next("0 0 1 * ?", at(12, 0)), Some(Utc.with_ymd_and_hms(2026, 2, 1, 0, 0, 0).unwrap()));
-    assert_eq!(next("0 0 */2 * mon", at(12, 0)), Some(Utc.with_ymd_and_hms(2026, 1, 25, 0, 0, 0).unwrap()));
+    assert_eq!(
+        next("0 0 1 * ?", at(12, 0)),
+        Some(Utc.with_ymd_and_hms(2026, 2, 1, 0, 0, 0).unwrap())
+    );
+    assert_eq!(
+        next("0 0 */2 * mon", at(12, 0)),
+        Some(Utc.with_ymd_and_hms(2026, 1, 25, 0, 0, 0).unwrap())
+    );
     // No start within five years: none (Argo CD then counts the window as active).
     assert_eq!(next("0 0 30 2 *", at(12, 0)), None);
-    assert!(!is_open(&[window("deny", "0 0 30 2 *", "1m")], false, at(12, 0)));
+    assert!(!is_open(
+        &[window("deny", "0 0 30 2 *", "1m")],
+        false,
+        at(12, 0)
+    ));
 }
 
 #[test]
 fn go_durations() {
-    assert_eq!(parse_go_duration("1h2m3s").unwrap(), Duration::seconds(3723));
-    assert_eq!(parse_go_duration(".5s").unwrap(), Duration::milliseconds(500));
+    assert_eq!(
+        parse_go_duration("1h2m3s").unwrap(),
+        Duration::seconds(3723)
+    );
+    assert_eq!(
+        parse_go_duration(".5s").unwrap(),
+        Duration::milliseconds(500)
+    );
     assert_eq!(parse_go_duration("1µs").unwrap(), Duration::microseconds(1));
     assert_eq!(parse_go_duration("0").unwrap(), Duration::zero());
     for bad in ["1", "h", "1 h", "1.2.3s", "-", "1H", "3000000h"] {
@@ -194,7 +275,12 @@ fn go_durations() {
 }
 
 /// The brute-force reference of "active": some start minute in (t - d, t).
-fn active_by_scan(minute: u32, hour: Option<u32>, duration_minutes: i64, when: DateTime<Utc>) -> bool {
+fn active_by_scan(
+    minute: u32,
+    hour: Option<u32>,
+    duration_minutes: i64,
+    when: DateTime<Utc>,
+) -> bool {
     let mut probe = when - Duration::minutes(duration_minutes);
     probe = probe - Duration::seconds(i64::from(probe.second()));
     while probe < when {
@@ -314,7 +400,10 @@ fn decisions_snapshot() {
     let marker = json!([{"name": "nbv-run", "value": "ml/train@2026-01-24T22:30:00Z"}]);
     let cases: Vec<(&str, Value)> = vec![
         ("no operation ever", application(json!({}))),
-        ("a stuck operation state", application(json!({"operationState": {"phase": "Running"}}))),
+        (
+            "a stuck operation state",
+            application(json!({"operationState": {"phase": "Running"}})),
+        ),
         ("an operation requested", {
             let mut app = application(json!({}));
             app["operation"] = json!({"sync": {}});
@@ -325,18 +414,46 @@ fn decisions_snapshot() {
             app["operation"] = json!({"sync": {}, "info": marker.clone()});
             app
         }),
-        ("this run's sync ran", application(json!({"operationState": {
-            "phase": "Running", "operation": {"sync": {}, "info": marker}
-        }}))),
-        ("a full sync after the run", application(succeeded_sync(json!({}), later, false))),
-        ("an auto-sync after the run", application(succeeded_sync(json!({"revision": "abc123"}), later, true))),
-        ("a full sync before the run", application(succeeded_sync(json!({}), earlier, false))),
-        ("a dry run after the run", application(succeeded_sync(json!({"dryRun": true}), later, false))),
-        ("a partial sync after the run", application(succeeded_sync(json!({"resources": [{"kind": "Deployment", "name": "web"}]}), later, false))),
-        ("a rollback after the run", application(succeeded_sync(json!({"revision": "0ld"}), later, false))),
-        ("a failed sync after the run", application(json!({"operationState": {
-            "phase": "Failed", "startedAt": later, "operation": {"sync": {}}
-        }}))),
+        (
+            "this run's sync ran",
+            application(json!({"operationState": {
+                "phase": "Running", "operation": {"sync": {}, "info": marker}
+            }})),
+        ),
+        (
+            "a full sync after the run",
+            application(succeeded_sync(json!({}), later, false)),
+        ),
+        (
+            "an auto-sync after the run",
+            application(succeeded_sync(json!({"revision": "abc123"}), later, true)),
+        ),
+        (
+            "a full sync before the run",
+            application(succeeded_sync(json!({}), earlier, false)),
+        ),
+        (
+            "a dry run after the run",
+            application(succeeded_sync(json!({"dryRun": true}), later, false)),
+        ),
+        (
+            "a partial sync after the run",
+            application(succeeded_sync(
+                json!({"resources": [{"kind": "Deployment", "name": "web"}]}),
+                later,
+                false,
+            )),
+        ),
+        (
+            "a rollback after the run",
+            application(succeeded_sync(json!({"revision": "0ld"}), later, false)),
+        ),
+        (
+            "a failed sync after the run",
+            application(json!({"operationState": {
+                "phase": "Failed", "startedAt": later, "operation": {"sync": {}}
+            }})),
+        ),
         ("being deleted", {
             let mut app = application(json!({}));
             app["metadata"]["deletionTimestamp"] = json!(later);
@@ -345,7 +462,12 @@ fn decisions_snapshot() {
     ];
     let decisions: Vec<(String, SyncDecision)> = cases
         .iter()
-        .map(|(name, app)| ((*name).to_owned(), decide_sync(app, None, &request(), at(22, 35))))
+        .map(|(name, app)| {
+            (
+                (*name).to_owned(),
+                decide_sync(app, None, &request(), at(22, 35)),
+            )
+        })
         .collect();
     insta::assert_json_snapshot!(decisions);
 }
@@ -357,7 +479,12 @@ fn a_window_defers_the_sync_and_says_until_when() {
         applications: Vec::new(),
         ..window("deny", "0 22 * * *", "2h")
     };
-    let decision = decide_sync(&application(json!({})), Some(&[freeze.clone()]), &request(), at(22, 35));
+    let decision = decide_sync(
+        &application(json!({})),
+        Some(std::slice::from_ref(&freeze)),
+        &request(),
+        at(22, 35),
+    );
     assert_eq!(
         decision,
         SyncDecision::Blocked {
@@ -366,9 +493,17 @@ fn a_window_defers_the_sync_and_says_until_when() {
         }
     );
     // nbv's sync is manual: a deny window that allows manual syncs lets it through.
-    let manual = SyncWindow { manual_sync: true, ..freeze };
+    let manual = SyncWindow {
+        manual_sync: true,
+        ..freeze
+    };
     assert!(matches!(
-        decide_sync(&application(json!({})), Some(&[manual]), &request(), at(22, 35)),
+        decide_sync(
+            &application(json!({})),
+            Some(&[manual]),
+            &request(),
+            at(22, 35)
+        ),
         SyncDecision::Start { .. }
     ));
 }
@@ -379,13 +514,34 @@ fn progress_of_the_sync_nbv_started() {
     let info = json!([{"name": "nbv-run", "value": marker}]);
     let mut requested = application(json!({}));
     requested["operation"] = json!({"sync": {}, "info": info.clone()});
-    assert_eq!(sync_progress(&requested, &marker), SyncProgress::InProgress { phase: "Requested".into() });
-    let running = application(json!({"operationState": {"phase": "Running", "operation": {"info": info.clone()}}}));
-    assert_eq!(sync_progress(&running, &marker), SyncProgress::InProgress { phase: "Running".into() });
-    let done = application(json!({"operationState": {"phase": "Succeeded", "message": "successfully synced", "operation": {"info": info}}}));
+    assert_eq!(
+        sync_progress(&requested, &marker),
+        SyncProgress::InProgress {
+            phase: "Requested".into()
+        }
+    );
+    let running = application(
+        json!({"operationState": {"phase": "Running", "operation": {"info": info.clone()}}}),
+    );
+    assert_eq!(
+        sync_progress(&running, &marker),
+        SyncProgress::InProgress {
+            phase: "Running".into()
+        }
+    );
+    let done = application(
+        json!({"operationState": {"phase": "Succeeded", "message": "successfully synced", "operation": {"info": info}}}),
+    );
     assert_eq!(
         sync_progress(&done, &marker),
-        SyncProgress::Finished { succeeded: true, phase: "Succeeded".into(), message: "successfully synced".into() }
+        SyncProgress::Finished {
+            succeeded: true,
+            phase: "Succeeded".into(),
+            message: "successfully synced".into()
+        }
     );
-    assert_eq!(sync_progress(&application(json!({})), &marker), SyncProgress::Replaced);
+    assert_eq!(
+        sync_progress(&application(json!({})), &marker),
+        SyncProgress::Replaced
+    );
 }

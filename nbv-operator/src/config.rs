@@ -184,7 +184,9 @@ impl TrackingConfig {
 }
 
 fn parse_tracking_method(value: &str) -> Result<TrackingMethod, String> {
-    value.parse().map_err(|e: nbv_core::aggregate::UnknownTrackingMethod| e.to_string())
+    value
+        .parse()
+        .map_err(|e: nbv_core::aggregate::UnknownTrackingMethod| e.to_string())
 }
 
 impl Default for OperatorConfig {

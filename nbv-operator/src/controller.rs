@@ -27,11 +27,11 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, Store};
-use k8s_openapi::api::core::v1::ConfigMap;
 use kube::runtime::{WatchStreamExt, watcher};
 use nbv_core::aggregate::TrackingSettings;
 use nbv_core::api::NotebookValidationJob;
@@ -41,8 +41,8 @@ use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
-use crate::context::Context;
 use crate::config::TrackingConfig;
+use crate::context::Context;
 use crate::effects::{Executor, ExecutorConfig, appproject_resource};
 use crate::metrics::Metrics;
 use crate::pods::PodRunner;
@@ -144,7 +144,10 @@ pub async fn tracking_settings(
         match api.get_opt(ARGOCD_CM).await {
             Ok(Some(cm)) => Some(cm.data.unwrap_or_default()),
             Ok(None) => {
-                tracing::warn!(namespace = argocd_namespace, "ConfigMap {ARGOCD_CM} not found; using Argo CD's default tracking settings");
+                tracing::warn!(
+                    namespace = argocd_namespace,
+                    "ConfigMap {ARGOCD_CM} not found; using Argo CD's default tracking settings"
+                );
                 None
             }
             Err(error) => {

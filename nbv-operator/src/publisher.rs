@@ -201,7 +201,11 @@ impl Publisher {
         let now = self.clock.now();
         let mut state = self.state();
         let mut changed = state.index.retain(|job| self.exists(job));
-        for entry in jobs.state().iter().filter_map(|job| JobEntry::of(job, &self.tracking)) {
+        for entry in jobs
+            .state()
+            .iter()
+            .filter_map(|job| JobEntry::of(job, &self.tracking))
+        {
             changed.extend(state.upsert(entry.key, entry.lookup.parent, entry.phase));
         }
         changed.sort_unstable();

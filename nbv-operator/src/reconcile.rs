@@ -25,8 +25,8 @@ use nbv_core::plan::{
     ConditionUpdate, Effect, Outcome, PlanContext, SyncStage, conditions, merge_patch,
     parent_diagnostics, plan, record, sync_condition,
 };
-use nbv_core::triggers::Action as TriggerAction;
 use nbv_core::pod::{build_unsupported, pod_name};
+use nbv_core::triggers::Action as TriggerAction;
 use serde_json::json;
 
 use crate::context::Context;
@@ -266,7 +266,10 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                         }
                         if trigger.action() == TriggerAction::Sync {
                             reported.push((
-                                sync_condition(SyncStage::Deferred, &format!("{trigger}: {reason}")),
+                                sync_condition(
+                                    SyncStage::Deferred,
+                                    &format!("{trigger}: {reason}"),
+                                ),
                                 Some(ReportReason::SyncDeferred),
                             ));
                         }
@@ -489,9 +492,12 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                     if last != Some(update) {
                         continue;
                     }
-                    let changed = before.iter().find(|c| c.type_ == update.type_.as_str()).is_none_or(
-                        |c| c.message != update.message || c.status != update.status.as_str(),
-                    );
+                    let changed = before
+                        .iter()
+                        .find(|c| c.type_ == update.type_.as_str())
+                        .is_none_or(|c| {
+                            c.message != update.message || c.status != update.status.as_str()
+                        });
                     if changed {
                         report(ctx, &job, *event, &update.message, now).await;
                     }

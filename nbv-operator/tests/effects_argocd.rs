@@ -3,10 +3,10 @@
 mod effects_support;
 
 use effects_support::{Exchange, cache, completed_at, job, run, run_with, trigger};
-use nbv_operator::controller::application_resource;
-use nbv_operator::effects::{SyncReport, appproject_resource};
 use nbv_core::triggers::{Trigger, TriggerAccess};
+use nbv_operator::controller::application_resource;
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
+use nbv_operator::effects::{SyncReport, appproject_resource};
 use serde_json::{Value, json};
 
 const APP: &str = "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/serving";
@@ -169,7 +169,10 @@ async fn a_stuck_operation_state_is_cleared_and_the_sync_starts() {
         let Ok(TriggerOutcome::Done { summary }) = outcome else {
             panic!("{phase}: {outcome:?}");
         };
-        assert!(summary.contains("clearing a leftover operation state"), "{summary}");
+        assert!(
+            summary.contains("clearing a leftover operation state"),
+            "{summary}"
+        );
     }
 }
 
@@ -399,7 +402,12 @@ async fn the_application_comes_from_the_watch_cache_not_a_get() {
     let script = vec![bare_sync().reply(200, json!({}))];
     let (outcome, seen) = run_with(
         ExecutorConfig::default(),
-        |executor| executor.with_applications(cache(application_resource(), vec![app]), vec!["argocd".into()]),
+        |executor| {
+            executor.with_applications(
+                cache(application_resource(), vec![app]),
+                vec!["argocd".into()],
+            )
+        },
         script,
         |executor| async move {
             executor
@@ -408,15 +416,24 @@ async fn the_application_comes_from_the_watch_cache_not_a_get() {
         },
     )
     .await;
-    assert!(matches!(outcome, Ok(TriggerOutcome::Done { .. })), "{outcome:?}");
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+        "{outcome:?}"
+    );
     assert_eq!(seen.len(), 1);
 
     // Not in the cache of a namespace it watches: it does not exist, and (as for any
     // missing Application) only the Namespace's opt-in could still allow the trigger.
     let (outcome, _) = run_with(
         ExecutorConfig::default(),
-        |executor| executor.with_applications(cache(application_resource(), vec![]), vec!["argocd".into()]),
-        vec![Exchange::get("/api/v1/namespaces/argocd").fail(404, "NotFound", "namespaces \"argocd\" not found")],
+        |executor| {
+            executor.with_applications(cache(application_resource(), vec![]), vec!["argocd".into()])
+        },
+        vec![Exchange::get("/api/v1/namespaces/argocd").fail(
+            404,
+            "NotFound",
+            "namespaces \"argocd\" not found",
+        )],
         |executor| async move {
             executor
                 .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
@@ -424,7 +441,10 @@ async fn the_application_comes_from_the_watch_cache_not_a_get() {
         },
     )
     .await;
-    assert!(matches!(outcome, Err(EffectError::Refused(_))), "{outcome:?}");
+    assert!(
+        matches!(outcome, Err(EffectError::Refused(_))),
+        "{outcome:?}"
+    );
 }
 
 #[tokio::test]
@@ -436,7 +456,10 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
         ExecutorConfig::default(),
         |executor| {
             executor
-                .with_applications(cache(application_resource(), vec![application(json!({}))]), vec!["argocd".into()])
+                .with_applications(
+                    cache(application_resource(), vec![application(json!({}))]),
+                    vec!["argocd".into()],
+                )
                 .with_projects(cache(appproject_resource(), vec![project(freeze)]))
         },
         vec![],
@@ -447,11 +470,17 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
         },
     )
     .await;
-    assert!(seen.is_empty(), "nothing is written while the window is closed");
+    assert!(
+        seen.is_empty(),
+        "nothing is written while the window is closed"
+    );
     let Ok(TriggerOutcome::Deferred { reason, until }) = outcome else {
         panic!("{outcome:?}");
     };
-    assert_eq!(until, Some(chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 1, 25, 0, 0, 0).unwrap()));
+    assert_eq!(
+        until,
+        Some(chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 1, 25, 0, 0, 0).unwrap())
+    );
     insta::assert_snapshot!(reason);
 
     // A window that allows manual syncs lets nbv's sync (a manual one) through.
@@ -461,7 +490,10 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
         ExecutorConfig::default(),
         |executor| {
             executor
-                .with_applications(cache(application_resource(), vec![application(json!({}))]), vec!["argocd".into()])
+                .with_applications(
+                    cache(application_resource(), vec![application(json!({}))]),
+                    vec!["argocd".into()],
+                )
                 .with_projects(cache(appproject_resource(), vec![project(manual)]))
         },
         vec![bare_sync().reply(200, json!({}))],
@@ -472,24 +504,44 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
         },
     )
     .await;
-    assert!(matches!(outcome, Ok(TriggerOutcome::Done { .. })), "{outcome:?}");
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+        "{outcome:?}"
+    );
 }
 
 #[tokio::test]
 async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
     let info = json!([{"name": "nbv-run", "value": MARKER}]);
     let cases = [
-        (json!({"operation": {"sync": {}, "info": info.clone()}, "status": null}), "in progress"),
-        (json!({"status": {"operationState": {"phase": "Running", "operation": {"info": info.clone()}}}}), "in progress"),
-        (json!({"status": {"operationState": {"phase": "Succeeded", "message": "successfully synced (all tasks run)", "operation": {"info": info.clone()}}}}), "succeeded"),
-        (json!({"status": {"operationState": {"phase": "Failed", "message": "one or more objects failed to apply", "operation": {"info": info}}}}), "failed"),
+        (
+            json!({"operation": {"sync": {}, "info": info.clone()}, "status": null}),
+            "in progress",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Running", "operation": {"info": info.clone()}}}}),
+            "in progress",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Succeeded", "message": "successfully synced (all tasks run)", "operation": {"info": info.clone()}}}}),
+            "succeeded",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Failed", "message": "one or more objects failed to apply", "operation": {"info": info}}}}),
+            "failed",
+        ),
         (json!({}), "replaced"),
     ];
     for (state, expected) in cases {
         let app = application(state);
         let (report, seen) = run_with(
             ExecutorConfig::default(),
-            |executor| executor.with_applications(cache(application_resource(), vec![app]), vec!["argocd".into()]),
+            |executor| {
+                executor.with_applications(
+                    cache(application_resource(), vec![app]),
+                    vec!["argocd".into()],
+                )
+            },
             vec![],
             |executor| async move {
                 executor
@@ -502,8 +554,12 @@ async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
         let report = report.expect("read");
         let kind = match &report {
             SyncReport::InProgress { .. } => "in progress",
-            SyncReport::Finished { succeeded: true, .. } => "succeeded",
-            SyncReport::Finished { succeeded: false, .. } => "failed",
+            SyncReport::Finished {
+                succeeded: true, ..
+            } => "succeeded",
+            SyncReport::Finished {
+                succeeded: false, ..
+            } => "failed",
             SyncReport::Replaced { .. } => "replaced",
         };
         assert_eq!(kind, expected, "{report:?}");

@@ -352,7 +352,11 @@ impl TrackingSettings {
                 )),
             }
         }
-        if let Some(key) = data.get(INSTANCE_LABEL_KEY).map(|k| k.trim()).filter(|k| !k.is_empty()) {
+        if let Some(key) = data
+            .get(INSTANCE_LABEL_KEY)
+            .map(|k| k.trim())
+            .filter(|k| !k.is_empty())
+        {
             settings.instance_label_key = key.to_owned();
         }
         if let Some(id) = data.get(INSTALLATION_ID_KEY) {

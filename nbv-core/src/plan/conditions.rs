@@ -147,7 +147,9 @@ pub fn parent_diagnostics(problems: &[ParentProblem]) -> Vec<Diagnostic> {
             // The message names the exact key; this names the source it stands for
             // (any instance label key counts as Argo CD's instance label).
             annotation: match problem {
-                ParentProblem::InvalidApplication { key, .. } if key == annotations::APP_PART_OF => {
+                ParentProblem::InvalidApplication { key, .. }
+                    if key == annotations::APP_PART_OF =>
+                {
                     annotations::APP_PART_OF
                 }
                 ParentProblem::InvalidApplication { key, .. }

@@ -236,7 +236,10 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
         diagnostics.push(Diagnostic {
             annotation: err.annotation(),
             is_error: true,
-            message: format!("{err}; Argo CD puts the job in wave {} instead", effective.wave.unwrap_or(waves::Wave::DEFAULT)),
+            message: format!(
+                "{err}; Argo CD puts the job in wave {} instead",
+                effective.wave.unwrap_or(waves::Wave::DEFAULT)
+            ),
         });
     }
     let sync_wave = effective.wave;
@@ -303,9 +306,7 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
                 for trigger in triggers {
                     let key = EffectKey::trigger(&trigger);
                     // A sync is followed until Argo CD finishes it.
-                    if trigger.action() == triggers::Action::Sync
-                        && ledger.is_done(key.as_str())
-                    {
+                    if trigger.action() == triggers::Action::Sync && ledger.is_done(key.as_str()) {
                         owed.push(PlannedEffect {
                             key: EffectKey::sync_result(&trigger),
                             effect: Effect::SyncResult {

@@ -13,7 +13,10 @@ enum Token {
     Literal(char),
     AnyOne,
     AnyRun,
-    Class { negated: bool, ranges: Vec<(char, char)> },
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
     Alternatives(Vec<Vec<Token>>),
 }
 
@@ -111,7 +114,9 @@ fn parse_class(chars: &[char], at: &mut usize) -> Option<Token> {
                 *at += 1;
                 ranges.push((escaped, escaped));
             }
-            low if chars.get(*at) == Some(&'-') && chars.get(*at + 1).is_some_and(|c| *c != ']') => {
+            low if chars.get(*at) == Some(&'-')
+                && chars.get(*at + 1).is_some_and(|c| *c != ']') =>
+            {
                 let high = chars[*at + 1];
                 *at += 2;
                 if high < low {
@@ -173,7 +178,11 @@ mod tests {
             ("prod", "production", false),
         ];
         for (pattern, text, expected) in cases {
-            assert_eq!(glob_match(pattern, text), expected, "{pattern:?} ~ {text:?}");
+            assert_eq!(
+                glob_match(pattern, text),
+                expected,
+                "{pattern:?} ~ {text:?}"
+            );
         }
     }
 }

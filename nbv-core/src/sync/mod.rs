@@ -118,7 +118,11 @@ impl SyncRequest {
 
 /// What to do about a run's sync.
 #[derive(Debug, Clone, PartialEq, Serialize)]
-#[serde(tag = "decision", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "decision",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum SyncDecision {
     /// The run's sync was already requested (its marker is on the Application).
     AlreadyRequested,
@@ -290,7 +294,11 @@ pub fn full_sync_since(application: &Value, completed_at: DateTime<Utc>) -> Opti
 
 /// Where the sync nbv started for a run stands.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "progress", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "progress",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum SyncProgress {
     /// Requested or running; look again later.
     InProgress {

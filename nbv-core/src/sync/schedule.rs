@@ -19,7 +19,9 @@ use croner::parser::{CronParser, Seconds, Year};
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 pub enum ScheduleError {
     /// The schedule is not five fields.
-    #[error("schedule {schedule:?} has {found} fields; Argo CD expects exactly 5 (minute hour day-of-month month day-of-week)")]
+    #[error(
+        "schedule {schedule:?} has {found} fields; Argo CD expects exactly 5 (minute hour day-of-month month day-of-week)"
+    )]
     FieldCount {
         /// The schedule.
         schedule: String,
@@ -57,11 +59,36 @@ const MONTHS: [&str; 12] = [
 const WEEKDAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
 
 const FIELDS: [FieldSpec; 5] = [
-    FieldSpec { name: "minute", min: 0, max: 59, names: &[] },
-    FieldSpec { name: "hour", min: 0, max: 23, names: &[] },
-    FieldSpec { name: "day-of-month", min: 1, max: 31, names: &[] },
-    FieldSpec { name: "month", min: 1, max: 12, names: &MONTHS },
-    FieldSpec { name: "day-of-week", min: 0, max: 6, names: &WEEKDAYS },
+    FieldSpec {
+        name: "minute",
+        min: 0,
+        max: 59,
+        names: &[],
+    },
+    FieldSpec {
+        name: "hour",
+        min: 0,
+        max: 23,
+        names: &[],
+    },
+    FieldSpec {
+        name: "day-of-month",
+        min: 1,
+        max: 31,
+        names: &[],
+    },
+    FieldSpec {
+        name: "month",
+        min: 1,
+        max: 12,
+        names: &MONTHS,
+    },
+    FieldSpec {
+        name: "day-of-week",
+        min: 0,
+        max: 6,
+        names: &WEEKDAYS,
+    },
 ];
 
 /// What a field selects: its values, and whether robfig marks it as a star.
@@ -80,7 +107,8 @@ impl FieldSpec {
         if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
             return Err(format!("{text:?} is not a number"));
         }
-        text.parse::<u32>().map_err(|_| format!("{text:?} is too large"))
+        text.parse::<u32>()
+            .map_err(|_| format!("{text:?} is too large"))
     }
 
     /// Reads one comma-separated part, as robfig's `getRange` does.
@@ -106,7 +134,8 @@ impl FieldSpec {
             None => 1,
             Some(step) => {
                 let step = if step.bytes().all(|b| b.is_ascii_digit()) && !step.is_empty() {
-                    step.parse::<u32>().map_err(|_| format!("step {step:?} is too large"))?
+                    step.parse::<u32>()
+                        .map_err(|_| format!("step {step:?} is too large"))?
                 } else {
                     return Err(format!("step {step:?} is not a number"));
                 };
@@ -138,7 +167,10 @@ impl FieldSpec {
     }
 
     fn read(&self, field: &str) -> Result<FieldValues, String> {
-        let mut values = FieldValues { values: Vec::new(), star: false };
+        let mut values = FieldValues {
+            values: Vec::new(),
+            star: false,
+        };
         for part in field.split(',') {
             self.part(part, &mut values)?;
         }

@@ -140,7 +140,11 @@ pub struct InvalidWindow {
 
 /// Whether the windows let a sync start now.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
-#[serde(tag = "verdict", rename_all = "camelCase", rename_all_fields = "camelCase")]
+#[serde(
+    tag = "verdict",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
 pub enum WindowVerdict {
     /// A sync may start.
     Open,
@@ -243,7 +247,9 @@ pub fn applies_to(window: &SyncWindow, target: &AppTarget) -> bool {
             (!window.clusters.is_empty(), cluster),
         ];
         given.iter().any(|(is_given, _)| *is_given)
-            && given.iter().all(|(is_given, matched)| !is_given || *matched)
+            && given
+                .iter()
+                .all(|(is_given, matched)| !is_given || *matched)
     } else {
         application || namespace || cluster
     }
@@ -383,7 +389,9 @@ fn blocking(windows: &[Applicable<'_>], manual: bool, at: DateTime<Utc>) -> Opti
         .iter()
         .filter(|w| w.is_allow() && !w.active(at))
         .collect();
-    if inactive_allows.is_empty() || (manual && inactive_allows.iter().all(|w| w.window.manual_sync)) {
+    if inactive_allows.is_empty()
+        || (manual && inactive_allows.iter().all(|w| w.window.manual_sync))
+    {
         return None;
     }
     let names: Vec<String> = inactive_allows.iter().map(|w| describe(w)).collect();

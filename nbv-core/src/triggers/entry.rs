@@ -1,11 +1,11 @@
 //! Validation of one list entry: every field is checked even after a first
 //! problem, so the user sees all of an entry's problems at once.
 
+use super::NamespaceDefaults;
 use super::action::Action;
 use super::api_version::ApiVersion;
 use super::error::{Field, FieldProblem, TriggerError, TriggerWarning};
 use super::names::{Kind, Namespace, ObjectName};
-use super::NamespaceDefaults;
 use super::target::{APPLICATION_KIND, ARGOCD_GROUP};
 use super::target::{TargetRef, Trigger};
 use super::text::closest;

@@ -278,7 +278,14 @@ pub fn sync_wave(
 /// The hook types Argo CD knows (gitops-engine `HookType`); an object whose
 /// `argocd.argoproj.io/hook` names one is an Argo CD hook, and Helm's hook weight no
 /// longer sets its wave.
-const ARGOCD_HOOK_TYPES: [&str; 6] = ["PreSync", "Sync", "PostSync", "SyncFail", "PostDelete", "Skip"];
+const ARGOCD_HOOK_TYPES: [&str; 6] = [
+    "PreSync",
+    "Sync",
+    "PostSync",
+    "SyncFail",
+    "PostDelete",
+    "Skip",
+];
 
 /// The wave Argo CD puts a job in, and the wave annotations it could not read.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -330,11 +337,13 @@ pub fn effective_wave(annotations: &BTreeMap<String, String>) -> EffectiveWave {
             true
         }
     };
-    let is_argo_hook = annotations.get(annotations::ARGOCD_HOOK).is_some_and(|hooks| {
-        hooks
-            .split(',')
-            .any(|hook| ARGOCD_HOOK_TYPES.contains(&hook.trim()))
-    });
+    let is_argo_hook = annotations
+        .get(annotations::ARGOCD_HOOK)
+        .is_some_and(|hooks| {
+            hooks
+                .split(',')
+                .any(|hook| ARGOCD_HOOK_TYPES.contains(&hook.trim()))
+        });
     let weight = if is_argo_hook {
         Ok(None)
     } else {

@@ -6,8 +6,8 @@ use kube::runtime::reflector::ObjectRef;
 use nbv_core::triggers::{ACCEPT_TRIGGERS_FROM, AccessFacts, Action, Grant, TargetRef, Trigger};
 
 use super::target::{JobRef, describe, target_api};
-use crate::controller::application_resource;
 use super::{EffectError, Executor};
+use crate::controller::application_resource;
 
 /// The decision, and the Application when reading it was part of deciding.
 pub(super) struct Authorized {
@@ -68,7 +68,9 @@ impl Executor {
     ) -> Result<DynamicObject, EffectError> {
         if target.is_argo_application()
             && let Some((store, namespaces)) = &self.caches.applications
-            && namespaces.iter().any(|ns| ns == target.namespace().as_str())
+            && namespaces
+                .iter()
+                .any(|ns| ns == target.namespace().as_str())
         {
             let key = ObjectRef::new_with(target.name().as_str(), application_resource())
                 .within(target.namespace().as_str());

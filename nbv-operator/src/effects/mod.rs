@@ -164,7 +164,11 @@ impl Executor {
     /// Reads Applications in `namespaces` from `store` (a watch cache of them) instead
     /// of with a GET; Applications elsewhere are still read with a GET.
     #[must_use]
-    pub fn with_applications(mut self, store: Store<DynamicObject>, namespaces: Vec<String>) -> Self {
+    pub fn with_applications(
+        mut self,
+        store: Store<DynamicObject>,
+        namespaces: Vec<String>,
+    ) -> Self {
         self.caches.applications = Some((store, namespaces));
         self
     }

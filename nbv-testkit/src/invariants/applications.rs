@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use nbv_core::aggregate::{
-    AggregateIndex, AppId, JobKey, JobPhase, NotebookStatus, StatusLimit, TrackingSettings, parent_application,
+    AggregateIndex, AppId, JobKey, JobPhase, NotebookStatus, StatusLimit, TrackingSettings,
+    parent_application,
 };
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
 use nbv_core::api::Phase;
