@@ -336,7 +336,8 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                 .await
             {
                 Ok(SyncReport::InProgress { summary }) => {
-                    deferred += 1;
+                    // Not an effect owed: the trigger took effect, and Argo CD may take
+                    // its time. Only looked at again soon.
                     busy = true;
                     reported.push((
                         sync_condition(SyncStage::Started, &format!("{trigger}: {summary}")),
