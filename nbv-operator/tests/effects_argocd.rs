@@ -565,3 +565,32 @@ async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
         assert_eq!(kind, expected, "{report:?}");
     }
 }
+
+#[tokio::test]
+async fn a_cache_that_has_not_listed_yet_is_not_trusted() {
+    // At the operator's start the cache is empty because it has not listed yet, not
+    // because the Application is gone: after a short wait, nbv reads it with a GET.
+    let empty = kube::runtime::reflector::store::Writer::<kube::api::DynamicObject>::new(
+        application_resource(),
+    )
+    .as_reader();
+    let script = vec![
+        Exchange::get(APP).reply(200, application(json!({}))),
+        bare_sync().reply(200, json!({})),
+    ];
+    let (outcome, _) = run_with(
+        ExecutorConfig::default(),
+        |executor| executor.with_applications(empty, vec!["argocd".into()]),
+        script,
+        |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+                .await
+        },
+    )
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+        "{outcome:?}"
+    );
+}

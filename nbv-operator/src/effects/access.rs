@@ -9,6 +9,10 @@ use super::target::{JobRef, describe, target_api};
 use super::{EffectError, Executor};
 use crate::controller::application_resource;
 
+/// How long a read waits for the Application cache's first listing before it sends a
+/// GET instead (at the operator's start, or while Argo CD's CRDs are missing).
+const CACHE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
 /// The decision, and the Application when reading it was part of deciding.
 pub(super) struct Authorized {
     pub(super) grant: Grant,
@@ -61,7 +65,9 @@ impl Executor {
     }
 
     /// The target: an Application from the watch cache when the cache watches its
-    /// namespace (absent there means it does not exist), anything else with a GET.
+    /// namespace and has listed it (absent there means it does not exist); anything
+    /// else, or an Application while the cache is not filled within
+    /// [`CACHE_PATIENCE`], with a GET.
     pub(super) async fn read_target(
         &self,
         target: &TargetRef,
@@ -71,6 +77,11 @@ impl Executor {
             && namespaces
                 .iter()
                 .any(|ns| ns == target.namespace().as_str())
+            // Before its first listing the cache knows nothing: "absent" would be a lie.
+            && matches!(
+                tokio::time::timeout(CACHE_PATIENCE, store.wait_until_ready()).await,
+                Ok(Ok(()))
+            )
         {
             let key = ObjectRef::new_with(target.name().as_str(), application_resource())
                 .within(target.namespace().as_str());

@@ -149,17 +149,21 @@ pub fn executor(config: ExecutorConfig) -> (Executor, Server) {
     (executor, server)
 }
 
-/// A watch cache holding `objects` of `resource`, as a reflector would after listing.
+/// A watch cache holding `objects` of `resource`, as a reflector leaves it after its
+/// first listing (ready).
 pub fn cache(
     resource: kube::core::ApiResource,
     objects: Vec<Value>,
 ) -> kube::runtime::reflector::Store<kube::api::DynamicObject> {
+    use kube::runtime::watcher::Event;
     let mut writer = kube::runtime::reflector::store::Writer::new(resource);
+    writer.apply_watcher_event(&Event::Init);
     for object in objects {
         let object: kube::api::DynamicObject =
             serde_json::from_value(object).expect("a Kubernetes object");
-        writer.apply_watcher_event(&kube::runtime::watcher::Event::Apply(object));
+        writer.apply_watcher_event(&Event::InitApply(object));
     }
+    writer.apply_watcher_event(&Event::InitDone);
     writer.as_reader()
 }
 
