@@ -72,21 +72,32 @@ fn watch_applications(
         watcher(api, watcher::Config::default()).boxed()
     });
     let merged = futures::stream::select_all(streams);
-    let stream = merged
-        .default_backoff()
-        .reflect(writer)
-        .for_each(|event| async move {
-            if let Err(error) = event {
-                tracing::debug!(%error, "Application watch error (is Argo CD installed?)");
-            }
-        });
+    drive(
+        merged.default_backoff().reflect(writer),
+        "Application",
+        shutdown,
+    );
+    reader
+}
+
+/// Drives a reflector's stream until `shutdown`, logging its errors (`what`: the kind
+/// watched; Argo CD's kinds are absent where Argo CD is not installed).
+fn drive<E: std::fmt::Display + Send + 'static, T: Send + 'static>(
+    stream: impl Stream<Item = Result<T, E>> + Send + 'static,
+    what: &'static str,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let stream = stream.for_each(move |event| async move {
+        if let Err(error) = event {
+            tracing::debug!(%error, "{what} watch error (is Argo CD installed?)");
+        }
+    });
     tokio::spawn(async move {
         tokio::select! {
             _ = stream => {}
             _ = shutdown => {}
         }
     });
-    reader
 }
 
 /// The ConfigMap Argo CD keeps its settings in.
@@ -116,18 +127,8 @@ fn watch_projects(
                 ..kube::api::ObjectMeta::default()
             };
         })
-        .reflect(writer)
-        .for_each(|event| async move {
-            if let Err(error) = event {
-                tracing::debug!(%error, "AppProject watch error (is Argo CD installed?)");
-            }
-        });
-    tokio::spawn(async move {
-        tokio::select! {
-            _ = stream => {}
-            _ = shutdown => {}
-        }
-    });
+        .reflect(writer);
+    drive(stream, "AppProject", shutdown);
     reader
 }
 

@@ -13,23 +13,12 @@ use k8s_openapi::api::core::v1::ConfigMap;
 use kube::api::{Api, DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::gitops::{application, ended};
+use crate::gitops::{application, ended, gitops_job};
 use crate::support::{OperatorOptions, Scenario, annotation, eventually, rfc3339};
 
 const WAIT: Duration = Duration::from_secs(60);
 /// The Application status is published at most once a minute, then the final state.
 const PUBLISH: Duration = Duration::from_secs(100);
-
-/// A job of the other controller's (no notebook runs here).
-fn gitops_job(name: &str, annotations: Value) -> Value {
-    crate::support::job(
-        name,
-        "https://git.example.com/ml/models.git",
-        "main",
-        "train.ipynb",
-        annotations,
-    )
-}
 
 /// Ends the job `name`'s run with success, as the other controller would.
 async fn run_succeeds(s: &Scenario, name: &str) {
