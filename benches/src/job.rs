@@ -86,26 +86,33 @@ pub fn succeeded(triggers: usize) -> NotebookValidationJob {
 /// assert!(plan(&done, &ctx, now()).is_empty());
 /// ```
 pub fn recorded(mut job: NotebookValidationJob, ctx: &PlanContext) -> NotebookValidationJob {
-    let owed = plan(&job, ctx, now());
-    let mut ledger = owed.ledger();
-    for planned in &owed.effects {
-        ledger = record(ledger, &planned.key, Outcome::Done, now(), &ctx.retry).ledger;
-        if let Effect::PatchJob { patch } = &planned.effect {
-            let changes = patch["metadata"]["annotations"].as_object();
-            let annotations = job
-                .metadata
-                .annotations
-                .get_or_insert_with(Default::default);
-            for (key, value) in changes.into_iter().flatten() {
-                match value.as_str() {
-                    Some(value) => annotations.insert(key.clone(), value.to_owned()),
-                    None => annotations.remove(key),
-                };
+    // An effect may owe a next step once it is done (a sync owes the report of its
+    // result): record rounds until nothing is owed.
+    for _ in 0..4 {
+        let owed = plan(&job, ctx, now());
+        if owed.is_empty() {
+            break;
+        }
+        let mut ledger = owed.ledger();
+        for planned in &owed.effects {
+            ledger = record(ledger, &planned.key, Outcome::Done, now(), &ctx.retry).ledger;
+            if let Effect::PatchJob { patch } = &planned.effect {
+                let changes = patch["metadata"]["annotations"].as_object();
+                let annotations = job
+                    .metadata
+                    .annotations
+                    .get_or_insert_with(Default::default);
+                for (key, value) in changes.into_iter().flatten() {
+                    match value.as_str() {
+                        Some(value) => annotations.insert(key.clone(), value.to_owned()),
+                        None => annotations.remove(key),
+                    };
+                }
             }
         }
-    }
-    if let Some(status) = job.status.as_mut() {
-        status.effects = Some(ledger);
+        if let Some(status) = job.status.as_mut() {
+            status.effects = Some(ledger);
+        }
     }
     job
 }

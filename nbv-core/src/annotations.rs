@@ -25,8 +25,19 @@ pub const NOTIFICATION_TYPE: &str = "mlops.dev/notification-type";
 
 /// Argo CD: the sync wave of a resource (a signed integer, default 0).
 pub const ARGOCD_SYNC_WAVE: &str = "argocd.argoproj.io/sync-wave";
+/// Annotation of a Helm hook's weight; Argo CD's wave when `sync-wave` is absent or
+/// invalid (and the object is no Argo CD hook).
+pub const HELM_HOOK_WEIGHT: &str = "helm.sh/hook-weight";
+/// Annotation that makes an object an Argo CD hook (`PreSync`, `Sync`, `PostSync`, …).
+pub const ARGOCD_HOOK: &str = "argocd.argoproj.io/hook";
 /// Argo CD: annotation-based resource tracking (`app:group/kind:ns/name`).
 pub const ARGOCD_TRACKING_ID: &str = "argocd.argoproj.io/tracking-id";
+/// Annotation Argo CD writes on the resources it manages when its `installationID` is
+/// set; a tracking id counts only when this matches Argo CD's installation id.
+pub const ARGOCD_INSTALLATION_ID: &str = "argocd.argoproj.io/installation-id";
+/// Annotation newer Argo CD writes with every refresh request, with a unique timestamp;
+/// the controller removes it with the request only if it is unchanged.
+pub const ARGOCD_REFRESH_TIMESTAMP: &str = "argocd.argoproj.io/refresh-timestamp";
 /// Argo CD: set on an Application to request a refresh (`normal` or `hard`).
 pub const ARGOCD_REFRESH: &str = "argocd.argoproj.io/refresh";
 

@@ -22,6 +22,7 @@
 //! | [`events`] | the notification Event of a terminal transition |
 //! | [`plan`] | the effects a shell must carry out for a job |
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
+//! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
 // Denied rather than forbidden: the `lua` feature's number-format hook
 // (`health::lua::numbers`) is the one place that needs it.
 #![deny(unsafe_code)]
@@ -35,5 +36,6 @@ pub mod health;
 pub mod phase;
 pub mod plan;
 pub mod pod;
+pub mod sync;
 pub mod triggers;
 pub mod waves;

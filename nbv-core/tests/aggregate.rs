@@ -7,10 +7,11 @@ use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use nbv_core::aggregate::{
     Aggregate, AggregateIndex, AppId, AppPart, AppRef, JobKey, JobPhase, MIN_INTERVAL,
     NotebookStatus, ParentProblem, ParentSource, PublishDecision, RESYNC_INTERVAL, StatusLimit,
-    decide_publish, parent_application,
+    TrackingMethod, TrackingSettings, decide_publish, parent_application,
 };
 use nbv_core::annotations::{
-    APP_INSTANCE, APP_PART_OF, ARGOCD_TRACKING_ID, NOTEBOOK_STATUS, NOTEBOOK_SUMMARY,
+    APP_INSTANCE, APP_PART_OF, ARGOCD_INSTALLATION_ID, ARGOCD_TRACKING_ID, NOTEBOOK_STATUS,
+    NOTEBOOK_SUMMARY,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -101,7 +102,7 @@ fn job() -> JobKey {
 fn tracking_id_wins_over_labels() {
     let annotations = map(&[(ARGOCD_TRACKING_ID, &format!("fraud:{JOB_ID}"))]);
     let labels = map(&[(APP_INSTANCE, "other"), (APP_PART_OF, "third")]);
-    let lookup = parent_application(&job(), &annotations, &labels);
+    let lookup = parent_application(&job(), &annotations, &labels, &TrackingSettings::default());
     assert_eq!(
         lookup.parent,
         Some(AppRef {
@@ -112,27 +113,151 @@ fn tracking_id_wins_over_labels() {
     assert!(lookup.problems.is_empty());
 }
 
+fn label_tracking() -> TrackingSettings {
+    TrackingSettings {
+        method: TrackingMethod::Label,
+        ..TrackingSettings::default()
+    }
+}
+
 #[test]
-fn instance_label_wins_over_part_of() {
+fn instance_label_wins_over_part_of_under_label_tracking() {
     let labels = map(&[(APP_INSTANCE, "fraud"), (APP_PART_OF, "platform")]);
-    let parent = parent_application(&job(), &BTreeMap::new(), &labels)
+    let parent = parent_application(&job(), &BTreeMap::new(), &labels, &label_tracking())
         .parent
         .unwrap();
     assert_eq!(parent.app, app("fraud"));
     assert_eq!(parent.source, ParentSource::InstanceLabel);
+    // A custom instance label key.
+    let custom = TrackingSettings {
+        instance_label_key: "argocd.argoproj.io/instance".into(),
+        ..label_tracking()
+    };
+    let labels = map(&[
+        ("argocd.argoproj.io/instance", "fraud"),
+        (APP_INSTANCE, "other"),
+    ]);
+    let parent = parent_application(&job(), &BTreeMap::new(), &labels, &custom).parent;
+    assert_eq!(parent.map(|p| p.app), Some(app("fraud")));
+}
+
+#[test]
+fn each_tracking_method_reads_only_its_own_source() {
+    let annotations = map(&[(ARGOCD_TRACKING_ID, &format!("by-annotation:{JOB_ID}"))]);
+    let labels = map(&[(APP_INSTANCE, "by-label")]);
+    for method in [
+        TrackingMethod::Annotation,
+        TrackingMethod::AnnotationAndLabel,
+    ] {
+        let settings = TrackingSettings {
+            method,
+            ..TrackingSettings::default()
+        };
+        let lookup = parent_application(&job(), &annotations, &labels, &settings);
+        assert_eq!(lookup.parent.map(|p| p.app), Some(app("by-annotation")));
+        // Without the annotation the label does not count, and the user hears why.
+        let lookup = parent_application(&job(), &BTreeMap::new(), &labels, &settings);
+        assert_eq!(lookup.parent, None);
+        assert!(matches!(
+            lookup.problems[..],
+            [ParentProblem::LabelIgnored { .. }]
+        ));
+    }
+    let lookup = parent_application(&job(), &annotations, &labels, &label_tracking());
+    assert_eq!(lookup.parent.map(|p| p.app), Some(app("by-label")));
+    let lookup = parent_application(&job(), &annotations, &BTreeMap::new(), &label_tracking());
+    assert_eq!(lookup.parent, None);
+}
+
+#[test]
+fn a_tracking_id_of_another_installation_does_not_count() {
+    let tracked = |installation: Option<&str>| {
+        let mut annotations = map(&[(ARGOCD_TRACKING_ID, &format!("fraud:{JOB_ID}"))]);
+        if let Some(id) = installation {
+            annotations.insert(ARGOCD_INSTALLATION_ID.to_owned(), id.to_owned());
+        }
+        annotations
+    };
+    let ours = TrackingSettings {
+        installation_id: "prod".into(),
+        ..TrackingSettings::default()
+    };
+    let found = |annotations, settings: &TrackingSettings| {
+        parent_application(&job(), &annotations, &BTreeMap::new(), settings)
+            .parent
+            .is_some()
+    };
+    assert!(found(tracked(Some("prod")), &ours));
+    assert!(!found(tracked(Some("staging")), &ours));
+    assert!(!found(tracked(None), &ours));
+    // Without an installation id of its own, Argo CD ignores ids that carry one.
+    assert!(found(tracked(None), &TrackingSettings::default()));
+    assert!(!found(tracked(Some("prod")), &TrackingSettings::default()));
+    let lookup = parent_application(&job(), &tracked(Some("staging")), &BTreeMap::new(), &ours);
+    insta::assert_snapshot!(lookup.problems[0].to_string());
+}
+
+#[test]
+fn part_of_is_nbvs_convention_and_can_be_turned_off() {
+    let labels = map(&[(APP_PART_OF, "platform")]);
+    let parent = parent_application(
+        &job(),
+        &BTreeMap::new(),
+        &labels,
+        &TrackingSettings::default(),
+    );
+    assert_eq!(
+        parent.parent.map(|p| p.source),
+        Some(ParentSource::PartOfLabel)
+    );
+    let off = TrackingSettings {
+        part_of: false,
+        ..TrackingSettings::default()
+    };
+    assert_eq!(
+        parent_application(&job(), &BTreeMap::new(), &labels, &off).parent,
+        None
+    );
+}
+
+#[test]
+fn tracking_settings_from_argocd_cm() {
+    let cm = map(&[
+        ("application.resourceTrackingMethod", "annotation+label"),
+        ("installationID", "prod"),
+    ]);
+    let (settings, problems) = TrackingSettings::from_argocd_cm(&cm);
+    assert_eq!(settings.method, TrackingMethod::AnnotationAndLabel);
+    assert_eq!(settings.installation_id, "prod");
+    assert_eq!(settings.instance_label_key, APP_INSTANCE);
+    assert!(problems.is_empty());
+    let (settings, problems) =
+        TrackingSettings::from_argocd_cm(&map(&[("application.resourceTrackingMethod", "labels")]));
+    assert_eq!(settings.method, TrackingMethod::Annotation);
+    insta::assert_snapshot!(problems.join("\n"));
 }
 
 #[test]
 fn apps_in_any_namespace() {
     let annotations = map(&[(ARGOCD_TRACKING_ID, &format!("team-a_fraud:{JOB_ID}"))]);
-    let parent = parent_application(&job(), &annotations, &BTreeMap::new())
-        .parent
-        .unwrap();
+    let parent = parent_application(
+        &job(),
+        &annotations,
+        &BTreeMap::new(),
+        &TrackingSettings::default(),
+    )
+    .parent
+    .unwrap();
     assert_eq!(parent.app, AppId::new(Some("team-a"), "fraud").unwrap());
     let labels = map(&[(APP_PART_OF, "team-b_platform")]);
-    let parent = parent_application(&job(), &BTreeMap::new(), &labels)
-        .parent
-        .unwrap();
+    let parent = parent_application(
+        &job(),
+        &BTreeMap::new(),
+        &labels,
+        &TrackingSettings::default(),
+    )
+    .parent
+    .unwrap();
     assert_eq!(parent.app.namespace(), Some("team-b"));
     assert_eq!(parent.app.name(), "platform");
 }
@@ -141,7 +266,12 @@ fn apps_in_any_namespace() {
 fn core_group_and_colons_in_the_last_part_follow_argo_cd() {
     // Argo CD splits at the first two ':' only, so a third ':' lands in namespace/name.
     let foreign = map(&[(ARGOCD_TRACKING_ID, "fraud:/ConfigMap:ml/train")]);
-    let lookup = parent_application(&job(), &foreign, &BTreeMap::new());
+    let lookup = parent_application(
+        &job(),
+        &foreign,
+        &BTreeMap::new(),
+        &TrackingSettings::default(),
+    );
     assert!(matches!(
         lookup.problems[..],
         [ParentProblem::ForeignTrackingId { .. }]
@@ -150,7 +280,7 @@ fn core_group_and_colons_in_the_last_part_follow_argo_cd() {
         ARGOCD_TRACKING_ID,
         "fraud:mlops.mlops.dev/NotebookValidationJob:ml/train:x",
     )]);
-    let lookup = parent_application(&job(), &odd, &BTreeMap::new());
+    let lookup = parent_application(&job(), &odd, &BTreeMap::new(), &TrackingSettings::default());
     assert!(matches!(
         lookup.problems[..],
         [ParentProblem::ForeignTrackingId { .. }]
@@ -161,40 +291,63 @@ fn core_group_and_colons_in_the_last_part_follow_argo_cd() {
 fn unusable_sources_fall_back_and_are_reported() {
     let annotations = map(&[(ARGOCD_TRACKING_ID, "fraud")]);
     let labels = map(&[(APP_INSTANCE, "Fraud_Detection"), (APP_PART_OF, "platform")]);
-    let lookup = parent_application(&job(), &annotations, &labels);
+    let lookup = parent_application(&job(), &annotations, &labels, &label_tracking());
     assert_eq!(lookup.parent.unwrap().source, ParentSource::PartOfLabel);
-    let messages: Vec<String> = lookup.problems.iter().map(ToString::to_string).collect();
+    let mut messages: Vec<String> = lookup.problems.iter().map(ToString::to_string).collect();
+    let lookup = parent_application(&job(), &annotations, &labels, &TrackingSettings::default());
+    assert_eq!(lookup.parent.unwrap().source, ParentSource::PartOfLabel);
+    messages.extend(lookup.problems.iter().map(ToString::to_string));
     let copied = map(&[(
         ARGOCD_TRACKING_ID,
         "fraud:mlops.mlops.dev/NotebookValidationJob:ml/other-job",
     )]);
     let mut all = messages;
     all.extend(
-        parent_application(&job(), &copied, &BTreeMap::new())
-            .problems
-            .iter()
-            .map(ToString::to_string),
+        parent_application(
+            &job(),
+            &copied,
+            &BTreeMap::new(),
+            &TrackingSettings::default(),
+        )
+        .problems
+        .iter()
+        .map(ToString::to_string),
     );
     let bad_app = map(&[(ARGOCD_TRACKING_ID, &format!("_fraud:{JOB_ID}"))]);
     all.extend(
-        parent_application(&job(), &bad_app, &BTreeMap::new())
-            .problems
-            .iter()
-            .map(ToString::to_string),
+        parent_application(
+            &job(),
+            &bad_app,
+            &BTreeMap::new(),
+            &TrackingSettings::default(),
+        )
+        .problems
+        .iter()
+        .map(ToString::to_string),
     );
     let long = map(&[(APP_PART_OF, &"x".repeat(300))]);
     all.extend(
-        parent_application(&job(), &BTreeMap::new(), &long)
-            .problems
-            .iter()
-            .map(ToString::to_string),
+        parent_application(
+            &job(),
+            &BTreeMap::new(),
+            &long,
+            &TrackingSettings::default(),
+        )
+        .problems
+        .iter()
+        .map(ToString::to_string),
     );
     insta::assert_snapshot!(all.join("\n"));
 }
 
 #[test]
 fn no_source_no_parent() {
-    let lookup = parent_application(&job(), &map(&[("x", "y")]), &map(&[("app", "fraud")]));
+    let lookup = parent_application(
+        &job(),
+        &map(&[("x", "y")]),
+        &map(&[("app", "fraud")]),
+        &TrackingSettings::default(),
+    );
     assert_eq!(lookup.parent, None);
     assert!(lookup.problems.is_empty());
 }
@@ -251,8 +404,7 @@ proptest! {
         let lookup = parent_application(
             &JobKey::new(&job_ns, &job_name),
             &map(&[(ARGOCD_TRACKING_ID, &value)]),
-            &BTreeMap::new(),
-        );
+            &BTreeMap::new(), &TrackingSettings::default());
         let found = lookup.parent.unwrap();
         prop_assert_eq!(found.source, ParentSource::TrackingId);
         prop_assert_eq!(found.app.namespace(), app_ns.as_deref());
@@ -265,7 +417,7 @@ proptest! {
         label in proptest::option::of("[a-z_-]{1,8}"),
     ) {
         let labels = label.iter().map(|l| (APP_INSTANCE.to_owned(), l.clone())).collect();
-        let lookup = parent_application(&job(), &map(&[(ARGOCD_TRACKING_ID, &value)]), &labels);
+        let lookup = parent_application(&job(), &map(&[(ARGOCD_TRACKING_ID, &value)]), &labels, &TrackingSettings::default());
         match &lookup.parent {
             Some(AppRef { app, source: ParentSource::TrackingId }) => {
                 let instance = match app.namespace() {
@@ -282,7 +434,7 @@ proptest! {
                     Some(
                         ParentProblem::MalformedTrackingId { .. }
                             | ParentProblem::ForeignTrackingId { .. }
-                            | ParentProblem::InvalidApplication { key: ARGOCD_TRACKING_ID, .. }
+                            | ParentProblem::InvalidApplication { .. }
                     )
                 );
                 prop_assert!(skipped, "{:?}", lookup);
@@ -297,8 +449,14 @@ proptest! {
         labels in proptest::collection::btree_map(
             prop_oneof![Just(APP_INSTANCE.to_owned()), Just(APP_PART_OF.to_owned())], ".{0,300}", 0..3),
     ) {
-        let lookup = parent_application(&job(), &annotations, &labels);
-        prop_assert!(lookup.problems.len() <= 3);
+        for settings in [TrackingSettings::default(), label_tracking()] {
+            let lookup = parent_application(&job(), &annotations, &labels, &settings);
+            prop_assert!(lookup.problems.len() <= 3);
+            for problem in &lookup.problems {
+                prop_assert!(problem.to_string().len() < 600);
+            }
+        }
+        let lookup = parent_application(&job(), &annotations, &labels, &TrackingSettings::default());
         for problem in &lookup.problems {
             prop_assert!(problem.to_string().len() < 600);
         }

@@ -440,16 +440,6 @@ proptest! {
         }
     }
 
-    /// Gopher-lua and Lua 5.1 only differ in how they print numbers: on objects whose
-    /// numbers are small integers, both give the same outcome.
-    #[test]
-    fn number_formats_agree_on_small_integers(obj in job_object()) {
-        prop_assume!(small_integers_only(&obj));
-        for variant in Variant::ALL {
-            let lua51 = Semantics { numbers: NumberFormat::Lua51, ..Semantics::ARGO_CD };
-            prop_assert_eq!(native(&obj, variant, Semantics::ARGO_CD), native(&obj, variant, lua51));
-        }
-    }
 
     /// Opening the standard libraries only changes what indexing a string does: a
     /// script that succeeds without them gives the same result with them.
@@ -524,5 +514,22 @@ proptest! {
         prop_assert!(digits.trim_start_matches('0').len() <= 14, "{}", text);
         let back: f64 = text.parse().unwrap();
         prop_assert!(((back - n) / n).abs() <= 5e-14, "{} -> {}", n, text);
+    }
+}
+
+proptest! {
+    // About a third of the generated objects hold a number that is no small integer
+    // (generations of every type among them) and are passed over.
+    #![proptest_config(ProptestConfig { cases: 2000, max_global_rejects: 20_000, ..ProptestConfig::default() })]
+
+    /// Gopher-lua and Lua 5.1 only differ in how they print numbers: on objects whose
+    /// numbers are small integers, both give the same outcome.
+    #[test]
+    fn number_formats_agree_on_small_integers(obj in job_object()) {
+        prop_assume!(small_integers_only(&obj));
+        for variant in Variant::ALL {
+            let lua51 = Semantics { numbers: NumberFormat::Lua51, ..Semantics::ARGO_CD };
+            prop_assert_eq!(native(&obj, variant, Semantics::ARGO_CD), native(&obj, variant, lua51));
+        }
     }
 }

@@ -168,7 +168,15 @@ fn a_bad_trigger_annotation_is_reported_and_everything_else_still_happens() {
         t0(),
     );
     let keys: Vec<_> = p.effects.iter().map(|e| e.key.as_str()).collect();
-    assert_eq!(keys, ["notify"]);
+    // The invalid sync-wave is reported, and the job is in wave 0 as in Argo CD.
+    assert_eq!(keys, ["wave", "notify"]);
+    let Effect::PatchJob { patch } = &p.effects[0].effect else {
+        panic!()
+    };
+    assert_eq!(
+        patch["metadata"]["annotations"]["mlops.dev/wave-complete"],
+        "0"
+    );
     insta::assert_yaml_snapshot!(p.diagnostics);
 }
 

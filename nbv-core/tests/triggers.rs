@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use nbv_core::annotations::ON_SUCCESS_TRIGGER;
 use nbv_core::triggers::{
-    Action, ApiVersion, ApiVersionError, Field, MAX_ANNOTATION_BYTES, TargetRef, Trigger,
-    TriggerError, TriggerErrors, TriggerSet, from_annotations, parse_triggers,
+    Action, ApiVersion, ApiVersionError, Field, MAX_ANNOTATION_BYTES, NamespaceDefaults, TargetRef,
+    Trigger, TriggerError, TriggerErrors, TriggerSet, from_annotations, parse_triggers,
 };
 use proptest::prelude::*;
 use proptest::sample::select;
@@ -300,12 +300,14 @@ proptest! {
         prop_assert_eq!(&parsed, &set);
     }
 
-    /// (3) An entry without a namespace gets the job's; one with a namespace keeps it.
+    /// (3) An entry without a namespace gets the job's, or Argo CD's for an Application;
+    /// one with a namespace keeps it.
     #[test]
     fn namespace_defaults_to_the_jobs(
         triggers in prop::collection::vec(trigger(), 1..8),
         omit in prop::collection::vec(any::<bool>(), 8),
         job_ns in label(),
+        argocd_ns in label(),
     ) {
         // Distinct names, so that defaulting a namespace cannot make two
         // entries duplicates of each other.
@@ -320,10 +322,15 @@ proptest! {
             })
             .collect();
         let entries: Vec<Value> = triggers.iter().zip(&omit).map(|(t, omit)| entry_value(t, !omit)).collect();
-        let set = parse_triggers(&render(&entries), &job_ns).map_err(|e| TestCaseError::fail(e.to_string()))?;
+        let defaults = NamespaceDefaults { job_namespace: &job_ns, argocd_namespace: &argocd_ns };
+        let set = parse_triggers(&render(&entries), defaults).map_err(|e| TestCaseError::fail(e.to_string()))?;
         prop_assert_eq!(set.len(), triggers.len());
         for ((parsed, original), omitted) in set.iter().zip(&triggers).zip(&omit) {
-            let expected = if *omitted { job_ns.as_str() } else { original.target().namespace().as_str() };
+            let expected = match (*omitted, original.is_argo_application()) {
+                (true, true) => argocd_ns.as_str(),
+                (true, false) => job_ns.as_str(),
+                (false, _) => original.target().namespace().as_str(),
+            };
             prop_assert_eq!(parsed.target().namespace().as_str(), expected);
             prop_assert_eq!(parsed.target().name(), original.target().name());
         }

@@ -8,7 +8,7 @@ use nbv_core::annotations::{
 };
 use nbv_core::waves::{
     FailureReason, GateDecision, GateJob, InvalidWaveKind, RunPhase, Wave, WaveOutcome, block_wave,
-    completion_time, gate, sync_wave, wave_patch,
+    completion_time, effective_wave, gate, sync_wave, wave_patch,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -325,16 +325,50 @@ proptest! {
         }
     }
 
+    /// As in Argo CD, an invalid sync-wave falls back to the Helm hook weight, then 0;
+    /// the plan reports the value (see the plan's tests).
     #[test]
-    fn malformed_sync_wave_is_an_error_for_terminal_outcomes(
+    fn malformed_sync_wave_falls_back_as_argo_cd_does(
         current in job_annotations(Just(Some("3 ".to_owned())).boxed()),
+        weight in proptest::option::of(-5i64..5),
         outcome in outcome(),
     ) {
-        let result = wave_patch(&current, &outcome);
-        match outcome {
-            WaveOutcome::NewRun => prop_assert!(result.is_ok()),
-            _ => prop_assert_eq!(result.unwrap_err().annotation(), ARGOCD_SYNC_WAVE),
+        let mut current = current;
+        if let Some(weight) = weight {
+            current.insert("helm.sh/hook-weight".to_owned(), weight.to_string());
         }
+        let expected = weight.unwrap_or(0).to_string();
+        let result = wave_patch(&current, &outcome).expect("no error");
+        let set = match outcome {
+            WaveOutcome::NewRun => None,
+            WaveOutcome::Succeeded { .. } => Some(WAVE_COMPLETE),
+            WaveOutcome::Failed { .. } => Some(WAVE_FAILED),
+        };
+        if let (Some(key), Some(patch)) = (set, &result) {
+            let written = &patch["metadata"]["annotations"][key];
+            prop_assert!(written.is_null() || written == &Value::String(expected), "{}", patch);
+        }
+    }
+
+    #[test]
+    fn the_wave_is_argo_cds(
+        sync_wave in proptest::option::of(prop_oneof!["-?[0-9]{1,3}", "[a-z ]{0,3}"]),
+        weight in proptest::option::of(prop_oneof!["-?[0-9]{1,3}", "[a-z ]{0,3}"]),
+        argo_hook in any::<bool>(),
+    ) {
+        let mut annotations = BTreeMap::new();
+        if let Some(w) = &sync_wave { annotations.insert(ARGOCD_SYNC_WAVE.to_owned(), w.clone()); }
+        if let Some(w) = &weight { annotations.insert("helm.sh/hook-weight".to_owned(), w.clone()); }
+        if argo_hook { annotations.insert("argocd.argoproj.io/hook".to_owned(), "PreSync".to_owned()); }
+        // gitops-engine's syncwaves.Wave, written out.
+        let atoi = |s: &Option<String>| s.as_ref().and_then(|s| s.parse::<i64>().ok());
+        let argo = atoi(&sync_wave).unwrap_or_else(|| if argo_hook { 0 } else { atoi(&weight).unwrap_or(0) });
+        let read = effective_wave(&annotations);
+        let declared = sync_wave.is_some() || (weight.is_some() && !argo_hook);
+        prop_assert_eq!(read.wave.map(|w| w.get()), declared.then_some(argo));
+        let invalid = usize::from(sync_wave.is_some() && atoi(&sync_wave).is_none())
+            + usize::from(!argo_hook && atoi(&sync_wave).is_none() && weight.is_some() && atoi(&weight).is_none());
+        prop_assert_eq!(read.problems.len(), invalid);
     }
 
     #[test]

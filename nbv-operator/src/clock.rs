@@ -60,3 +60,23 @@ impl Clock for VirtualClock {
         self.epoch + chrono::Duration::from_std(elapsed).unwrap_or(chrono::Duration::MAX)
     }
 }
+
+/// A clock that always reads the same time (for tests of effects that write the time).
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_operator::clock::{Clock, FixedClock};
+///
+/// let at = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 5).unwrap();
+/// assert_eq!(FixedClock(at).now(), at);
+/// ```
+#[derive(Clone, Copy, Debug)]
+pub struct FixedClock(pub DateTime<Utc>);
+
+impl Clock for FixedClock {
+    fn now(&self) -> DateTime<Utc> {
+        self.0
+    }
+}

@@ -5,7 +5,8 @@ use std::net::SocketAddr;
 use std::time::Duration;
 
 use clap::Args;
-use nbv_core::triggers::TriggerAccess;
+use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
+use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
 use crate::telemetry::LogFormat;
 
@@ -33,6 +34,25 @@ pub struct RunArgs {
         default_value = "argocd"
     )]
     pub application_namespaces: Vec<String>,
+    /// Argo CD's control-plane namespace: where its `argocd-cm` and AppProjects are, and
+    /// where a trigger's Application named without a namespace is.
+    #[arg(long, env = "NBV_ARGOCD_NAMESPACE", default_value = DEFAULT_ARGOCD_NAMESPACE)]
+    pub argocd_namespace: String,
+    /// Argo CD's resource tracking method (`annotation`, `annotation+label` or
+    /// `label`); by default read from `argocd-cm` (`application.resourceTrackingMethod`).
+    #[arg(long, env = "NBV_TRACKING_METHOD", value_parser = parse_tracking_method)]
+    pub tracking_method: Option<TrackingMethod>,
+    /// Argo CD's instance label key; by default read from `argocd-cm`
+    /// (`application.instanceLabelKey`, else `app.kubernetes.io/instance`).
+    #[arg(long, env = "NBV_INSTANCE_LABEL_KEY")]
+    pub instance_label_key: Option<String>,
+    /// Argo CD's installation id; by default read from `argocd-cm` (`installationID`).
+    #[arg(long, env = "NBV_INSTALLATION_ID")]
+    pub installation_id: Option<String>,
+    /// Do not use the `app.kubernetes.io/part-of` label (nbv's own convention, not Argo
+    /// CD tracking) to find a job's parent Application.
+    #[arg(long, env = "NBV_NO_PART_OF")]
+    pub no_part_of: bool,
     /// Retries of a failed notebook run (backoff 1m, 2m, 4m, …).
     #[arg(long, env = "NBV_MAX_RETRIES", default_value_t = 3)]
     pub max_retries: u32,
@@ -67,6 +87,11 @@ pub struct OperatorConfig {
     pub trigger_access: TriggerAccess,
     /// See [`RunArgs::application_namespaces`].
     pub application_namespaces: Vec<String>,
+    /// See [`RunArgs::argocd_namespace`].
+    pub argocd_namespace: String,
+    /// How jobs are tracked to their Application: flags given, and whether `argocd-cm`
+    /// is still to be read for the rest.
+    pub tracking: TrackingConfig,
     /// See [`RunArgs::max_retries`].
     pub max_retries: u32,
     /// How long a deferred trigger (an Argo CD operation is running) waits.
@@ -96,13 +121,89 @@ pub enum Mutation {
     UpstreamOrder,
 }
 
+/// The tracking settings given by flags; what they leave open comes from `argocd-cm`.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use nbv_core::aggregate::TrackingMethod;
+/// use nbv_operator::config::TrackingConfig;
+///
+/// let flags = TrackingConfig { method: Some(TrackingMethod::Label), ..TrackingConfig::default() };
+/// assert!(flags.needs_argocd_cm());
+/// let cm = BTreeMap::from([("application.instanceLabelKey".to_string(), "team".to_string())]);
+/// let (settings, _) = flags.resolve(Some(&cm));
+/// assert_eq!((settings.method, settings.instance_label_key.as_str()), (TrackingMethod::Label, "team"));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct TrackingConfig {
+    /// `--tracking-method`.
+    pub method: Option<TrackingMethod>,
+    /// `--instance-label-key`.
+    pub instance_label_key: Option<String>,
+    /// `--installation-id`.
+    pub installation_id: Option<String>,
+    /// Not `--no-part-of`.
+    pub part_of: bool,
+}
+
+impl Default for TrackingConfig {
+    fn default() -> Self {
+        TrackingConfig {
+            method: None,
+            instance_label_key: None,
+            installation_id: None,
+            part_of: true,
+        }
+    }
+}
+
+impl TrackingConfig {
+    /// Whether a flag is missing, so that `argocd-cm` must be read.
+    pub fn needs_argocd_cm(&self) -> bool {
+        self.method.is_none() || self.instance_label_key.is_none() || self.installation_id.is_none()
+    }
+
+    /// The settings: the flags, then `argocd-cm`'s data (when read), then Argo CD's
+    /// defaults; with the problems found in `argocd-cm`.
+    pub fn resolve(
+        &self,
+        argocd_cm: Option<&std::collections::BTreeMap<String, String>>,
+    ) -> (TrackingSettings, Vec<String>) {
+        let (mut settings, problems) = match argocd_cm {
+            Some(data) => TrackingSettings::from_argocd_cm(data),
+            None => (TrackingSettings::default(), Vec::new()),
+        };
+        if let Some(method) = self.method {
+            settings.method = method;
+        }
+        if let Some(key) = &self.instance_label_key {
+            settings.instance_label_key = key.clone();
+        }
+        if let Some(id) = &self.installation_id {
+            settings.installation_id = id.clone();
+        }
+        settings.part_of = self.part_of;
+        (settings, problems)
+    }
+}
+
+fn parse_tracking_method(value: &str) -> Result<TrackingMethod, String> {
+    value
+        .parse()
+        .map_err(|e: nbv_core::aggregate::UnknownTrackingMethod| e.to_string())
+}
+
 impl Default for OperatorConfig {
     fn default() -> Self {
         OperatorConfig {
             gitops_only: false,
             watch_namespace: None,
             trigger_access: TriggerAccess::default(),
-            application_namespaces: vec!["argocd".to_owned()],
+            application_namespaces: vec![DEFAULT_ARGOCD_NAMESPACE.to_owned()],
+            argocd_namespace: DEFAULT_ARGOCD_NAMESPACE.to_owned(),
+            tracking: TrackingConfig::default(),
             max_retries: 3,
             deferred_retry: Duration::from_secs(15),
             resync: Duration::from_secs(300),
@@ -139,6 +240,13 @@ impl RunArgs {
                 .map(|s| s.trim().to_owned())
                 .filter(|s| !s.is_empty())
                 .collect(),
+            argocd_namespace: self.argocd_namespace.trim().to_owned(),
+            tracking: TrackingConfig {
+                method: self.tracking_method,
+                instance_label_key: self.instance_label_key.clone(),
+                installation_id: self.installation_id.clone(),
+                part_of: !self.no_part_of,
+            },
             max_retries: self.max_retries,
             ..OperatorConfig::default()
         }

@@ -2,7 +2,7 @@
 
 use std::sync::Arc;
 
-use nbv_core::aggregate::JobKey;
+use nbv_core::aggregate::{JobKey, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::RetryPolicy;
 use nbv_core::plan::EffectRetryPolicy;
@@ -37,6 +37,8 @@ pub struct Context {
     pub pods: PodRunner,
     /// Ledgers written recently (see [`RecentLedgers`]).
     pub recent: RecentLedgers,
+    /// How jobs are tracked to their parent Application.
+    pub tracking: TrackingSettings,
 }
 
 impl Context {

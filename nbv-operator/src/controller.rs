@@ -7,7 +7,13 @@
 //! - in default mode, the validation Pods nbv created, selected by nbv's label: the
 //!   reconciler reads a Pod from this cache, not with a GET per event;
 //! - Argo CD Applications in the configured Application namespaces, into a cache the
-//!   publisher reads (their current annotations), so publishing needs no GET.
+//!   publisher reads (their current annotations), so publishing needs no GET, and that
+//!   the `sync` and `refresh` triggers and the report of a sync's result read;
+//! - Argo CD AppProjects in Argo CD's namespace, for their sync windows only: the
+//!   cache keeps each project's name and `spec.syncWindows` and drops the rest.
+//!
+//! At start, one GET of the ConfigMap `argocd-cm` in Argo CD's namespace reads its
+//! tracking settings (unless flags give them all).
 //!
 //! Nothing else is cached: in particular not every Pod of the cluster (the upstream
 //! operator's `Owns(Pod)` watch did that).
@@ -21,11 +27,13 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt};
+use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
+use nbv_core::aggregate::TrackingSettings;
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::RetryPolicy;
 use nbv_core::plan::EffectRetryPolicy;
@@ -33,8 +41,9 @@ use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
+use crate::config::TrackingConfig;
 use crate::context::Context;
-use crate::effects::{Executor, ExecutorConfig};
+use crate::effects::{Executor, ExecutorConfig, appproject_resource};
 use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::pods::PodRunner;
 use crate::publisher::Publisher;
@@ -63,21 +72,99 @@ fn watch_applications(
         watcher(api, watcher::Config::default()).boxed()
     });
     let merged = futures::stream::select_all(streams);
-    let stream = merged
-        .default_backoff()
-        .reflect(writer)
-        .for_each(|event| async move {
-            if let Err(error) = event {
-                tracing::debug!(%error, "Application watch error (is Argo CD installed?)");
-            }
-        });
+    drive(
+        merged.default_backoff().reflect(writer),
+        "Application",
+        shutdown,
+    );
+    reader
+}
+
+/// Drives a reflector's stream until `shutdown`, logging its errors (`what`: the kind
+/// watched; Argo CD's kinds are absent where Argo CD is not installed).
+fn drive<E: std::fmt::Display + Send + 'static, T: Send + 'static>(
+    stream: impl Stream<Item = Result<T, E>> + Send + 'static,
+    what: &'static str,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) {
+    let stream = stream.for_each(move |event| async move {
+        if let Err(error) = event {
+            tracing::debug!(%error, "{what} watch error (is Argo CD installed?)");
+        }
+    });
     tokio::spawn(async move {
         tokio::select! {
             _ = stream => {}
             _ = shutdown => {}
         }
     });
+}
+
+/// The ConfigMap Argo CD keeps its settings in.
+pub const ARGOCD_CM: &str = "argocd-cm";
+
+/// Starts a reflector of the AppProjects in `namespace` that keeps only what sync
+/// windows need (name, namespace, resourceVersion and `spec.syncWindows`), driven
+/// until `shutdown`, and returns its store.
+fn watch_projects(
+    client: &kube::Client,
+    namespace: &str,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> Store<DynamicObject> {
+    let resource = appproject_resource();
+    let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
+    let reader = writer.as_reader();
+    let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
+    let stream = watcher(api, watcher::Config::default())
+        .default_backoff()
+        .modify(|project| {
+            let windows = project.data["spec"]["syncWindows"].take();
+            project.data = serde_json::json!({"spec": {"syncWindows": windows}});
+            project.metadata = kube::api::ObjectMeta {
+                name: project.metadata.name.take(),
+                namespace: project.metadata.namespace.take(),
+                resource_version: project.metadata.resource_version.take(),
+                ..kube::api::ObjectMeta::default()
+            };
+        })
+        .reflect(writer);
+    drive(stream, "AppProject", shutdown);
     reader
+}
+
+/// The tracking settings: the flags, and for what they leave open the `argocd-cm` of
+/// Argo CD's namespace (one GET). A ConfigMap that cannot be read leaves Argo CD's
+/// defaults, with a warning: nbv then tracks as a default Argo CD 3 does.
+pub async fn tracking_settings(
+    client: &kube::Client,
+    argocd_namespace: &str,
+    flags: &TrackingConfig,
+) -> TrackingSettings {
+    let data = if flags.needs_argocd_cm() {
+        let api: Api<ConfigMap> = Api::namespaced(client.clone(), argocd_namespace);
+        match api.get_opt(ARGOCD_CM).await {
+            Ok(Some(cm)) => Some(cm.data.unwrap_or_default()),
+            Ok(None) => {
+                tracing::warn!(
+                    namespace = argocd_namespace,
+                    "ConfigMap {ARGOCD_CM} not found; using Argo CD's default tracking settings"
+                );
+                None
+            }
+            Err(error) => {
+                tracing::warn!(namespace = argocd_namespace, %error, "reading ConfigMap {ARGOCD_CM} failed; using Argo CD's default tracking settings");
+                None
+            }
+        }
+    } else {
+        None
+    };
+    let (settings, problems) = flags.resolve(data.as_ref());
+    for problem in problems {
+        tracing::warn!(%problem, "Argo CD tracking setting ignored");
+    }
+    tracing::info!(method = %settings.method, instance_label = %settings.instance_label_key, installation_id = %settings.installation_id, part_of = settings.part_of, "tracking jobs to Applications");
+    settings
 }
 
 /// The jobs' watch, into `cache`, as the stream of changed jobs the controller
@@ -144,23 +231,30 @@ pub async fn run(
     } = runtime;
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
+    let tracking = tracking_settings(&client, &config.argocd_namespace, &config.tracking).await;
+    let applications =
+        watch_applications(&client, &config.application_namespaces, shutdown.clone());
+    let projects = watch_projects(&client, &config.argocd_namespace, shutdown.clone());
     let executor = Executor::new(
         client.clone(),
         ExecutorConfig {
             trigger_access: config.trigger_access.clone(),
             field_manager: FIELD_MANAGER.to_owned(),
             reporting_instance: instance,
+            argocd_namespace: config.argocd_namespace.clone(),
         },
-    );
-    let applications =
-        watch_applications(&client, &config.application_namespaces, shutdown.clone());
+    )
+    .with_applications(applications.clone(), config.application_namespaces.clone())
+    .with_projects(projects)
+    .with_clock(clock.clone());
     let publisher = Publisher::new(
         clock.clone(),
         executor.clone(),
         metrics.clone(),
         Some(applications),
         config.application_namespaces.clone(),
-    );
+    )
+    .with_tracking(tracking.clone());
 
     let jobs: Api<NotebookValidationJob> = watched(&client, config.watch_namespace.as_deref());
     let retry_policy = RetryPolicy::new(
@@ -198,8 +292,10 @@ pub async fn run(
         jobs: job_store.clone(),
         pods: pod_store,
         clock: clock.clone(),
+        tracking: tracking.clone(),
     });
     let context = Arc::new(Context {
+        tracking,
         pods,
         client,
         config,

@@ -17,7 +17,7 @@ use kube::api::DynamicObject;
 use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::aggregate::{
     AggregateIndex, AppId, AppRef, JobEntry, JobKey, JobPhase, PublishDecision, StatusLimit,
-    decide_publish,
+    TrackingSettings, decide_publish,
 };
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
 use nbv_core::api::NotebookValidationJob;
@@ -90,6 +90,8 @@ pub struct Publisher {
     namespaces: Vec<String>,
     /// The jobs' watch cache: a job it no longer holds is counted nowhere.
     jobs: Option<Store<NotebookValidationJob>>,
+    /// How a listed job's parent is found.
+    tracking: TrackingSettings,
 }
 
 impl Publisher {
@@ -112,7 +114,23 @@ impl Publisher {
             applications,
             namespaces,
             jobs: None,
+            tracking: TrackingSettings::default(),
         }
+    }
+
+    /// Finds the parents of listed jobs with `tracking` (the reconciler must use the
+    /// same settings).
+    #[must_use]
+    pub fn with_tracking(mut self, tracking: TrackingSettings) -> Self {
+        self.tracking = tracking;
+        self
+    }
+
+    /// The parent Application `app` of a job in `job_namespace`, from the watch cache.
+    pub fn application(&self, app: &AppId, job_namespace: &str) -> Option<Arc<DynamicObject>> {
+        let mut homes = self.state().homes_of(app);
+        homes.push(job_namespace.to_owned());
+        self.find_application(app, &homes)
     }
 
     /// Counts only the jobs `jobs` (the controller's watch cache of jobs) holds: a
@@ -183,7 +201,11 @@ impl Publisher {
         let now = self.clock.now();
         let mut state = self.state();
         let mut changed = state.index.retain(|job| self.exists(job));
-        for entry in jobs.state().iter().filter_map(|job| JobEntry::of(job)) {
+        for entry in jobs
+            .state()
+            .iter()
+            .filter_map(|job| JobEntry::of(job, &self.tracking))
+        {
             changed.extend(state.upsert(entry.key, entry.lookup.parent, entry.phase));
         }
         changed.sort_unstable();

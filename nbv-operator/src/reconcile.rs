@@ -18,17 +18,19 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use nbv_core::aggregate::{JobEntry, JobKey};
+use nbv_core::aggregate::{JobEntry, JobKey, application_set_owner, application_status_condition};
 use nbv_core::api::{EffectLedger, NotebookValidationJob, Phase};
 use nbv_core::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, set_condition, step};
 use nbv_core::plan::{
-    Effect, Outcome, PlanContext, conditions, merge_patch, parent_diagnostics, plan, record,
+    ConditionUpdate, Effect, Outcome, PlanContext, SyncStage, conditions, merge_patch,
+    parent_diagnostics, plan, record, sync_condition,
 };
 use nbv_core::pod::{build_unsupported, pod_name};
+use nbv_core::triggers::Action as TriggerAction;
 use serde_json::json;
 
 use crate::context::Context;
-use crate::effects::{Delivery, EffectError, ReportReason, TriggerOutcome};
+use crate::effects::{Delivery, EffectError, ReportReason, SyncReport, TriggerOutcome};
 use crate::metrics::{ReconcileOutcome, TriggerStatus};
 use crate::pods::PodError;
 
@@ -184,12 +186,27 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     }
 
     // 2. The Application aggregate.
-    let entry = JobEntry::of(&job).ok_or(Error::Identity)?;
+    let entry = JobEntry::of(&job, &ctx.tracking).ok_or(Error::Identity)?;
     let application = entry
         .lookup
         .parent
         .as_ref()
         .map(|p| p.app.name().to_owned());
+    // Conditions beyond the plan's, each with the Event that announces a change of it.
+    let mut reported: Vec<(ConditionUpdate, Option<ReportReason>)> = Vec::new();
+    if let Some(parent) = &entry.lookup.parent
+        && let Some(object) = ctx.publisher.application(&parent.app, &namespace)
+    {
+        let value = serde_json::to_value(&*object).unwrap_or_default();
+        let owner = application_set_owner(&value);
+        let name = format!(
+            "{}/{}",
+            object.metadata.namespace.as_deref().unwrap_or_default(),
+            parent.app.name()
+        );
+        let event = owner.is_some().then_some(ReportReason::ApplicationSetOwned);
+        reported.push((application_status_condition(&name, owner.as_deref()), event));
+    }
     let parent_warnings = parent_diagnostics(&entry.lookup.problems);
     ctx.publisher
         .job_changed(entry.key, entry.lookup.parent, entry.phase);
@@ -207,6 +224,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         application,
         max_retries: ctx.config.max_retries,
         retry: ctx.effect_retry.clone(),
+        argocd_namespace: ctx.config.argocd_namespace.clone(),
     };
     let mut plan = plan(&job, &plan_ctx, now);
     plan.diagnostics.extend(parent_warnings);
@@ -214,6 +232,9 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     // 4. Carry it out.
     let mut ledger = plan.ledger();
     let mut deferred = 0usize;
+    // Deferred because an operation runs (look again soon), or until a window opens.
+    let mut busy = false;
+    let mut window_opens: Option<DateTime<Utc>> = None;
     for planned in &plan.effects {
         let outcome = match &planned.effect {
             Effect::PatchJob { patch } => match ctx
@@ -234,10 +255,24 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                     .fire_trigger(&job, trigger, *completed_at)
                     .await
                 {
-                    Ok(TriggerOutcome::Deferred { reason }) => {
+                    Ok(TriggerOutcome::Deferred { reason, until }) => {
                         ctx.metrics.trigger(action, TriggerStatus::Deferred);
                         tracing::info!(job = %key, %trigger, %reason, "trigger deferred");
                         deferred += 1;
+                        match until {
+                            // A closed sync window: look again when it opens.
+                            Some(at) => window_opens = earliest(window_opens, at),
+                            None => busy = true,
+                        }
+                        if trigger.action() == TriggerAction::Sync {
+                            reported.push((
+                                sync_condition(
+                                    SyncStage::Deferred,
+                                    &format!("{trigger}: {reason}"),
+                                ),
+                                Some(ReportReason::SyncDeferred),
+                            ));
+                        }
                         None
                     }
                     Ok(
@@ -247,8 +282,23 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                         let summary = match &done {
                             TriggerOutcome::Done { summary }
                             | TriggerOutcome::AlreadyDone { summary } => summary,
-                            TriggerOutcome::Deferred { reason } => reason,
+                            TriggerOutcome::Deferred { reason, .. } => reason,
                         };
+                        if trigger.action() == TriggerAction::Sync {
+                            // Already done: a full sync since the run, or this run's.
+                            let stage = match &done {
+                                TriggerOutcome::AlreadyDone { summary }
+                                    if summary.contains("already synced successfully") =>
+                                {
+                                    SyncStage::Succeeded
+                                }
+                                _ => SyncStage::Started,
+                            };
+                            reported.push((
+                                sync_condition(stage, &format!("{trigger}: {summary}")),
+                                None,
+                            ));
+                        }
                         report(
                             ctx,
                             &job,
@@ -277,6 +327,43 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                     }
                 }
             }
+            Effect::SyncResult {
+                trigger,
+                completed_at,
+            } => match ctx
+                .executor
+                .sync_result(&job, trigger.target(), *completed_at)
+                .await
+            {
+                Ok(SyncReport::InProgress { summary }) => {
+                    // Not an effect owed: the trigger took effect, and Argo CD may take
+                    // its time. Only looked at again soon.
+                    busy = true;
+                    reported.push((
+                        sync_condition(SyncStage::Started, &format!("{trigger}: {summary}")),
+                        None,
+                    ));
+                    None
+                }
+                Ok(SyncReport::Finished { succeeded, summary }) => {
+                    let (stage, reason) = if succeeded {
+                        (SyncStage::Succeeded, ReportReason::SyncSucceeded)
+                    } else {
+                        (SyncStage::Failed, ReportReason::SyncFailed)
+                    };
+                    let message = format!("{trigger}: {summary}");
+                    report(ctx, &job, reason, &message, now).await;
+                    reported.push((sync_condition(stage, &message), None));
+                    Some(Outcome::Done)
+                }
+                Ok(SyncReport::Replaced { summary }) => {
+                    let message = format!("{trigger}: {summary}");
+                    report(ctx, &job, ReportReason::SyncReplaced, &message, now).await;
+                    reported.push((sync_condition(SyncStage::Replaced, &message), None));
+                    Some(Outcome::Done)
+                }
+                Err(e) => Some(e.outcome()),
+            },
             Effect::Notify { event } => match ctx.executor.create_notification(&job, event).await {
                 Ok(delivery) => {
                     if delivery == Delivery::Created {
@@ -351,7 +438,13 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         }
     }
     let owed_later = deferred + usize::from(plan.retry_at.is_some());
-    let updates = conditions(&plan.diagnostics, &ledger, owed_later);
+    let mut updates: Vec<ConditionUpdate> =
+        conditions(&plan.diagnostics, &ledger, owed_later).into();
+    // One update per condition type: the last one seen this reconcile.
+    for (update, _) in &reported {
+        updates.retain(|u| u.type_ != update.type_);
+        updates.push(update.clone());
+    }
     let mut status_conditions = job
         .status
         .as_ref()
@@ -393,6 +486,23 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                         report(ctx, &job, ReportReason::InvalidAnnotation, &message, now).await;
                     }
                 }
+                // And one per new state of a reported condition that announces itself.
+                for (update, event) in &reported {
+                    let Some(event) = event else { continue };
+                    let last = updates.iter().rev().find(|u| u.type_ == update.type_);
+                    if last != Some(update) {
+                        continue;
+                    }
+                    let changed = before
+                        .iter()
+                        .find(|c| c.type_ == update.type_.as_str())
+                        .is_none_or(|c| {
+                            c.message != update.message || c.status != update.status.as_str()
+                        });
+                    if changed {
+                        report(ctx, &job, *event, &update.message, now).await;
+                    }
+                }
             }
             // Someone wrote the job meanwhile: the next reconcile sees it and retries.
             Err(e) if is_conflict(&e) => requeue = min(requeue, Some(Duration::from_secs(1))),
@@ -408,8 +518,12 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     if let Some(status) = unwritten {
         write_status(&jobs, observed, &status).await?;
     }
-    if deferred > 0 {
+    if busy {
         requeue = min(requeue, Some(ctx.config.deferred_retry));
+    }
+    if let Some(at) = window_opens {
+        // A second after it opens: at its very start a window is not open yet.
+        requeue = min(requeue, Some(until(at + chrono::Duration::seconds(1), now)));
     }
     if let Some(at) = plan.retry_at {
         requeue = min(requeue, Some(until(at, now)));
@@ -571,6 +685,10 @@ fn until(at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
         .to_std()
         .unwrap_or(Duration::ZERO)
         .max(Duration::from_millis(100))
+}
+
+fn earliest(a: Option<DateTime<Utc>>, b: DateTime<Utc>) -> Option<DateTime<Utc>> {
+    Some(a.map_or(b, |a| a.min(b)))
 }
 
 fn min(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {

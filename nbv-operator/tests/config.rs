@@ -827,4 +827,84 @@ fn the_notification_example_reads_what_nbv_writes() {
         }
     }
     assert_eq!(triggers, 1);
+    let context: Value = serde_yaml_ng::from_str(data["context"].as_str().expect("context"))
+        .expect("context is YAML");
+    assert!(
+        context["argocdUrl"]
+            .as_str()
+            .is_some_and(|url| url.starts_with("https://")),
+        "set context.argocdUrl, or links render as <no value>/applications/..."
+    );
+}
+
+/// notifications-engine never forgets a `oncePer` value: the trigger's must differ at
+/// each failure nbv publishes, including the second failure of a one-notebook
+/// Application, whose counts and summary are those of the first.
+#[test]
+fn the_notification_fires_again_when_a_failure_comes_back() {
+    use nbv_core::aggregate::{
+        AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource, StatusLimit,
+    };
+
+    let cm = &documents("config/argocd/notifications-cm.yaml")[0];
+    let trigger: Value = serde_yaml_ng::from_str(
+        cm["data"]["trigger.on-notebook-validation-failed"]
+            .as_str()
+            .expect("trigger"),
+    )
+    .expect("YAML");
+    let once_per = trigger[0]["oncePer"].as_str();
+
+    // What nbv publishes at the first failure, after a new run, and at the second failure.
+    let app = AppId::new(Some("argocd"), "fraud").expect("name");
+    let parent = Some(AppRef {
+        app: app.clone(),
+        source: ParentSource::TrackingId,
+    });
+    let job = JobKey::new("ml", "train");
+    let mut index = AggregateIndex::new();
+    let mut published: BTreeMap<String, String> = BTreeMap::new();
+    let mut at_failures = Vec::new();
+    for (minute, phase) in [
+        (0, JobPhase::Failed),
+        (5, JobPhase::Running),
+        (10, JobPhase::Failed),
+    ] {
+        index.upsert(job.clone(), parent.clone(), phase);
+        let now =
+            chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 1, 24, 22, minute, 0).unwrap();
+        let status = index.aggregate(&app).status(now, StatusLimit::DEFAULT);
+        if let Some(patch) = status.application_patch(&published) {
+            for (key, value) in patch["metadata"]["annotations"]
+                .as_object()
+                .expect("annotations")
+            {
+                published.insert(key.clone(), value.as_str().unwrap_or_default().to_owned());
+            }
+        }
+        if phase == JobPhase::Failed {
+            at_failures.push(published.clone());
+        }
+    }
+    assert_eq!(
+        at_failures[0][NOTEBOOK_SUMMARY],
+        at_failures[1][NOTEBOOK_SUMMARY]
+    );
+    match once_per {
+        // No oncePer: Argo CD notifies on every transition of the condition.
+        None => {}
+        Some(expression) => {
+            let key = expression
+                .strip_prefix("app.metadata.annotations['")
+                .and_then(|rest| rest.strip_suffix("']"))
+                .unwrap_or_else(|| {
+                    panic!("oncePer {expression:?} is not one of nbv's annotations")
+                });
+            let values: Vec<&String> = at_failures.iter().map(|a| &a[key]).collect();
+            assert_ne!(
+                values[0], values[1],
+                "oncePer {expression} is the same at both failures: the second notifies nobody"
+            );
+        }
+    }
 }

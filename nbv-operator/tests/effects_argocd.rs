@@ -2,9 +2,11 @@
 
 mod effects_support;
 
-use effects_support::{Exchange, completed_at, job, run, trigger};
+use effects_support::{Exchange, cache, completed_at, job, run, run_with, trigger};
 use nbv_core::triggers::{Trigger, TriggerAccess};
+use nbv_operator::controller::application_resource;
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
+use nbv_operator::effects::{SyncReport, appproject_resource};
 use serde_json::{Value, json};
 
 const APP: &str = "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/serving";
@@ -53,7 +55,8 @@ fn bare_sync() -> Exchange {
                 "sync": {},
                 "initiatedBy": {"username": "nbv-operator"},
                 "info": [{"name": "nbv-run", "value": MARKER}]
-            }
+            },
+            "status": {"operationState": null}
         }),
     )
 }
@@ -87,7 +90,8 @@ async fn sync_writes_the_operation_as_the_argocd_cli_does() {
                     "initiatedBy": {"username": "nbv-operator"},
                     "info": [{"name": "nbv-run", "value": MARKER}],
                     "retry": {"limit": 2, "backoff": {"duration": "5s", "factor": 2}}
-                }
+                },
+                "status": {"operationState": null}
             }),
         )
         .reply(200, app),
@@ -126,34 +130,48 @@ async fn sync_without_a_sync_policy_writes_a_bare_operation() {
 }
 
 #[tokio::test]
-async fn sync_waits_while_an_operation_runs_and_writes_nothing() {
-    let busy = [
-        (
-            json!({"operation": {"sync": {}, "initiatedBy": {"username": "admin"}}}),
-            "Application argocd/serving has an operation requested; the sync starts when it has finished",
-        ),
-        (
-            json!({"status": {"operationState": {"phase": "Running"}}}),
-            "Application argocd/serving is running an operation (phase Running); the sync starts when it has finished",
-        ),
-        (
-            json!({"status": {"operationState": {"phase": "Terminating"}}}),
-            "Application argocd/serving is running an operation (phase Terminating); the sync starts when it has finished",
-        ),
-    ];
-    for (state, reason) in busy {
-        let script = vec![Exchange::get(APP).reply(200, application(state))];
+async fn sync_waits_while_an_operation_is_requested_and_writes_nothing() {
+    let state = json!({"operation": {"sync": {}, "initiatedBy": {"username": "admin"}}});
+    let script = vec![Exchange::get(APP).reply(200, application(state))];
+    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+            .await
+    })
+    .await;
+    assert_eq!(
+        outcome.expect("deferred"),
+        TriggerOutcome::Deferred {
+            reason: "Application argocd/serving has an operation requested; the sync starts \
+                     when it has finished"
+                .into(),
+            until: None,
+        }
+    );
+}
+
+#[tokio::test]
+async fn a_stuck_operation_state_is_cleared_and_the_sync_starts() {
+    // No operation, yet an operation state that never completed (the controller died
+    // mid-sync): `argocd app sync` clears it and starts; so does nbv.
+    for phase in ["Running", "Terminating", ""] {
+        let state = json!({"status": {"operationState": {"phase": phase}}});
+        let script = vec![
+            Exchange::get(APP).reply(200, application(state)),
+            bare_sync().reply(200, json!({})),
+        ];
         let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
             executor
                 .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
                 .await
         })
         .await;
-        assert_eq!(
-            outcome.expect("deferred"),
-            TriggerOutcome::Deferred {
-                reason: reason.into()
-            }
+        let Ok(TriggerOutcome::Done { summary }) = outcome else {
+            panic!("{phase}: {outcome:?}");
+        };
+        assert!(
+            summary.contains("clearing a leftover operation state"),
+            "{summary}"
         );
     }
 }
@@ -226,7 +244,7 @@ async fn a_sync_that_succeeded_after_the_run_ended_counts_as_done() {
         panic!("{outcome:?}");
     };
     assert!(
-        summary.contains("operation started at 2026-01-24T22:30:01Z"),
+        summary.contains("full sync started at 2026-01-24T22:30:01Z"),
         "{summary}"
     );
 
@@ -280,7 +298,9 @@ async fn refresh_of_an_application_sets_both_annotations() {
         "resourceVersion": "42",
         "annotations": {
             "mlops.dev/restart-timestamp": "2026-01-24T22:30:00Z",
-            "argocd.argoproj.io/refresh": "normal"
+            "argocd.argoproj.io/refresh": "normal",
+            // The time of the request, as newer Argo CD writes it with every refresh.
+            "argocd.argoproj.io/refresh-timestamp": "2026-01-24T22:35:00.000000000Z"
         }
     }});
     // Allowed by the operator flag: the Application is read only for its timestamp.
@@ -364,4 +384,213 @@ async fn an_application_being_deleted_is_not_synced() {
         "sync Application argocd/serving: the Application is being deleted"
     );
     assert!(!error.is_retryable());
+}
+
+/// The AppProject `default` in `argocd` with these sync windows.
+fn project(windows: Value) -> Value {
+    json!({
+        "apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+        "metadata": {"name": "default", "namespace": "argocd", "resourceVersion": "7"},
+        "spec": {"syncWindows": windows}
+    })
+}
+
+#[tokio::test]
+async fn the_application_comes_from_the_watch_cache_not_a_get() {
+    let app = application(json!({}));
+    // The only request: the sync itself.
+    let script = vec![bare_sync().reply(200, json!({}))];
+    let (outcome, seen) = run_with(
+        ExecutorConfig::default(),
+        |executor| {
+            executor.with_applications(
+                cache(application_resource(), vec![app]),
+                vec!["argocd".into()],
+            )
+        },
+        script,
+        |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+                .await
+        },
+    )
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+        "{outcome:?}"
+    );
+    assert_eq!(seen.len(), 1);
+
+    // Not in the cache of a namespace it watches: it does not exist, and (as for any
+    // missing Application) only the Namespace's opt-in could still allow the trigger.
+    let (outcome, _) = run_with(
+        ExecutorConfig::default(),
+        |executor| {
+            executor.with_applications(cache(application_resource(), vec![]), vec!["argocd".into()])
+        },
+        vec![Exchange::get("/api/v1/namespaces/argocd").fail(
+            404,
+            "NotFound",
+            "namespaces \"argocd\" not found",
+        )],
+        |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+                .await
+        },
+    )
+    .await;
+    assert!(
+        matches!(outcome, Err(EffectError::Refused(_))),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
+    // The executor's clock reads 22:35; a freeze from 22:00 for 2h covers it.
+    let freeze = json!([{"kind": "deny", "schedule": "0 22 * * *", "duration": "2h",
+                         "namespaces": ["ml"], "description": "nightly freeze"}]);
+    let (outcome, seen) = run_with(
+        ExecutorConfig::default(),
+        |executor| {
+            executor
+                .with_applications(
+                    cache(application_resource(), vec![application(json!({}))]),
+                    vec!["argocd".into()],
+                )
+                .with_projects(cache(appproject_resource(), vec![project(freeze)]))
+        },
+        vec![],
+        |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+                .await
+        },
+    )
+    .await;
+    assert!(
+        seen.is_empty(),
+        "nothing is written while the window is closed"
+    );
+    let Ok(TriggerOutcome::Deferred { reason, until }) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(
+        until,
+        Some(chrono::TimeZone::with_ymd_and_hms(&chrono::Utc, 2026, 1, 25, 0, 0, 0).unwrap())
+    );
+    insta::assert_snapshot!(reason);
+
+    // A window that allows manual syncs lets nbv's sync (a manual one) through.
+    let manual = json!([{"kind": "deny", "schedule": "0 22 * * *", "duration": "2h",
+                         "namespaces": ["ml"], "manualSync": true}]);
+    let (outcome, _) = run_with(
+        ExecutorConfig::default(),
+        |executor| {
+            executor
+                .with_applications(
+                    cache(application_resource(), vec![application(json!({}))]),
+                    vec!["argocd".into()],
+                )
+                .with_projects(cache(appproject_resource(), vec![project(manual)]))
+        },
+        vec![bare_sync().reply(200, json!({}))],
+        |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+                .await
+        },
+    )
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test]
+async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
+    let info = json!([{"name": "nbv-run", "value": MARKER}]);
+    let cases = [
+        (
+            json!({"operation": {"sync": {}, "info": info.clone()}, "status": null}),
+            "in progress",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Running", "operation": {"info": info.clone()}}}}),
+            "in progress",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Succeeded", "message": "successfully synced (all tasks run)", "operation": {"info": info.clone()}}}}),
+            "succeeded",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Failed", "message": "one or more objects failed to apply", "operation": {"info": info}}}}),
+            "failed",
+        ),
+        (json!({}), "replaced"),
+    ];
+    for (state, expected) in cases {
+        let app = application(state);
+        let (report, seen) = run_with(
+            ExecutorConfig::default(),
+            |executor| {
+                executor.with_applications(
+                    cache(application_resource(), vec![app]),
+                    vec!["argocd".into()],
+                )
+            },
+            vec![],
+            |executor| async move {
+                executor
+                    .sync_result(&job("ml", "train"), sync_trigger().target(), completed_at())
+                    .await
+            },
+        )
+        .await;
+        assert!(seen.is_empty());
+        let report = report.expect("read");
+        let kind = match &report {
+            SyncReport::InProgress { .. } => "in progress",
+            SyncReport::Finished {
+                succeeded: true, ..
+            } => "succeeded",
+            SyncReport::Finished {
+                succeeded: false, ..
+            } => "failed",
+            SyncReport::Replaced { .. } => "replaced",
+        };
+        assert_eq!(kind, expected, "{report:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_cache_that_has_not_listed_yet_is_not_trusted() {
+    // At the operator's start the cache is empty because it has not listed yet, not
+    // because the Application is gone: after a short wait, nbv reads it with a GET.
+    let empty = kube::runtime::reflector::store::Writer::<kube::api::DynamicObject>::new(
+        application_resource(),
+    )
+    .as_reader();
+    let script = vec![
+        Exchange::get(APP).reply(200, application(json!({}))),
+        bare_sync().reply(200, json!({})),
+    ];
+    let (outcome, _) = run_with(
+        ExecutorConfig::default(),
+        |executor| executor.with_applications(empty, vec!["argocd".into()]),
+        script,
+        |executor| async move {
+            executor
+                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
+                .await
+        },
+    )
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+        "{outcome:?}"
+    );
 }

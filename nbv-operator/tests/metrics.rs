@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 use std::time::Duration;
 
+use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::api::Phase;
 use nbv_operator::metrics::{Metrics, ReconcileOutcome, TriggerStatus};
 use proptest::prelude::*;
@@ -267,8 +268,9 @@ mod in_the_controller {
         cluster
             .apply_object(json!({
                 "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-                "metadata": {"name": name, "namespace": "ml",
-                             "labels": {"app.kubernetes.io/instance": "platform"}},
+                "metadata": {"name": name, "namespace": "ml", "annotations": {
+                    "argocd.argoproj.io/tracking-id":
+                        format!("platform:mlops.mlops.dev/NotebookValidationJob:ml/{name}")}},
                 "spec": {"notebook": {"git": {"url": "https://github.com/example/models", "ref": "main"},
                                       "path": "t.ipynb"},
                          "podConfig": {"containerImage": "quay.io/ml/sklearn-notebook:1"}},
@@ -496,7 +498,7 @@ mod census {
     }
 
     fn past(job: &NotebookValidationJob, minutes: i64) -> i64 {
-        Census::of([job], at(minutes))
+        Census::of([job], at(minutes), &crate::label_tracking())
             .past_timeout
             .get("ml")
             .copied()
@@ -565,7 +567,11 @@ mod census {
                 {"type": "EffectsApplied", "status": "True", "reason": "EffectsApplied",
                  "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
         );
-        let census = Census::of([&unset, &abandoned, &applied], at(0));
+        let census = Census::of(
+            [&unset, &abandoned, &applied],
+            at(0),
+            &crate::label_tracking(),
+        );
         assert_eq!(census.jobs[&("ml".to_owned(), NO_PHASE)], 1);
         assert_eq!(census.jobs[&("ml".to_owned(), "Succeeded")], 1);
         assert_eq!(census.effects_abandoned["ml"], 1);
@@ -576,5 +582,14 @@ mod census {
         assert_eq!(census.applications[&("platform".to_owned(), "failed")], 1);
         // A job without a parent Application is in no Application's count.
         assert_eq!(census.applications.values().sum::<i64>(), 2);
+    }
+}
+
+/// Argo CD's label tracking, under which the fixtures' `app.kubernetes.io/instance`
+/// names their Application.
+fn label_tracking() -> TrackingSettings {
+    TrackingSettings {
+        method: TrackingMethod::Label,
+        ..TrackingSettings::default()
     }
 }

@@ -18,6 +18,7 @@ use chrono::{DateTime, TimeZone, Utc};
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
+use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_operator::clock::Clock;
 use nbv_operator::metrics::{
@@ -227,6 +228,11 @@ async fn exposition() -> String {
         jobs: jobs.as_reader(),
         pods: Some(pods.as_reader()),
         clock: Arc::new(At(start + chrono::Duration::minutes(11))),
+        // The fixtures name their Application with Argo CD's instance label.
+        tracking: TrackingSettings {
+            method: TrackingMethod::Label,
+            ..TrackingSettings::default()
+        },
     });
     metrics.encode()
 }

@@ -79,15 +79,18 @@ struct Metadata {
     namespace: Option<String>,
 }
 
-/// An RBAC rule. Fields nbv's manifests never use (`resourceNames`,
-/// `nonResourceURLs`) are rejected, so that a rule cannot mean more than this test
-/// checks.
+/// An RBAC rule. Fields nbv's manifests never use (`nonResourceURLs`) are rejected,
+/// so that a rule cannot mean more than this test checks.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 struct PolicyRule {
     api_groups: Vec<String>,
     resources: Vec<String>,
     verbs: Vec<String>,
+    /// When given, the rule allows requests for these objects only (so never a list
+    /// or a watch, which name no object).
+    #[serde(default)]
+    resource_names: Vec<String>,
 }
 
 /// Where a rule applies.
@@ -110,6 +113,8 @@ struct Permission {
     /// `plural` or `plural/subresource`.
     resource: String,
     verb: String,
+    /// The objects it is limited to (`resourceNames`); empty: every object.
+    names: Vec<String>,
 }
 
 impl fmt::Display for Permission {
@@ -164,6 +169,7 @@ fn permissions(file: &'static str) -> Vec<Permission> {
                             group: group.clone(),
                             resource: resource.clone(),
                             verb: verb.clone(),
+                            names: rule.resource_names.clone(),
                         });
                     }
                 }
@@ -184,6 +190,8 @@ struct Access {
     group: String,
     resource: String,
     namespace: Option<String>,
+    /// The object the request names, if any.
+    name: Option<String>,
 }
 
 impl fmt::Display for Access {
@@ -227,6 +235,7 @@ fn accesses(log: &[RequestRecord]) -> BTreeSet<Access> {
                 None => r.resource.clone(),
             },
             namespace: r.namespace.clone(),
+            name: r.name.clone(),
         })
         .collect()
 }
@@ -237,7 +246,13 @@ fn allows(permission: &Permission, access: &Access) -> bool {
         (Scope::Namespace(ns), Some(requested)) => ns == requested,
         (Scope::Namespace(_), None) => false,
     };
+    let named = permission.names.is_empty()
+        || access
+            .name
+            .as_ref()
+            .is_some_and(|name| permission.names.contains(name));
     in_scope
+        && named
         && permission.verb == access.verb
         && permission.group == access.group
         && permission.resource == access.resource
@@ -324,10 +339,14 @@ fn workload(cluster: &FakeCluster, kind: &str, ns: &str, name: &str) {
 }
 
 fn application(cluster: &FakeCluster, name: &str, destination: &str) {
+    application_in(cluster, "argocd", name, destination);
+}
+
+fn application_in(cluster: &FakeCluster, namespace: &str, name: &str, destination: &str) {
     apply(
         cluster,
         json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-               "metadata": {"name": name, "namespace": "argocd"},
+               "metadata": {"name": name, "namespace": namespace},
                "spec": {"project": "default",
                         "source": {"repoURL": "https://github.com/example/ml-pipeline",
                                    "targetRevision": "main", "path": "manifests"},
@@ -381,6 +400,25 @@ fn targets(cluster: &FakeCluster) {
 
     application(cluster, "self-healing-platform", ML);
     application(cluster, "model-serving", ML);
+    // An Application outside the watched Application namespaces: read with a GET.
+    namespace(cluster, "team-apps", json!({}));
+    application_in(cluster, "team-apps", "team-serving", ML);
+    // Argo CD's settings and the Applications' project, with a sync window that does
+    // not block now.
+    apply(
+        cluster,
+        json!({"apiVersion": "v1", "kind": "ConfigMap",
+               "metadata": {"name": "argocd-cm", "namespace": "argocd"},
+               // The jobs below are tracked by label: only argocd-cm says so.
+               "data": {"application.resourceTrackingMethod": "label"}}),
+    );
+    apply(
+        cluster,
+        json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "AppProject",
+               "metadata": {"name": "default", "namespace": "argocd"},
+               "spec": {"syncWindows": [{"kind": "deny", "schedule": "0 0 1 1 *",
+                                         "duration": "1m", "applications": ["*"]}]}}),
+    );
 
     inference_service(cluster, ML, "predictive-analytics");
     inference_service(cluster, ML, "anomaly-detector");
@@ -434,7 +472,8 @@ const TRIGGERS: &str = "\
 - {apiVersion: v1, kind: ConfigMap, name: model-config, action: refresh}
 - {apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: canary-model, action: restart}
 - {apiVersion: argoproj.io/v1alpha1, kind: Application, name: model-serving, namespace: argocd, action: sync}
-- {apiVersion: argoproj.io/v1alpha1, kind: Application, name: self-healing-platform, namespace: argocd, action: refresh}
+- {apiVersion: argoproj.io/v1alpha1, kind: Application, name: self-healing-platform, action: refresh}
+- {apiVersion: argoproj.io/v1alpha1, kind: Application, name: team-serving, namespace: team-apps, action: refresh}
 ";
 
 fn job(cluster: &FakeCluster, name: &str, annotations: Value, status: Value) {
@@ -591,6 +630,8 @@ fn assert_scenario_happened(cluster: &FakeCluster) {
         "refresh:/ConfigMap:self-healing-platform/model-config",
         "restart:argoproj.io/Rollout:self-healing-platform/canary-model",
         "sync:argoproj.io/Application:argocd/model-serving",
+        "refresh:argoproj.io/Application:argocd/self-healing-platform",
+        "refresh:argoproj.io/Application:team-apps/team-serving",
         "notify",
         "wave",
     ] {
@@ -652,6 +693,7 @@ fn get_opt(cluster: &FakeCluster, resource: &str, ns: &str, name: &str) -> Optio
 fn operator_permissions() -> Vec<Permission> {
     let mut all = permissions("role.yaml");
     all.extend(permissions("leader_election_role.yaml"));
+    all.extend(permissions("argocd_role.yaml"));
     all.extend(permissions("extra-trigger-targets.example.yaml"));
     all
 }

@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 
 use super::index::{JobKey, JobPhase};
-use super::parent::{ParentLookup, parent_application};
+use super::parent::{ParentLookup, TrackingSettings, parent_application};
 use crate::api::NotebookValidationJob;
 
 /// What the Application status needs of one job: who it is, which Application it
@@ -13,22 +13,23 @@ use crate::api::NotebookValidationJob;
 /// # Examples
 ///
 /// ```
-/// use nbv_core::aggregate::{JobEntry, JobPhase, ParentSource};
+/// use nbv_core::aggregate::{JobEntry, JobPhase, ParentSource, TrackingSettings};
 /// use nbv_core::api::NotebookValidationJob;
 ///
 /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
 ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
 ///     "metadata": {"name": "train", "namespace": "ml",
-///                  "labels": {"app.kubernetes.io/instance": "platform"}},
+///                  "annotations": {"argocd.argoproj.io/tracking-id":
+///                      "platform:mlops.mlops.dev/NotebookValidationJob:ml/train"}},
 ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
 ///                           "path": "t.ipynb"},
 ///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}},
 ///     "status": {"phase": "Succeeded"}
 /// }))?;
-/// let entry = JobEntry::of(&job).expect("a named job");
+/// let entry = JobEntry::of(&job, &TrackingSettings::default()).expect("a named job");
 /// assert_eq!(entry.key.to_string(), "ml/train");
 /// let parent = entry.lookup.parent.expect("a parent");
-/// assert_eq!((parent.app.name(), parent.source), ("platform", ParentSource::InstanceLabel));
+/// assert_eq!((parent.app.name(), parent.source), ("platform", ParentSource::TrackingId));
 /// assert_eq!(entry.phase, JobPhase::Succeeded);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
@@ -43,8 +44,9 @@ pub struct JobEntry {
 }
 
 impl JobEntry {
-    /// The entry of `job`; `None` when it lacks a namespace or a name.
-    pub fn of(job: &NotebookValidationJob) -> Option<JobEntry> {
+    /// The entry of `job`, its parent found with `tracking`; `None` when it lacks a
+    /// namespace or a name.
+    pub fn of(job: &NotebookValidationJob, tracking: &TrackingSettings) -> Option<JobEntry> {
         let key = JobKey::of(job)?;
         let empty = BTreeMap::new();
         let metadata = &job.metadata;
@@ -52,6 +54,7 @@ impl JobEntry {
             &key,
             metadata.annotations.as_ref().unwrap_or(&empty),
             metadata.labels.as_ref().unwrap_or(&empty),
+            tracking,
         );
         let phase = JobPhase::of(job.status.as_ref().and_then(|s| s.phase));
         Some(JobEntry { key, lookup, phase })

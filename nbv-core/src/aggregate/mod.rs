@@ -22,12 +22,12 @@
 //! use chrono::{TimeZone, Utc};
 //! use nbv_core::aggregate::{
 //!     decide_publish, parent_application, AggregateIndex, JobKey, JobPhase, PublishDecision,
-//!     StatusLimit,
+//!     StatusLimit, TrackingSettings,
 //! };
 //!
 //! let job = JobKey::new("ml", "train");
-//! let labels = BTreeMap::from([("app.kubernetes.io/instance".to_string(), "fraud".to_string())]);
-//! let parent = parent_application(&job, &BTreeMap::new(), &labels).parent;
+//! let labels = BTreeMap::from([("app.kubernetes.io/part-of".to_string(), "fraud".to_string())]);
+//! let parent = parent_application(&job, &BTreeMap::new(), &labels, &TrackingSettings::default()).parent;
 //!
 //! let mut index = AggregateIndex::new();
 //! let changed = index.upsert(job, parent, JobPhase::Succeeded);
@@ -44,14 +44,17 @@
 mod entry;
 mod index;
 mod parent;
+mod preserved;
 mod publish;
 mod status;
 
 pub use entry::JobEntry;
 pub use index::{Aggregate, AggregateIndex, JobKey, JobPhase};
 pub use parent::{
-    AppId, AppPart, AppRef, InvalidAppName, ParentLookup, ParentProblem, ParentSource,
-    parent_application,
+    AppId, AppPart, AppRef, INSTALLATION_ID_KEY, INSTANCE_LABEL_KEY, InvalidAppName, ParentLookup,
+    ParentProblem, ParentSource, TRACKING_METHOD_KEY, TrackingMethod, TrackingSettings,
+    UnknownTrackingMethod, parent_application,
 };
+pub use preserved::{APPLICATION_SET_KIND, application_set_owner, application_status_condition};
 pub use publish::{MIN_INTERVAL, PublishDecision, RESYNC_INTERVAL, decide_publish};
 pub use status::{NotebookStatus, StatusLimit, StatusLimitTooSmall};

@@ -129,13 +129,13 @@ pub fn conditions(
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use nbv_core::aggregate::{parent_application, JobKey};
+/// use nbv_core::aggregate::{parent_application, JobKey, TrackingSettings};
 /// use nbv_core::plan::parent_diagnostics;
 ///
 /// let annotations = BTreeMap::from([(
 ///     "argocd.argoproj.io/tracking-id".to_owned(), "not-a-tracking-id".to_owned(),
 /// )]);
-/// let lookup = parent_application(&JobKey::new("ml", "train"), &annotations, &BTreeMap::new());
+/// let lookup = parent_application(&JobKey::new("ml", "train"), &annotations, &BTreeMap::new(), &TrackingSettings::default());
 /// let warnings = parent_diagnostics(&lookup.problems);
 /// assert_eq!(warnings[0].annotation, "argocd.argoproj.io/tracking-id");
 /// assert!(!warnings[0].is_error);
@@ -144,12 +144,72 @@ pub fn parent_diagnostics(problems: &[ParentProblem]) -> Vec<Diagnostic> {
     problems
         .iter()
         .map(|problem| Diagnostic {
+            // The message names the exact key; this names the source it stands for
+            // (any instance label key counts as Argo CD's instance label).
             annotation: match problem {
-                ParentProblem::InvalidApplication { key, .. } => key,
+                ParentProblem::InvalidApplication { key, .. }
+                    if key == annotations::APP_PART_OF =>
+                {
+                    annotations::APP_PART_OF
+                }
+                ParentProblem::InvalidApplication { key, .. }
+                    if key == annotations::ARGOCD_TRACKING_ID =>
+                {
+                    annotations::ARGOCD_TRACKING_ID
+                }
+                ParentProblem::InvalidApplication { .. } | ParentProblem::LabelIgnored { .. } => {
+                    annotations::APP_INSTANCE
+                }
+                ParentProblem::OtherInstallation { .. } => annotations::ARGOCD_INSTALLATION_ID,
                 _ => annotations::ARGOCD_TRACKING_ID,
             },
             is_error: false,
             message: problem.to_string(),
         })
         .collect()
+}
+
+/// Where a run's Argo CD sync stands, as the shell saw it carrying out a `sync` trigger
+/// or following the sync it started.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum SyncStage {
+    /// Not started: an operation is in progress or a sync window is closed.
+    Deferred,
+    /// nbv wrote the operation, or Argo CD is running it.
+    Started,
+    /// Argo CD reported success (or a full sync since the run already deployed it).
+    Succeeded,
+    /// Argo CD reported `Failed` or `Error`.
+    Failed,
+    /// Another operation replaced it before nbv saw it end.
+    Replaced,
+}
+
+/// The `ApplicationSynced` condition for a sync at `stage`, `message` saying what nbv
+/// saw (which Application, until when a window is closed, Argo CD's message).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::phase::ConditionStatus;
+/// use nbv_core::plan::{sync_condition, SyncStage};
+///
+/// let failed = sync_condition(SyncStage::Failed, "the sync of Application argocd/serving ended in phase Failed");
+/// assert_eq!(failed.status, ConditionStatus::False);
+/// assert_eq!(failed.reason.as_str(), "SyncFailed");
+/// ```
+pub fn sync_condition(stage: SyncStage, message: &str) -> ConditionUpdate {
+    let (status, reason) = match stage {
+        SyncStage::Deferred => (ConditionStatus::Unknown, Reason::SYNC_DEFERRED),
+        SyncStage::Started => (ConditionStatus::Unknown, Reason::SYNC_STARTED),
+        SyncStage::Succeeded => (ConditionStatus::True, Reason::SYNC_SUCCEEDED),
+        SyncStage::Failed => (ConditionStatus::False, Reason::SYNC_FAILED),
+        SyncStage::Replaced => (ConditionStatus::Unknown, Reason::SYNC_REPLACED),
+    };
+    ConditionUpdate {
+        type_: ConditionType::APPLICATION_SYNCED,
+        status,
+        reason,
+        message: message.to_owned(),
+    }
 }

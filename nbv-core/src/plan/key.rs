@@ -65,7 +65,8 @@ impl fmt::Display for RunKey {
 /// Identity of an effect within a run, as recorded in `status.effects.done`.
 ///
 /// Keys are injective: the wave patch is `wave`, the notification `notify`, a trigger
-/// `trigger/` followed by [`Trigger::key`] (itself injective), and the report of an
+/// `trigger/` followed by [`Trigger::key`] (itself injective), the report of a sync's
+/// result `sync-result/` followed by the same, and the report of an
 /// abandoned effect `gave-up/` followed by that effect's key.
 #[derive(Clone, Debug, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
@@ -85,6 +86,11 @@ impl EffectKey {
     /// An on-success trigger.
     pub fn trigger(trigger: &Trigger) -> EffectKey {
         EffectKey(format!("trigger/{}", trigger.key()))
+    }
+
+    /// The report of how the Argo CD sync started by a `sync` trigger ended.
+    pub fn sync_result(trigger: &Trigger) -> EffectKey {
+        EffectKey(format!("sync-result/{}", trigger.key()))
     }
 
     /// The report that `effect` was abandoned.

@@ -75,7 +75,7 @@ use crate::events::{NotificationContext, NotificationEvent, notification};
 use crate::triggers::{self, Trigger};
 use crate::waves::{self, WaveOutcome};
 
-pub use conditions::{ConditionUpdate, conditions, parent_diagnostics};
+pub use conditions::{ConditionUpdate, SyncStage, conditions, parent_diagnostics, sync_condition};
 pub use diff::merge_patch;
 pub use key::{EffectKey, RunKey};
 pub use ledger::{EffectRetryPolicy, Outcome, Recorded, record};
@@ -89,6 +89,9 @@ pub struct PlanContext {
     pub max_retries: u32,
     /// How failed effects are retried.
     pub retry: EffectRetryPolicy,
+    /// Argo CD's control-plane namespace: where a trigger's Application without a
+    /// namespace is.
+    pub argocd_namespace: String,
 }
 
 impl Default for PlanContext {
@@ -97,6 +100,7 @@ impl Default for PlanContext {
             application: None,
             max_retries: 3,
             retry: EffectRetryPolicy::default(),
+            argocd_namespace: triggers::DEFAULT_ARGOCD_NAMESPACE.to_owned(),
         }
     }
 }
@@ -124,6 +128,15 @@ pub enum Effect {
         /// What to act on and how.
         trigger: Trigger,
         /// Completion time of the run that earned the trigger.
+        completed_at: DateTime<Utc>,
+    },
+    /// Report how the Argo CD sync that `trigger` started for this run ended, once
+    /// Argo CD has finished it ([`crate::sync::sync_progress`]): planned after the
+    /// trigger is recorded as done, and owed until the shell sees the operation end.
+    SyncResult {
+        /// The `sync` trigger.
+        trigger: Trigger,
+        /// Completion time of the run (its marker).
         completed_at: DateTime<Utc>,
     },
     /// Create this notification Event.
@@ -200,8 +213,9 @@ impl Plan {
 /// - Any run: annotation problems become [`Diagnostic`]s.
 /// - A run that has not ended: stale wave annotations of an earlier run are cleared.
 /// - A run that ended: wave annotations are written (if the job declares a sync wave);
-///   on success each valid on-success trigger is carried out once; one notification
-///   Event is created.
+///   on success each valid on-success trigger is carried out once, and the result of a
+///   sync it started is reported once Argo CD has finished it; one notification Event
+///   is created.
 ///
 /// Effects already recorded as done for this run are left out, failed ones come back
 /// after their backoff, abandoned ones are reported once.
@@ -217,17 +231,18 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
     };
 
     let mut diagnostics = Vec::new();
-    let sync_wave = match waves::sync_wave(job_annotations) {
-        Ok(wave) => wave,
-        Err(err) => {
-            diagnostics.push(Diagnostic {
-                annotation: annotations::ARGOCD_SYNC_WAVE,
-                is_error: true,
-                message: err.to_string(),
-            });
-            None
-        }
-    };
+    let effective = waves::effective_wave(job_annotations);
+    for err in &effective.problems {
+        diagnostics.push(Diagnostic {
+            annotation: err.annotation(),
+            is_error: true,
+            message: format!(
+                "{err}; Argo CD puts the job in wave {} instead",
+                effective.wave.unwrap_or(waves::Wave::DEFAULT)
+            ),
+        });
+    }
+    let sync_wave = effective.wave;
     if let Err(err) = waves::block_wave(job_annotations) {
         diagnostics.push(Diagnostic {
             annotation: annotations::BLOCK_WAVE,
@@ -235,7 +250,11 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
             message: err.to_string(),
         });
     }
-    let triggers = match triggers::from_annotations(job_annotations, namespace) {
+    let defaults = triggers::NamespaceDefaults {
+        job_namespace: namespace,
+        argocd_namespace: &ctx.argocd_namespace,
+    };
+    let triggers = match triggers::from_annotations(job_annotations, defaults) {
         Ok(set) => {
             for warning in set.warnings() {
                 diagnostics.push(Diagnostic {
@@ -284,13 +303,26 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
                 });
             }
             if phase == Phase::Succeeded {
-                owed.extend(triggers.into_iter().map(|trigger| PlannedEffect {
-                    key: EffectKey::trigger(&trigger),
-                    effect: Effect::Trigger {
-                        trigger,
-                        completed_at,
-                    },
-                }));
+                for trigger in triggers {
+                    let key = EffectKey::trigger(&trigger);
+                    // A sync is followed until Argo CD finishes it.
+                    if trigger.action() == triggers::Action::Sync && ledger.is_done(key.as_str()) {
+                        owed.push(PlannedEffect {
+                            key: EffectKey::sync_result(&trigger),
+                            effect: Effect::SyncResult {
+                                trigger: trigger.clone(),
+                                completed_at,
+                            },
+                        });
+                    }
+                    owed.push(PlannedEffect {
+                        key,
+                        effect: Effect::Trigger {
+                            trigger,
+                            completed_at,
+                        },
+                    });
+                }
             }
             let notify_ctx = NotificationContext {
                 application: ctx.application.clone(),

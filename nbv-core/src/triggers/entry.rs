@@ -1,10 +1,12 @@
 //! Validation of one list entry: every field is checked even after a first
 //! problem, so the user sees all of an entry's problems at once.
 
+use super::NamespaceDefaults;
 use super::action::Action;
 use super::api_version::ApiVersion;
 use super::error::{Field, FieldProblem, TriggerError, TriggerWarning};
 use super::names::{Kind, Namespace, ObjectName};
+use super::target::{APPLICATION_KIND, ARGOCD_GROUP};
 use super::target::{TargetRef, Trigger};
 use super::text::closest;
 use super::yaml::Node;
@@ -47,8 +49,9 @@ fn misspelled_field(key: &str) -> Option<Field> {
     closest(key, &Field::ALL.map(Field::as_str)).and_then(Field::from_key)
 }
 
-/// Checks entry `index` of the list. `job_namespace` is the default namespace.
-pub(crate) fn check(index: usize, node: &Node, job_namespace: &str) -> Checked {
+/// Checks entry `index` of the list; `defaults` gives the namespace of an entry without
+/// one.
+pub(crate) fn check(index: usize, node: &Node, defaults: &NamespaceDefaults<'_>) -> Checked {
     let Node::Mapping(pairs) = node else {
         return Checked {
             trigger: None,
@@ -94,8 +97,17 @@ pub(crate) fn check(index: usize, node: &Node, job_namespace: &str) -> Checked {
         .and_then(|s| s.parse::<ApiVersion>().map_err(FieldProblem::ApiVersion));
     let kind = text(Field::Kind).and_then(|s| s.parse::<Kind>().map_err(FieldProblem::Kind));
     let name = text(Field::Name).and_then(|s| s.parse::<ObjectName>().map_err(FieldProblem::Name));
+    // As in the Argo CD API, an Application named without a namespace is in Argo CD's
+    // control-plane namespace; anything else is in the job's.
+    let is_application = matches!((&api_version, &kind),
+        (Ok(api_version), Ok(kind)) if api_version.group() == ARGOCD_GROUP && kind.as_str() == APPLICATION_KIND);
+    let default_namespace = if is_application {
+        defaults.argocd_namespace
+    } else {
+        defaults.job_namespace
+    };
     let namespace = match fields.get(Field::Namespace) {
-        None => job_namespace
+        None => default_namespace
             .parse::<Namespace>()
             .map_err(FieldProblem::NoDefaultNamespace),
         Some(_) => {

@@ -8,7 +8,8 @@
 //! - apiVersion: serving.kserve.io/v1beta1
 //!   kind: InferenceService
 //!   name: predictive-analytics
-//!   namespace: self-healing-platform   # optional: defaults to the job's namespace
+//!   namespace: self-healing-platform   # optional: the job's namespace (an Application's:
+//!                                      # Argo CD's, see NamespaceDefaults)
 //!   action: restart                    # restart | sync | refresh
 //! ```
 //!
@@ -70,6 +71,55 @@ pub use access::{ACCEPT_TRIGGERS_FROM, ANY_NAMESPACE, AccessFacts, Grant, Refusa
 
 use crate::annotations::ON_SUCCESS_TRIGGER;
 use yaml::Node;
+
+/// Argo CD's control-plane namespace when nothing else is configured.
+pub const DEFAULT_ARGOCD_NAMESPACE: &str = "argocd";
+
+/// The namespace of a trigger entry that names none: its job's, except for an Argo CD
+/// Application, which (as in the Argo CD API and CLI) is in Argo CD's control-plane
+/// namespace, `argocd` unless the operator says otherwise.
+///
+/// A job's namespace converts into defaults with the `argocd` control-plane namespace.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::triggers::{parse_triggers, NamespaceDefaults};
+///
+/// let value = "
+/// - {apiVersion: argoproj.io/v1alpha1, kind: Application, name: serving, action: sync}
+/// - {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}
+/// ";
+/// let set = parse_triggers(value, "ml").unwrap();
+/// assert_eq!(set.triggers()[0].target().namespace().as_str(), "argocd");
+/// assert_eq!(set.triggers()[1].target().namespace().as_str(), "ml");
+///
+/// let custom = NamespaceDefaults { job_namespace: "ml", argocd_namespace: "gitops" };
+/// let set = parse_triggers(value, custom).unwrap();
+/// assert_eq!(set.triggers()[0].target().namespace().as_str(), "gitops");
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NamespaceDefaults<'a> {
+    /// The namespace of the job that carries the annotation.
+    pub job_namespace: &'a str,
+    /// Argo CD's control-plane namespace.
+    pub argocd_namespace: &'a str,
+}
+
+impl<'a> From<&'a str> for NamespaceDefaults<'a> {
+    fn from(job_namespace: &'a str) -> Self {
+        NamespaceDefaults {
+            job_namespace,
+            argocd_namespace: DEFAULT_ARGOCD_NAMESPACE,
+        }
+    }
+}
+
+impl<'a> From<&'a String> for NamespaceDefaults<'a> {
+    fn from(job_namespace: &'a String) -> Self {
+        NamespaceDefaults::from(job_namespace.as_str())
+    }
+}
 
 /// The largest annotation value that is parsed, in bytes (64 KiB). Anything
 /// larger is rejected without being parsed: a real trigger list is a few
@@ -221,8 +271,8 @@ impl Serialize for TriggerSet {
 
 /// Parses and validates the value of the trigger annotation.
 ///
-/// `job_namespace` is the namespace of the job that carries the annotation;
-/// it is the namespace of every entry that does not name one.
+/// `defaults` gives the namespace of every entry that does not name one: the job's
+/// (pass the job's namespace), or Argo CD's for an Application ([`NamespaceDefaults`]).
 ///
 /// An empty or whitespace-only value, a value with only comments, YAML null
 /// (`~`, `null`) and the empty list `[]` all mean "no triggers".
@@ -252,7 +302,11 @@ impl Serialize for TriggerSet {
 ///      \"Restart\"; expected one of restart, sync, refresh (did you mean \"restart\"?)"
 /// );
 /// ```
-pub fn parse_triggers(value: &str, job_namespace: &str) -> Result<TriggerSet, TriggerErrors> {
+pub fn parse_triggers<'a>(
+    value: &str,
+    defaults: impl Into<NamespaceDefaults<'a>>,
+) -> Result<TriggerSet, TriggerErrors> {
+    let defaults = defaults.into();
     let fail = |error: TriggerError| Err(TriggerErrors::new(vec![error], Vec::new()));
     if value.len() > MAX_ANNOTATION_BYTES {
         return fail(TriggerError::TooLarge {
@@ -280,7 +334,7 @@ pub fn parse_triggers(value: &str, job_namespace: &str) -> Result<TriggerSet, Tr
     let mut warnings = Vec::new();
     let mut first_index_of_key = HashMap::new();
     for (index, node) in entries.iter().enumerate() {
-        let checked = entry::check(index, node, job_namespace);
+        let checked = entry::check(index, node, &defaults);
         errors.extend(checked.errors);
         warnings.extend(checked.warnings);
         let Some(trigger) = checked.trigger else {
@@ -328,12 +382,12 @@ pub fn parse_triggers(value: &str, job_namespace: &str) -> Result<TriggerSet, Tr
 /// );
 /// assert_eq!(from_annotations(&annotations, "ml").unwrap().len(), 1);
 /// ```
-pub fn from_annotations(
+pub fn from_annotations<'a>(
     annotations: &BTreeMap<String, String>,
-    job_namespace: &str,
+    defaults: impl Into<NamespaceDefaults<'a>>,
 ) -> Result<TriggerSet, TriggerErrors> {
     match annotations.get(ON_SUCCESS_TRIGGER) {
-        Some(value) => parse_triggers(value, job_namespace),
+        Some(value) => parse_triggers(value, defaults),
         None => Ok(TriggerSet::default()),
     }
 }

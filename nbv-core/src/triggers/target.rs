@@ -9,9 +9,9 @@ use super::api_version::ApiVersion;
 use super::names::{Kind, Namespace, ObjectName};
 
 /// The API group of Argo CD's resources.
-const ARGOCD_GROUP: &str = "argoproj.io";
+pub(crate) const ARGOCD_GROUP: &str = "argoproj.io";
 /// The kind of an Argo CD Application.
-const APPLICATION_KIND: &str = "Application";
+pub(crate) const APPLICATION_KIND: &str = "Application";
 
 /// The object a trigger acts on, with its namespace resolved.
 ///

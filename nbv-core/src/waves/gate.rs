@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use super::wave::{Wave, WaveAnnotationError, block_wave, sync_wave, wave_complete};
+use super::wave::{Wave, WaveAnnotationError, block_wave, effective_wave, wave_complete};
 use crate::annotations::{ARGOCD_SYNC_WAVE, WAVE_FAILED};
 
 /// The phase of a job's current run, as the gate needs it.
@@ -86,8 +86,9 @@ pub enum FailureReason {
     /// means nobody can tell which wave the job blocks, so it fails every gate rather
     /// than none: a gate fails safe.
     Unreadable(WaveAnnotationError),
-    /// The job blocks the wave but has no `argocd.argoproj.io/sync-wave`, so nbv never
-    /// records that it completed a wave and the gate could never open.
+    /// The job blocks the wave but declares no wave (no `argocd.argoproj.io/sync-wave`
+    /// nor `helm.sh/hook-weight`), so nbv never records that it completed a wave and
+    /// the gate could never open.
     NoSyncWave,
 }
 
@@ -296,10 +297,10 @@ fn verdict(wave: Wave, job: &GateJob<'_>) -> Verdict {
         Ok(_) => return Verdict::NotBlocking,
         Err(error) => return Verdict::Failed(FailureReason::Unreadable(error)),
     }
-    let own_wave = match sync_wave(job.annotations) {
-        Ok(Some(own)) => own,
-        Ok(None) => return Verdict::Failed(FailureReason::NoSyncWave),
-        Err(error) => return Verdict::Failed(FailureReason::Unreadable(error)),
+    // The wave Argo CD puts the job in, the same one nbv records on it.
+    let own_wave = match effective_wave(job.annotations).wave {
+        Some(own) => own,
+        None => return Verdict::Failed(FailureReason::NoSyncWave),
     };
     if job.phase == RunPhase::Failed || job.annotations.contains_key(WAVE_FAILED) {
         return Verdict::Failed(FailureReason::RunFailed);

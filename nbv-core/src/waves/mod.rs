@@ -37,4 +37,7 @@ mod wave;
 
 pub use gate::{FailureReason, GateDecision, GateFailure, GateJob, RunPhase, gate};
 pub use patch::{WaveOutcome, completion_time, wave_patch};
-pub use wave::{InvalidWave, InvalidWaveKind, Wave, WaveAnnotationError, block_wave, sync_wave};
+pub use wave::{
+    EffectiveWave, InvalidWave, InvalidWaveKind, Wave, WaveAnnotationError, block_wave,
+    effective_wave, sync_wave,
+};

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
 
-use super::wave::{WaveAnnotationError, sync_wave};
+use super::wave::{WaveAnnotationError, effective_wave};
 use crate::annotations::{COMPLETION_TIME, WAVE_COMPLETE, WAVE_FAILED};
 
 /// What happened to a job's run, as far as its wave annotations are concerned.
@@ -69,15 +69,17 @@ pub fn completion_time(at: DateTime<Utc>) -> String {
 /// form (`+3` and `03` are written as `3`), so an existing `"03"` is rewritten once.
 /// Completion times are written to the second ([`completion_time`]).
 ///
-/// Terminal outcomes write nothing for a job without `argocd.argoproj.io/sync-wave`:
-/// only jobs that declare a wave take part in wave coordination. A new run clears the
-/// three annotations whether or not the job still declares a (valid) wave, because a
-/// record of an earlier run is stale either way.
+/// The wave written is the one Argo CD puts the job in ([`effective_wave`]: the
+/// sync-wave, else the Helm hook weight, else 0). Terminal outcomes write nothing for a
+/// job that declares no wave (neither annotation): only jobs that declare one take
+/// part in wave coordination. A new run clears the three annotations whether or not
+/// the job still declares a wave, because a record of an earlier run is stale either
+/// way.
 ///
 /// # Errors
 ///
-/// [`WaveAnnotationError`] when the outcome is terminal and the job's sync-wave
-/// annotation is not a wave number: nbv does not guess which wave completed.
+/// None today (invalid wave annotations are reported by the plan and the wave Argo CD
+/// falls back to is used); the `Result` is kept for callers' error paths.
 ///
 /// # Examples
 ///
@@ -120,7 +122,7 @@ pub fn wave_patch(
             (COMPLETION_TIME, None),
         ],
         WaveOutcome::Succeeded { completed_at } | WaveOutcome::Failed { completed_at } => {
-            let Some(wave) = sync_wave(current)? else {
+            let Some(wave) = effective_wave(current).wave else {
                 return Ok(None);
             };
             let (set, clear) = match outcome {

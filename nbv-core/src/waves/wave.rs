@@ -175,8 +175,9 @@ impl InvalidWave {
 
 /// A wave annotation whose value Argo CD would not accept.
 ///
-/// Argo CD silently falls back to wave 0 (or the Helm hook weight) on such a value; nbv
-/// reports it instead, because guessing a wave would open or close a gate by accident.
+/// Argo CD silently falls back to the Helm hook weight, then wave 0, on such a value;
+/// nbv uses the same wave ([`effective_wave`]) and also reports the value, because a
+/// silent fallback opens or closes a gate by surprise.
 ///
 /// # Examples
 ///
@@ -272,6 +273,91 @@ pub fn sync_wave(
     annotations: &BTreeMap<String, String>,
 ) -> Result<Option<Wave>, WaveAnnotationError> {
     wave_annotation(annotations, annotations::ARGOCD_SYNC_WAVE)
+}
+
+/// The hook types Argo CD knows (gitops-engine `HookType`); an object whose
+/// `argocd.argoproj.io/hook` names one is an Argo CD hook, and Helm's hook weight no
+/// longer sets its wave.
+const ARGOCD_HOOK_TYPES: [&str; 6] = [
+    "PreSync",
+    "Sync",
+    "PostSync",
+    "SyncFail",
+    "PostDelete",
+    "Skip",
+];
+
+/// The wave Argo CD puts a job in, and the wave annotations it could not read.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EffectiveWave {
+    /// The wave, or `None` when the job declares none (neither `sync-wave` nor
+    /// `helm.sh/hook-weight`): nbv records waves only for jobs that declare one.
+    pub wave: Option<Wave>,
+    /// Wave annotations present but not wave numbers, to report.
+    pub problems: Vec<WaveAnnotationError>,
+}
+
+/// The job's wave, as gitops-engine's `syncwaves.Wave` computes it: a valid
+/// `argocd.argoproj.io/sync-wave`; otherwise, unless the job is an Argo CD hook
+/// (`argocd.argoproj.io/hook`), a valid `helm.sh/hook-weight`; otherwise 0. A job with
+/// neither annotation declares no wave (`None`); one whose annotations are present but
+/// invalid is in the wave Argo CD falls back to, and the invalid values are reported.
+///
+/// # Examples
+///
+/// ```
+/// use std::collections::BTreeMap;
+/// use nbv_core::waves::{effective_wave, Wave};
+///
+/// let helm = BTreeMap::from([("helm.sh/hook-weight".to_string(), "5".to_string())]);
+/// assert_eq!(effective_wave(&helm).wave, Some(Wave::new(5)));
+///
+/// let bad = BTreeMap::from([
+///     ("argocd.argoproj.io/sync-wave".to_string(), "three".to_string()),
+///     ("helm.sh/hook-weight".to_string(), "-2".to_string()),
+/// ]);
+/// let read = effective_wave(&bad);
+/// assert_eq!(read.wave, Some(Wave::new(-2)));
+/// assert_eq!(read.problems.len(), 1);
+///
+/// assert_eq!(effective_wave(&BTreeMap::new()).wave, None);
+/// ```
+pub fn effective_wave(annotations: &BTreeMap<String, String>) -> EffectiveWave {
+    let mut problems = Vec::new();
+    let declared = match sync_wave(annotations) {
+        Ok(Some(wave)) => {
+            return EffectiveWave {
+                wave: Some(wave),
+                problems,
+            };
+        }
+        Ok(None) => false,
+        Err(problem) => {
+            problems.push(problem);
+            true
+        }
+    };
+    let is_argo_hook = annotations
+        .get(annotations::ARGOCD_HOOK)
+        .is_some_and(|hooks| {
+            hooks
+                .split(',')
+                .any(|hook| ARGOCD_HOOK_TYPES.contains(&hook.trim()))
+        });
+    let weight = if is_argo_hook {
+        Ok(None)
+    } else {
+        wave_annotation(annotations, annotations::HELM_HOOK_WEIGHT)
+    };
+    let wave = match weight {
+        Ok(Some(weight)) => Some(weight),
+        Ok(None) => declared.then_some(Wave::DEFAULT),
+        Err(problem) => {
+            problems.push(problem);
+            Some(Wave::DEFAULT)
+        }
+    };
+    EffectiveWave { wave, problems }
 }
 
 /// The wave named by the job's `mlops.dev/block-wave`, or `None` when it has none.

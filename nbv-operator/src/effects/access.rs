@@ -2,10 +2,16 @@
 
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, Patch};
+use kube::runtime::reflector::ObjectRef;
 use nbv_core::triggers::{ACCEPT_TRIGGERS_FROM, AccessFacts, Action, Grant, TargetRef, Trigger};
 
 use super::target::{JobRef, describe, target_api};
 use super::{EffectError, Executor};
+use crate::controller::application_resource;
+
+/// How long a read waits for the Application cache's first listing before it sends a
+/// GET instead (at the operator's start, or while Argo CD's CRDs are missing).
+const CACHE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The decision, and the Application when reading it was part of deciding.
 pub(super) struct Authorized {
@@ -36,7 +42,7 @@ impl Executor {
         if trigger.is_argo_application()
             && (trigger.action() == Action::Sync || decide(&facts).is_err())
         {
-            match self.get_target(trigger.target()).await {
+            match self.read_target(trigger.target()).await {
                 Ok(app) => {
                     facts.application_destination = destination(&app);
                     application = Some(app);
@@ -58,7 +64,38 @@ impl Executor {
         Ok(Authorized { grant, application })
     }
 
-    /// The target, read whole.
+    /// The target: an Application from the watch cache when the cache watches its
+    /// namespace and has listed it (absent there means it does not exist); anything
+    /// else, or an Application while the cache is not filled within
+    /// [`CACHE_PATIENCE`], with a GET.
+    pub(super) async fn read_target(
+        &self,
+        target: &TargetRef,
+    ) -> Result<DynamicObject, EffectError> {
+        if target.is_argo_application()
+            && let Some((store, namespaces)) = &self.caches.applications
+            && namespaces
+                .iter()
+                .any(|ns| ns == target.namespace().as_str())
+            // Before its first listing the cache knows nothing: "absent" would be a lie.
+            && matches!(
+                tokio::time::timeout(CACHE_PATIENCE, store.wait_until_ready()).await,
+                Ok(Ok(()))
+            )
+        {
+            let key = ObjectRef::new_with(target.name().as_str(), application_resource())
+                .within(target.namespace().as_str());
+            return store
+                .get(&key)
+                .map(|app| DynamicObject::clone(&app))
+                .ok_or_else(|| EffectError::NotFound {
+                    object: describe(target),
+                });
+        }
+        self.get_target(target).await
+    }
+
+    /// The target, read whole with a GET.
     pub(super) async fn get_target(
         &self,
         target: &TargetRef,

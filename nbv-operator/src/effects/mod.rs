@@ -10,8 +10,9 @@
 //! | `restart` Deployment, StatefulSet, DaemonSet | `GET` it; `PATCH` (merge) `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` with the resourceVersion read, unless it already restarted at the run's time or later |
 //! | `restart` InferenceService | `GET` it, `LIST` its pods by label, `DELETE` those created before the run ended |
 //! | `restart` any other kind | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners, `DELETE` the pods it owns that predate the run |
-//! | `sync` Application | `GET` it, `PATCH` (merge) `operation` with the resourceVersion read |
-//! | `refresh` | `GET` it (unless deciding access read it); `PATCH` (merge) annotations with the resourceVersion read, unless its timestamp is the run's time or later |
+//! | `sync` Application | read it (watch cache), its AppProject's sync windows (watch cache); `PATCH` (merge) `operation` and `status.operationState: null` with the resourceVersion read, unless [`nbv_core::sync::decide_sync`] defers or skips it |
+//! | sync result | read the Application (watch cache); a `core/v1` Event once Argo CD finished the operation |
+//! | `refresh` | read it (an Application from the watch cache, anything else with `GET`); `PATCH` (merge) annotations with the resourceVersion read, unless its timestamp is the run's time or later |
 //! | notification, report | `POST` a `core/v1` Event |
 //! | Application status | `PATCH` (merge) two annotations of the Application |
 //!
@@ -61,11 +62,15 @@ mod wave;
 use std::sync::Arc;
 
 use kube::Client;
-use kube::api::PatchParams;
-use nbv_core::triggers::TriggerAccess;
+use kube::api::{DynamicObject, PatchParams};
+use kube::runtime::reflector::Store;
+use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
+
+use crate::clock::{Clock, SystemClock};
 
 pub use error::EffectError;
 pub use notify::{Delivery, ReportReason};
+pub use sync::{SyncReport, appproject_resource};
 pub use trigger::TriggerOutcome;
 
 /// The name nbv writes under: field manager of its patches, `source.component` and
@@ -96,6 +101,8 @@ pub struct ExecutorConfig {
     pub field_manager: String,
     /// `reportingInstance` of Events: the operator's pod name (at most 128 bytes).
     pub reporting_instance: String,
+    /// Argo CD's control-plane namespace, where its AppProjects are.
+    pub argocd_namespace: String,
 }
 
 impl Default for ExecutorConfig {
@@ -104,6 +111,7 @@ impl Default for ExecutorConfig {
             trigger_access: TriggerAccess::default(),
             field_manager: FIELD_MANAGER.to_owned(),
             reporting_instance: FIELD_MANAGER.to_owned(),
+            argocd_namespace: DEFAULT_ARGOCD_NAMESPACE.to_owned(),
         }
     }
 }
@@ -128,15 +136,57 @@ impl Default for ExecutorConfig {
 pub struct Executor {
     client: Client,
     config: Arc<ExecutorConfig>,
+    caches: Caches,
+    clock: Arc<dyn Clock>,
+}
+
+/// The watch caches an executor reads instead of sending a GET.
+#[derive(Clone, Default)]
+struct Caches {
+    /// Applications, and the namespaces the cache watches.
+    applications: Option<(Store<DynamicObject>, Vec<String>)>,
+    /// AppProjects of Argo CD's namespace (only their sync windows).
+    projects: Option<Store<DynamicObject>>,
 }
 
 impl Executor {
-    /// An executor that acts through `client`.
+    /// An executor that acts through `client`, reads every object with a GET and
+    /// takes the time from the system clock.
     pub fn new(client: Client, config: ExecutorConfig) -> Executor {
         Executor {
             client,
             config: Arc::new(config),
+            caches: Caches::default(),
+            clock: Arc::new(SystemClock),
         }
+    }
+
+    /// Reads Applications in `namespaces` from `store` (a watch cache of them) instead
+    /// of with a GET; Applications elsewhere are still read with a GET.
+    #[must_use]
+    pub fn with_applications(
+        mut self,
+        store: Store<DynamicObject>,
+        namespaces: Vec<String>,
+    ) -> Self {
+        self.caches.applications = Some((store, namespaces));
+        self
+    }
+
+    /// Reads the sync windows of AppProjects from `store` (a watch cache of the
+    /// AppProjects in [`ExecutorConfig::argocd_namespace`]). Without it, no sync
+    /// window is applied.
+    #[must_use]
+    pub fn with_projects(mut self, store: Store<DynamicObject>) -> Self {
+        self.caches.projects = Some(store);
+        self
+    }
+
+    /// Takes the time (of sync windows, of refresh requests) from `clock`.
+    #[must_use]
+    pub fn with_clock(mut self, clock: Arc<dyn Clock>) -> Self {
+        self.clock = clock;
+        self
     }
 
     /// The configuration it acts with.

@@ -1,8 +1,8 @@
 //! The `refresh` action: annotating the target with the run's completion time.
 
-use chrono::{DateTime, Utc};
+use chrono::{DateTime, SecondsFormat, Utc};
 use kube::api::DynamicObject;
-use nbv_core::annotations::{ARGOCD_REFRESH, RESTART_TIMESTAMP};
+use nbv_core::annotations::{ARGOCD_REFRESH, ARGOCD_REFRESH_TIMESTAMP, RESTART_TIMESTAMP};
 use nbv_core::triggers::TargetRef;
 use serde_json::json;
 
@@ -12,7 +12,13 @@ use super::{EffectError, Executor, TriggerOutcome};
 impl Executor {
     /// Sets `mlops.dev/restart-timestamp` on `target` to `completed_at`, and for an
     /// Argo CD Application also `argocd.argoproj.io/refresh: normal`, which asks Argo CD
-    /// to compare the Application with its source again (Argo CD removes it when done).
+    /// to compare the Application with its source again (Argo CD removes it when done),
+    /// with `argocd.argoproj.io/refresh-timestamp` set to the time of the request
+    /// (RFC 3339, nanoseconds), as Argo CD's own `RefreshApp` writes it since Argo CD
+    /// merged its fix for refresh requests lost during an in-flight reconcile: the
+    /// controller removes the request only if the timestamp is still the one it saw, so
+    /// a request made while it was refreshing is not dropped. (An Argo CD without that
+    /// fix ignores the extra annotation.)
     ///
     /// The target is read first (`read`, when deciding access already read it): when its
     /// timestamp is already this run's time or later, nothing is written, so a retry of
@@ -28,7 +34,7 @@ impl Executor {
     ) -> Result<TriggerOutcome, EffectError> {
         let object = match read {
             Some(object) => object,
-            None => self.get_target(target).await?,
+            None => self.read_target(target).await?,
         };
         let current = object
             .metadata
@@ -46,7 +52,8 @@ impl Executor {
         }
         let at = rfc3339(completed_at);
         let annotations = if application {
-            json!({RESTART_TIMESTAMP: at, ARGOCD_REFRESH: "normal"})
+            let requested = self.clock.now().to_rfc3339_opts(SecondsFormat::Nanos, true);
+            json!({RESTART_TIMESTAMP: at, ARGOCD_REFRESH: "normal", ARGOCD_REFRESH_TIMESTAMP: requested})
         } else {
             json!({RESTART_TIMESTAMP: at})
         };

@@ -1,34 +1,60 @@
-//! The `sync` action: starting an Argo CD sync by writing the Application's `operation`.
+//! The `sync` action: starting an Argo CD sync by writing the Application's `operation`,
+//! and following it until Argo CD has finished it.
 //!
-//! This is what `argocd app sync` does through the Argo CD API server
-//! (`SetAppOperation`): it sets `operation` to a sync with the Application's own sync
-//! options and retry policy, refusing while another operation is in progress, and the
-//! application controller then runs it. nbv writes the same field with a merge patch
-//! that carries the `resourceVersion` it read, so an operation started by someone else
-//! in between makes the patch fail with a conflict instead of replacing it.
+//! What to do is [`nbv_core::sync::decide_sync`]'s decision, from the Application and
+//! its AppProject's sync windows as the watch caches hold them: the shell only reads,
+//! writes the patch the core built (with the `resourceVersion` read, so an operation
+//! started by someone else in between makes the patch fail with a conflict instead of
+//! replacing it) and reports.
 //!
 //! The operation's `info` carries a marker of the job's run (`nbv-run:
 //! <namespace>/<job>@<completion time>`). Argo CD copies the operation into
 //! `status.operationState.operation` when it runs it, so finding the marker in either
-//! place means this run's sync was already requested, even if nbv lost its record of it.
-//! A later operation replaces that evidence; but a sync that succeeded and started
-//! after the run ended (an auto-sync, a user's) already deployed what the run left
-//! behind, so it also counts as done.
+//! place means this run's sync was already requested, even if nbv lost its record of it,
+//! and it is how [`Executor::sync_result`] follows the sync to its end.
 
 use chrono::{DateTime, Utc};
 use kube::api::DynamicObject;
+use kube::runtime::reflector::ObjectRef;
+use nbv_core::sync::{
+    RUN_INFO, SyncDecision, SyncProgress, SyncRequest, SyncWindow, decide_sync, sync_progress,
+};
 use nbv_core::triggers::TargetRef;
-use serde_json::{Map, Value, json};
 
 use super::target::{JobRef, describe, rfc3339};
 use super::{EffectError, Executor, TriggerOutcome};
 
-/// Name of the `operation.info` entry that identifies the run a sync belongs to.
-const RUN_INFO: &str = "nbv-run";
-
-/// Operation phases after which Argo CD starts a new operation
-/// (gitops-engine `OperationPhase.Completed()`); any other phase is in progress.
-const COMPLETED_PHASES: [&str; 3] = ["Succeeded", "Failed", "Error"];
+/// How the sync nbv started for a run stands, for the job's report.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::effects::SyncReport;
+///
+/// let done = SyncReport::Finished { succeeded: true, summary: "Application argocd/serving synced".into() };
+/// assert!(matches!(done, SyncReport::Finished { succeeded: true, .. }));
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum SyncReport {
+    /// Argo CD has not finished it; look again later.
+    InProgress {
+        /// Where it stands.
+        summary: String,
+    },
+    /// Argo CD finished it, or it was replaced (`succeeded` is then `false` only when
+    /// Argo CD reported a failure).
+    Finished {
+        /// Whether Argo CD reported success.
+        succeeded: bool,
+        /// What happened.
+        summary: String,
+    },
+    /// Another operation replaced it before nbv saw it end.
+    Replaced {
+        /// What is known.
+        summary: String,
+    },
+}
 
 impl Executor {
     /// Starts a sync of `application` for `job`'s run that completed at `completed_at`.
@@ -40,109 +66,153 @@ impl Executor {
         completed_at: DateTime<Utc>,
     ) -> Result<TriggerOutcome, EffectError> {
         let name = describe(target);
-        let marker = format!("{}/{}@{}", job.namespace, job.name, rfc3339(completed_at));
-        let data = &application.data;
-
-        if has_marker(&data["operation"], &marker)
-            || has_marker(&data["status"]["operationState"]["operation"], &marker)
-        {
-            return Ok(TriggerOutcome::AlreadyDone {
+        let request = SyncRequest::of_run(
+            &job.namespace,
+            &job.name,
+            completed_at,
+            &self.config.field_manager,
+        );
+        let marker = &request.marker;
+        let object = serde_json::to_value(&application).map_err(|e| {
+            EffectError::invalid(format!("sync {name}"), format!("cannot read it: {e}"))
+        })?;
+        let windows = self.sync_windows(&object);
+        match decide_sync(&object, windows.as_deref(), &request, self.clock.now()) {
+            SyncDecision::AlreadyRequested => Ok(TriggerOutcome::AlreadyDone {
                 summary: format!("{name} already has a sync for this run ({RUN_INFO}: {marker})"),
-            });
-        }
-        if application.metadata.deletion_timestamp.is_some() {
-            return Err(EffectError::invalid(
-                format!("sync {name}"),
-                "the Application is being deleted",
-            ));
-        }
-        if let Some(reason) = running_operation(data) {
-            return Ok(TriggerOutcome::Deferred {
-                reason: format!("{name} {reason}; the sync starts when it has finished"),
-            });
-        }
-        if let Some(started) = synced_since(data, completed_at) {
-            // Argo CD (an auto-sync, a user) already synced after the run ended: the
-            // Application deploys what the run left behind. Like a restart that finds a
-            // newer restartedAt, this holds even if nbv lost its record of its own sync.
-            return Ok(TriggerOutcome::AlreadyDone {
+            }),
+            SyncDecision::AlreadySynced { started_at } => Ok(TriggerOutcome::AlreadyDone {
                 summary: format!(
-                    "{name} already synced successfully in an operation started at {started}, \
-                     after the run ended at {}",
+                    "{name} already synced successfully in a full sync started at \
+                     {started_at}, after the run ended at {}",
                     rfc3339(completed_at)
                 ),
-            });
-        }
-        let Some(resource_version) = application.metadata.resource_version.clone() else {
-            return Err(EffectError::invalid(
+            }),
+            SyncDecision::Deleting => Err(EffectError::invalid(
                 format!("sync {name}"),
-                "the Application has no metadata.resourceVersion",
-            ));
-        };
+                "the Application is being deleted",
+            )),
+            SyncDecision::Busy { reason } => Ok(TriggerOutcome::Deferred {
+                reason: format!("{name} {reason}; the sync starts when it has finished"),
+                until: None,
+            }),
+            SyncDecision::Blocked { reason, opens_at } => Ok(TriggerOutcome::Deferred {
+                reason: format!(
+                    "{name}: a sync window of its AppProject {}: {reason}; {}",
+                    project_of(&object),
+                    match opens_at {
+                        Some(at) => format!("the sync starts when it opens, at {}", rfc3339(at)),
+                        None => "no opening was found in the windows' next occurrences; nbv \
+                                 keeps checking"
+                            .to_owned(),
+                    }
+                ),
+                until: opens_at,
+            }),
+            SyncDecision::Start { patch, stuck } => {
+                if application.metadata.resource_version.is_none() {
+                    return Err(EffectError::invalid(
+                        format!("sync {name}"),
+                        "the Application has no metadata.resourceVersion",
+                    ));
+                }
+                self.patch_target(target, &patch).await?;
+                Ok(TriggerOutcome::Done {
+                    summary: match stuck {
+                        Some(phase) => format!(
+                            "started a sync of {name} ({RUN_INFO}: {marker}), clearing a \
+                             leftover operation state in phase {phase} that had no \
+                             operation, as argocd app sync does"
+                        ),
+                        None => format!("started a sync of {name} ({RUN_INFO}: {marker})"),
+                    },
+                })
+            }
+        }
+    }
 
-        let patch = json!({
-            "metadata": {"resourceVersion": resource_version},
-            "operation": operation(data, &self.config.field_manager, &marker),
-        });
-        self.patch_target(target, &patch).await?;
-        Ok(TriggerOutcome::Done {
-            summary: format!("started a sync of {name} ({RUN_INFO}: {marker})"),
+    /// How the sync that `job`'s run (ended at `completed_at`) started on `target`
+    /// stands, read from the Application (the watch cache, when it covers the
+    /// Application's namespace).
+    ///
+    /// # Errors
+    ///
+    /// The error of reading the Application.
+    pub async fn sync_result(
+        &self,
+        job: &nbv_core::api::NotebookValidationJob,
+        target: &TargetRef,
+        completed_at: DateTime<Utc>,
+    ) -> Result<SyncReport, EffectError> {
+        let job = JobRef::of(job)?;
+        let name = describe(target);
+        let request = SyncRequest::of_run(&job.namespace, &job.name, completed_at, "");
+        let application = self.read_target(target).await?;
+        let object = serde_json::to_value(&application).unwrap_or_default();
+        Ok(match sync_progress(&object, &request.marker) {
+            SyncProgress::InProgress { phase } => SyncReport::InProgress {
+                summary: format!("the sync of {name} for this run is {phase}"),
+            },
+            SyncProgress::Finished {
+                succeeded,
+                phase,
+                message,
+            } => SyncReport::Finished {
+                succeeded,
+                summary: format!(
+                    "the sync of {name} for this run ended in phase {phase}{}",
+                    if message.is_empty() {
+                        String::new()
+                    } else {
+                        format!(": {message}")
+                    }
+                ),
+            },
+            SyncProgress::Replaced => SyncReport::Replaced {
+                summary: format!(
+                    "{name} shows no operation of this run any more ({RUN_INFO}: {}): \
+                     another operation replaced it, or Argo CD had already synced",
+                    request.marker
+                ),
+            },
         })
     }
+
+    /// The sync windows of `application`'s AppProject, from the AppProject cache;
+    /// `None` without a cache, or when the cache does not hold the project (Argo CD then
+    /// refuses the operation itself and nbv reports that result).
+    fn sync_windows(&self, application: &serde_json::Value) -> Option<Vec<SyncWindow>> {
+        let store = self.caches.projects.as_ref()?;
+        let key = ObjectRef::new_with(&project_of(application), appproject_resource())
+            .within(&self.config.argocd_namespace);
+        let project = store.get(&key)?;
+        let windows = &project.data["spec"]["syncWindows"];
+        if windows.is_null() {
+            return Some(Vec::new());
+        }
+        match serde_json::from_value(windows.clone()) {
+            Ok(windows) => Some(windows),
+            Err(error) => {
+                tracing::warn!(project = %key, %error, "AppProject syncWindows unreadable");
+                None
+            }
+        }
+    }
 }
 
-/// The sync operation, as the Argo CD API server builds it for `argocd app sync`
-/// without flags: the Application's own sync options and retry policy, the target
-/// revision of its spec (by leaving `revision` out), and who asked.
-fn operation(application: &Value, username: &str, marker: &str) -> Value {
-    let policy = &application["spec"]["syncPolicy"];
-    let mut sync = Map::new();
-    if let Some(options) = policy["syncOptions"].as_array().filter(|o| !o.is_empty()) {
-        sync.insert("syncOptions".to_owned(), Value::Array(options.clone()));
-    }
-    let mut operation = json!({
-        "sync": sync,
-        "initiatedBy": {"username": username},
-        "info": [{"name": RUN_INFO, "value": marker}],
-    });
-    if policy["retry"].is_object() {
-        operation["retry"] = policy["retry"].clone();
-    }
-    operation
+/// `spec.project` of an Application (`default` when empty, as in Argo CD).
+fn project_of(application: &serde_json::Value) -> String {
+    application["spec"]["project"]
+        .as_str()
+        .filter(|p| !p.is_empty())
+        .unwrap_or("default")
+        .to_owned()
 }
 
-/// Whether an operation's `info` carries `nbv-run: <marker>`.
-fn has_marker(operation: &Value, marker: &str) -> bool {
-    operation["info"].as_array().is_some_and(|info| {
-        info.iter()
-            .any(|entry| entry["name"] == RUN_INFO && entry["value"] == marker)
-    })
-}
-
-/// When the Application's last operation started, if it was a sync that succeeded and
-/// started no earlier than `completed_at`.
-fn synced_since(application: &Value, completed_at: DateTime<Utc>) -> Option<String> {
-    let state = &application["status"]["operationState"];
-    if state["phase"] != "Succeeded" || !state["operation"]["sync"].is_object() {
-        return None;
-    }
-    let started = state["startedAt"].as_str()?;
-    let at = DateTime::parse_from_rfc3339(started).ok()?;
-    (at.with_timezone(&Utc) >= completed_at).then(|| started.to_owned())
-}
-
-/// Why an operation is in progress, or `None` when a new one may start.
-fn running_operation(application: &Value) -> Option<String> {
-    if !application["operation"].is_null() {
-        return Some("has an operation requested".to_owned());
-    }
-    let state = &application["status"]["operationState"];
-    if state.is_null() {
-        return None;
-    }
-    let phase = state["phase"].as_str().unwrap_or_default();
-    (!COMPLETED_PHASES.contains(&phase)).then(|| match phase {
-        "" => "has an operation without a phase".to_owned(),
-        phase => format!("is running an operation (phase {phase})"),
-    })
+/// Argo CD's AppProject resource.
+pub fn appproject_resource() -> kube::core::ApiResource {
+    kube::core::ApiResource::from_gvk_with_plural(
+        &kube::core::GroupVersionKind::gvk("argoproj.io", "v1alpha1", "AppProject"),
+        "appprojects",
+    )
 }

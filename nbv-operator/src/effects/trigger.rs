@@ -18,7 +18,7 @@ use super::{EffectError, Executor};
 ///
 /// let done = TriggerOutcome::Done { summary: "started a sync of Application argocd/models".into() };
 /// assert_eq!(done.outcome(), Some(Outcome::Done));
-/// let busy = TriggerOutcome::Deferred { reason: "an operation is running".into() };
+/// let busy = TriggerOutcome::Deferred { reason: "an operation is running".into(), until: None };
 /// assert_eq!(busy.outcome(), None);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -34,11 +34,13 @@ pub enum TriggerOutcome {
         /// Why nothing was needed.
         summary: String,
     },
-    /// The trigger cannot act now (an Argo CD operation is running); try again later
-    /// without counting an attempt.
+    /// The trigger cannot act now (an Argo CD operation is running, a sync window is
+    /// closed); try again later without counting an attempt.
     Deferred {
         /// What it waits for.
         reason: String,
+        /// When it may act, when known (a sync window opens).
+        until: Option<DateTime<Utc>>,
     },
 }
 
@@ -77,12 +79,16 @@ impl Executor {
     ///   (directly or through one intermediate owner such as a ReplicaSet) and that were
     ///   created before `completed_at`. A target without a selector is refused: nbv never
     ///   deletes every pod of a namespace.
-    /// - `sync` of an Argo CD Application: a sync operation, written as the argocd CLI
-    ///   does, unless one is running ([`TriggerOutcome::Deferred`]) or the Application
-    ///   already carries this run's marker ([`TriggerOutcome::AlreadyDone`]).
+    /// - `sync` of an Argo CD Application: as [`nbv_core::sync::decide_sync`] decides, a
+    ///   sync operation written as `argocd app sync` does (clearing a leftover
+    ///   `status.operationState`), unless an operation is requested or a sync window of
+    ///   its AppProject is closed ([`TriggerOutcome::Deferred`]) or the Application
+    ///   already carries this run's marker or a full sync since the run
+    ///   ([`TriggerOutcome::AlreadyDone`]).
     /// - `refresh`: the annotation `mlops.dev/restart-timestamp: <completed_at>`, and for
-    ///   an Application also `argocd.argoproj.io/refresh: normal`; read and written like a
-    ///   rolling restart (nothing written when the timestamp is not older than the run).
+    ///   an Application also `argocd.argoproj.io/refresh: normal` with a new
+    ///   `argocd.argoproj.io/refresh-timestamp`; read and written like a rolling restart
+    ///   (nothing written when the timestamp is not older than the run).
     ///
     /// # Errors
     ///
@@ -140,7 +146,7 @@ impl Executor {
             Action::Sync => {
                 let application = match authorized.application {
                     Some(app) => app,
-                    None => self.get_target(trigger.target()).await?,
+                    None => self.read_target(trigger.target()).await?,
                 };
                 self.sync(&job, trigger.target(), application, completed_at)
                     .await

@@ -12,7 +12,7 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::Store;
-use nbv_core::aggregate::{JobEntry, JobPhase};
+use nbv_core::aggregate::{JobEntry, JobPhase, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::ConditionType;
 use nbv_core::pod::timeout_seconds;
@@ -36,6 +36,8 @@ pub struct ClusterView {
     pub pods: Option<Store<Pod>>,
     /// The time "past its timeout" is measured against.
     pub clock: Arc<dyn Clock>,
+    /// How a job's Application is found, as the reconciler finds it.
+    pub tracking: TrackingSettings,
 }
 
 impl std::fmt::Debug for ClusterView {
@@ -53,13 +55,14 @@ impl std::fmt::Debug for ClusterView {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
+/// use nbv_core::aggregate::TrackingSettings;
 /// use nbv_core::api::NotebookValidationJob;
 /// use nbv_operator::metrics::Census;
 ///
 /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
 ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-///     "metadata": {"name": "train", "namespace": "ml",
-///                  "labels": {"app.kubernetes.io/instance": "platform"}},
+///     "metadata": {"name": "train", "namespace": "ml", "annotations": {
+///         "argocd.argoproj.io/tracking-id": "platform:mlops.mlops.dev/NotebookValidationJob:ml/train"}},
 ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
 ///                           "path": "t.ipynb"},
 ///              "podConfig": {"containerImage": "quay.io/example/papermill:1"},
@@ -67,7 +70,7 @@ impl std::fmt::Debug for ClusterView {
 ///     "status": {"phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}
 /// }))?;
 /// let now = Utc.with_ymd_and_hms(2026, 1, 1, 0, 11, 0).unwrap();
-/// let census = Census::of([&job], now);
+/// let census = Census::of([&job], now, &TrackingSettings::default());
 /// assert_eq!(census.jobs[&("ml".to_owned(), "ValidationRunning")], 1);
 /// assert_eq!(census.applications[&("platform".to_owned(), "running")], 1);
 /// assert_eq!(census.past_timeout["ml"], 1);
@@ -95,10 +98,11 @@ impl Census {
     pub fn of<'a>(
         jobs: impl IntoIterator<Item = &'a NotebookValidationJob>,
         now: DateTime<Utc>,
+        tracking: &TrackingSettings,
     ) -> Census {
         let mut census = Census::default();
         for job in jobs {
-            let Some(entry) = JobEntry::of(job) else {
+            let Some(entry) = JobEntry::of(job, tracking) else {
                 continue;
             };
             let namespace = entry.key.namespace().to_owned();

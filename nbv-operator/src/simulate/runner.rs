@@ -122,7 +122,20 @@ fn operator_config(scenario: &Scenario, options: &Options) -> OperatorConfig {
         application_namespaces: settings.application_namespaces.clone(),
         max_retries: settings.max_retries,
         mutation: options.mutation,
+        // Argo CD's default tracking, given by flags: the simulated cluster has no
+        // argocd-cm, and the invariants find parents with the same defaults.
+        tracking: default_tracking(),
         ..OperatorConfig::default()
+    }
+}
+
+fn default_tracking() -> crate::config::TrackingConfig {
+    let defaults = nbv_core::aggregate::TrackingSettings::default();
+    crate::config::TrackingConfig {
+        method: Some(defaults.method),
+        instance_label_key: Some(defaults.instance_label_key),
+        installation_id: Some(defaults.installation_id),
+        part_of: defaults.part_of,
     }
 }
 

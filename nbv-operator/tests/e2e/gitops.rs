@@ -62,7 +62,7 @@ pub async fn inference_service(s: &Scenario, name: &str) {
 }
 
 /// A job of the other controller's (no notebook runs here).
-fn gitops_job(name: &str, annotations: Value) -> Value {
+pub fn gitops_job(name: &str, annotations: Value) -> Value {
     crate::support::job(
         name,
         "https://git.example.com/ml/models.git",

@@ -12,6 +12,7 @@
 
 mod support;
 
+mod argocd;
 mod gitops;
 mod leader;
 mod notebooks;

@@ -135,10 +135,54 @@ pub fn client() -> (kube::Client, Server) {
     (kube::Client::new(service, "default"), server)
 }
 
-/// An executor with `config` over a fresh transport, and the server's end.
+/// The time the executors of these tests read from their clock.
+pub fn now() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 24, 22, 35, 0).unwrap()
+}
+
+/// An executor with `config` over a fresh transport, reading the time [`now`], and the
+/// server's end.
 pub fn executor(config: ExecutorConfig) -> (Executor, Server) {
     let (client, server) = client();
-    (Executor::new(client, config), server)
+    let executor = Executor::new(client, config)
+        .with_clock(std::sync::Arc::new(nbv_operator::clock::FixedClock(now())));
+    (executor, server)
+}
+
+/// A watch cache holding `objects` of `resource`, as a reflector leaves it after its
+/// first listing (ready).
+pub fn cache(
+    resource: kube::core::ApiResource,
+    objects: Vec<Value>,
+) -> kube::runtime::reflector::Store<kube::api::DynamicObject> {
+    use kube::runtime::watcher::Event;
+    let mut writer = kube::runtime::reflector::store::Writer::new(resource);
+    writer.apply_watcher_event(&Event::Init);
+    for object in objects {
+        let object: kube::api::DynamicObject =
+            serde_json::from_value(object).expect("a Kubernetes object");
+        writer.apply_watcher_event(&Event::InitApply(object));
+    }
+    writer.apply_watcher_event(&Event::InitDone);
+    writer.as_reader()
+}
+
+/// As [`run`], with the executor changed by `setup` first (to give it caches).
+pub async fn run_with<T, F>(
+    config: ExecutorConfig,
+    setup: impl FnOnce(Executor) -> Executor,
+    script: Vec<Exchange>,
+    act: impl FnOnce(Executor) -> F,
+) -> (T, Vec<Seen>)
+where
+    F: std::future::Future<Output = T>,
+{
+    let (executor, server) = executor(config);
+    let executor = setup(executor);
+    let api = tokio::spawn(serve(server, script));
+    let result = act(executor).await;
+    let seen = api.await.expect("the API server's script passed");
+    (result, seen)
 }
 
 /// Plays `script` and then checks that no further request comes before the client

@@ -156,6 +156,7 @@ impl ApiResourceSpec {
             )
             .with_status_subresource(),
             ns("argoproj.io", "v1alpha1", "Application", "applications"),
+            ns("argoproj.io", "v1alpha1", "AppProject", "appprojects"),
             ns(
                 "serving.kserve.io",
                 "v1beta1",

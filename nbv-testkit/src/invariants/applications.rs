@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use nbv_core::aggregate::{
-    AggregateIndex, AppId, JobKey, JobPhase, NotebookStatus, StatusLimit, parent_application,
+    AggregateIndex, AppId, JobKey, JobPhase, NotebookStatus, StatusLimit, TrackingSettings,
+    parent_application,
 };
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
 use nbv_core::api::Phase;
@@ -93,7 +94,13 @@ fn expected_at(
     let mut aggregates = AggregateIndex::new();
     for (key, job) in index.all_at(nbv_core::api::KIND, at) {
         let job_key = JobKey::new(key.namespace.clone(), key.name.clone());
-        let lookup = parent_application(&job_key, &annotations(job), &string_map(job, "labels"));
+        // The operator under test reads no argocd-cm in simulation: Argo CD's defaults.
+        let lookup = parent_application(
+            &job_key,
+            &annotations(job),
+            &string_map(job, "labels"),
+            &TrackingSettings::default(),
+        );
         let Some(parent) = lookup.parent else {
             continue;
         };

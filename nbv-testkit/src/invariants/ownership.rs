@@ -2,8 +2,8 @@
 
 use chrono::{DateTime, Utc};
 use nbv_core::annotations::{
-    ARGOCD_REFRESH, COMPLETION_TIME, KUBECTL_RESTARTED_AT, NOTEBOOK_STATUS, NOTEBOOK_SUMMARY,
-    RESTART_TIMESTAMP, WAVE_COMPLETE, WAVE_FAILED,
+    ARGOCD_REFRESH, ARGOCD_REFRESH_TIMESTAMP, COMPLETION_TIME, KUBECTL_RESTARTED_AT,
+    NOTEBOOK_STATUS, NOTEBOOK_SUMMARY, RESTART_TIMESTAMP, WAVE_COMPLETE, WAVE_FAILED,
 };
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::plan::{PlanContext, plan};
@@ -52,7 +52,10 @@ fn owned(group: &str, kind: &str, path: &Path, mode: Mode) -> bool {
                 NOTEBOOK_SUMMARY,
                 RESTART_TIMESTAMP,
                 ARGOCD_REFRESH,
+                ARGOCD_REFRESH_TIMESTAMP,
             ]) || starts_with(path, &["operation"])
+                // Cleared when nbv starts a sync, as Argo CD's SetAppOperation does.
+                || starts_with(path, &["status", "operationState"])
         }
         ("apps", "Deployment" | "StatefulSet" | "DaemonSet") => {
             path.as_slice()

@@ -295,15 +295,10 @@ fn superseded(
         .iter()
         .filter(|change| change.actor != Actor::Client && &ObjKey::of(change) == target);
     match class {
-        // A sync that succeeded and started after the run ended.
+        // A full sync that succeeded and started after the run ended (nbv-core's rule).
         Class::Sync => others
             .filter_map(|change| change.after.as_ref())
-            .any(|app| {
-                let state = &app["status"]["operationState"];
-                state["phase"] == "Succeeded"
-                    && state["operation"]["sync"].is_object()
-                    && after_the_run(time_at(app, "/status/operationState/startedAt"))
-            }),
+            .any(|app| nbv_core::sync::full_sync_since(app, owed.transition.completed).is_some()),
         Class::RollingRestart | Class::Refresh => others.any(|change| {
             writes_of(change).into_iter().any(|(written, value)| {
                 written == class

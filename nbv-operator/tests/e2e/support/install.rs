@@ -62,19 +62,21 @@ async fn install_everything(client: &kube::Client) {
     for doc in yaml_documents(&root.join("config/manager/namespace.yaml")) {
         apply(client, &doc, None).await;
     }
+    // Argo CD's namespace first: the Role for argocd-cm and AppProjects lives in it.
+    for ns in ["argocd", "ml"] {
+        ensure_namespace(client, ns, json!({})).await;
+    }
     for file in [
         "service_account.yaml",
         "role.yaml",
         "role_binding.yaml",
         "leader_election_role.yaml",
         "leader_election_role_binding.yaml",
+        "argocd_role.yaml",
     ] {
         for doc in yaml_documents(&root.join("config/rbac").join(file)) {
             apply(client, &doc, None).await;
         }
-    }
-    for ns in ["argocd", "ml"] {
-        ensure_namespace(client, ns, json!({})).await;
     }
 }
 

@@ -1,0 +1,348 @@
+//! A sync window's schedule and duration, read with the rules of Argo CD's parsers.
+//!
+//! Argo CD parses `schedule` with robfig/cron v3's parser for five fields (minute, hour,
+//! day of month, month, day of week; no seconds, no `@daily` descriptors) and
+//! `duration` with Go's `time.ParseDuration`. [`Schedule::parse`] accepts exactly what
+//! robfig's parser accepts (`*`, `?`, numbers, `a-b` ranges, `/step`, `N/step` meaning
+//! `N-max/step`, comma lists, `jan`-`dec` and `sun`-`sat` in any case) and rejects
+//! the rest with robfig's reasons; the occurrences are then found with the `croner`
+//! crate. robfig's day rule is kept: when the day-of-month or the day-of-week field is
+//! `*` or `?` (without a step above 1), both must match, otherwise either may.
+
+use std::fmt;
+
+use chrono::{DateTime, Datelike, Duration, FixedOffset};
+use croner::Cron;
+use croner::parser::{CronParser, Seconds, Year};
+
+/// A schedule or duration that Argo CD's parsers reject, and why.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum ScheduleError {
+    /// The schedule is not five fields.
+    #[error(
+        "schedule {schedule:?} has {found} fields; Argo CD expects exactly 5 (minute hour day-of-month month day-of-week)"
+    )]
+    FieldCount {
+        /// The schedule.
+        schedule: String,
+        /// How many fields it has.
+        found: usize,
+    },
+    /// One field is not valid.
+    #[error("schedule {schedule:?}: {field} field {value:?}: {why}")]
+    Field {
+        /// The schedule.
+        schedule: String,
+        /// Which field.
+        field: &'static str,
+        /// The field's text.
+        value: String,
+        /// What is wrong.
+        why: String,
+    },
+    /// The duration is not a Go duration.
+    #[error("duration {0:?} is not a Go duration (for example \"1h\", \"90m\" or \"1h30m\")")]
+    Duration(String),
+}
+
+/// One field of a five-field schedule: its bounds and names.
+struct FieldSpec {
+    name: &'static str,
+    min: u32,
+    max: u32,
+    names: &'static [&'static str],
+}
+
+const MONTHS: [&str; 12] = [
+    "jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct", "nov", "dec",
+];
+const WEEKDAYS: [&str; 7] = ["sun", "mon", "tue", "wed", "thu", "fri", "sat"];
+
+const FIELDS: [FieldSpec; 5] = [
+    FieldSpec {
+        name: "minute",
+        min: 0,
+        max: 59,
+        names: &[],
+    },
+    FieldSpec {
+        name: "hour",
+        min: 0,
+        max: 23,
+        names: &[],
+    },
+    FieldSpec {
+        name: "day-of-month",
+        min: 1,
+        max: 31,
+        names: &[],
+    },
+    FieldSpec {
+        name: "month",
+        min: 1,
+        max: 12,
+        names: &MONTHS,
+    },
+    FieldSpec {
+        name: "day-of-week",
+        min: 0,
+        max: 6,
+        names: &WEEKDAYS,
+    },
+];
+
+/// What a field selects: its values, and whether robfig marks it as a star.
+struct FieldValues {
+    values: Vec<u32>,
+    star: bool,
+}
+
+impl FieldSpec {
+    fn value(&self, text: &str) -> Result<u32, String> {
+        let lower = text.to_ascii_lowercase();
+        if let Some(index) = self.names.iter().position(|n| *n == lower) {
+            // Months are named from 1 (their minimum), weekdays from 0 (theirs).
+            return Ok(index as u32 + self.min);
+        }
+        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
+            return Err(format!("{text:?} is not a number"));
+        }
+        text.parse::<u32>()
+            .map_err(|_| format!("{text:?} is too large"))
+    }
+
+    /// Reads one comma-separated part, as robfig's `getRange` does.
+    fn part(&self, part: &str, into: &mut FieldValues) -> Result<(), String> {
+        let mut range_and_step = part.split('/');
+        let range = range_and_step.next().unwrap_or_default();
+        let step = range_and_step.next();
+        if range_and_step.next().is_some() {
+            return Err(format!("too many slashes in {part:?}"));
+        }
+        let bounds: Vec<&str> = range.split('-').collect();
+        let (start, mut end, mut star) = if bounds[0] == "*" || bounds[0] == "?" {
+            (self.min, self.max, true)
+        } else {
+            let start = self.value(bounds[0])?;
+            match bounds.len() {
+                1 => (start, start, false),
+                2 => (start, self.value(bounds[1])?, false),
+                _ => return Err(format!("too many hyphens in {part:?}")),
+            }
+        };
+        let step = match step {
+            None => 1,
+            Some(step) => {
+                let step = if step.bytes().all(|b| b.is_ascii_digit()) && !step.is_empty() {
+                    step.parse::<u32>()
+                        .map_err(|_| format!("step {step:?} is too large"))?
+                } else {
+                    return Err(format!("step {step:?} is not a number"));
+                };
+                // "N/step" means "N-max/step".
+                if bounds.len() == 1 {
+                    end = self.max;
+                }
+                if step > 1 {
+                    star = false;
+                }
+                step
+            }
+        };
+        if start < self.min {
+            return Err(format!("{start} is below the minimum {}", self.min));
+        }
+        if end > self.max {
+            return Err(format!("{end} is above the maximum {}", self.max));
+        }
+        if start > end {
+            return Err(format!("the range starts at {start}, after its end {end}"));
+        }
+        if step == 0 {
+            return Err("the step must be a positive number".to_owned());
+        }
+        into.values.extend((start..=end).step_by(step as usize));
+        into.star |= star;
+        Ok(())
+    }
+
+    fn read(&self, field: &str) -> Result<FieldValues, String> {
+        let mut values = FieldValues {
+            values: Vec::new(),
+            star: false,
+        };
+        for part in field.split(',') {
+            self.part(part, &mut values)?;
+        }
+        values.values.sort_unstable();
+        values.values.dedup();
+        Ok(values)
+    }
+}
+
+/// A parsed five-field schedule.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{FixedOffset, TimeZone};
+/// use nbv_core::sync::Schedule;
+///
+/// let weekdays = Schedule::parse("0 22 * * mon-fri")?;
+/// let utc = FixedOffset::east_opt(0).unwrap();
+/// let saturday = utc.with_ymd_and_hms(2026, 1, 24, 12, 0, 0).unwrap();
+/// let next = weekdays.next_after(&saturday).unwrap();
+/// assert_eq!(next.to_rfc3339(), "2026-01-26T22:00:00+00:00");
+/// assert!(Schedule::parse("@daily").is_err());
+/// assert!(Schedule::parse("0 0 * * 7").is_err());
+/// # Ok::<(), nbv_core::sync::ScheduleError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Schedule {
+    cron: Cron,
+}
+
+impl Schedule {
+    /// Parses `schedule` as Argo CD does (see the module documentation).
+    ///
+    /// # Errors
+    ///
+    /// [`ScheduleError`] naming the field at fault.
+    pub fn parse(schedule: &str) -> Result<Schedule, ScheduleError> {
+        let fields: Vec<&str> = schedule.split_whitespace().collect();
+        if fields.len() != FIELDS.len() {
+            return Err(ScheduleError::FieldCount {
+                schedule: schedule.to_owned(),
+                found: fields.len(),
+            });
+        }
+        let mut normalised = Vec::with_capacity(FIELDS.len());
+        for (spec, field) in FIELDS.iter().zip(&fields) {
+            let values = spec.read(field).map_err(|why| ScheduleError::Field {
+                schedule: schedule.to_owned(),
+                field: spec.name,
+                value: (*field).to_owned(),
+                why,
+            })?;
+            // Only the day fields' star flag changes the meaning; elsewhere every value
+            // listed is as good as `*`.
+            let everything = values.values.len() == (spec.max - spec.min + 1) as usize;
+            let is_day = spec.name.starts_with("day");
+            normalised.push(if (is_day && values.star) || (!is_day && everything) {
+                "*".to_owned()
+            } else {
+                values
+                    .values
+                    .iter()
+                    .map(u32::to_string)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            });
+        }
+        let pattern = normalised.join(" ");
+        let cron = CronParser::builder()
+            .seconds(Seconds::Disallowed)
+            .year(Year::Disallowed)
+            .build()
+            .parse(&pattern)
+            .map_err(|e| ScheduleError::Field {
+                schedule: schedule.to_owned(),
+                field: "schedule",
+                value: pattern.clone(),
+                why: e.to_string(),
+            })?;
+        Ok(Schedule { cron })
+    }
+
+    /// The first start strictly after `after`, in `after`'s offset; `None` when there
+    /// is none within five years (robfig's search limit, after which Argo CD's parser
+    /// answers the zero time).
+    pub fn next_after(&self, after: &DateTime<FixedOffset>) -> Option<DateTime<FixedOffset>> {
+        let next = self.cron.find_next_occurrence(after, false).ok()?;
+        (next.year() <= after.year() + 5).then_some(next)
+    }
+}
+
+impl fmt::Display for Schedule {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.cron.pattern.to_string().as_str())
+    }
+}
+
+/// Parses a Go duration (`time.ParseDuration`): an optional sign, then one or more
+/// decimal numbers, each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`); `0` alone
+/// needs no unit.
+///
+/// # Errors
+///
+/// [`ScheduleError::Duration`] for anything else, and for a duration beyond ±292 years.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::Duration;
+/// use nbv_core::sync::parse_go_duration;
+///
+/// assert_eq!(parse_go_duration("1h30m")?, Duration::minutes(90));
+/// assert_eq!(parse_go_duration("1.5h")?, Duration::minutes(90));
+/// assert_eq!(parse_go_duration("-2m")?, Duration::minutes(-2));
+/// assert!(parse_go_duration("1d").is_err());
+/// assert!(parse_go_duration("").is_err());
+/// # Ok::<(), nbv_core::sync::ScheduleError>(())
+/// ```
+pub fn parse_go_duration(text: &str) -> Result<Duration, ScheduleError> {
+    let fail = || ScheduleError::Duration(text.to_owned());
+    let (negative, mut rest) = match text.as_bytes().first() {
+        Some(b'-') => (true, &text[1..]),
+        Some(b'+') => (false, &text[1..]),
+        _ => (false, text),
+    };
+    if rest == "0" {
+        return Ok(Duration::zero());
+    }
+    if rest.is_empty() {
+        return Err(fail());
+    }
+    let mut total: i128 = 0;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let number = &rest[..number_len];
+        rest = &rest[number_len..];
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        if (whole.is_empty() && fraction.is_empty()) || fraction.contains('.') {
+            return Err(fail());
+        }
+        let unit_len = rest
+            .find(|c: char| c.is_ascii_digit() || c == '.')
+            .unwrap_or(rest.len());
+        let unit: i128 = match &rest[..unit_len] {
+            "ns" => 1,
+            "us" | "µs" | "μs" => 1_000,
+            "ms" => 1_000_000,
+            "s" => 1_000_000_000,
+            "m" => 60_000_000_000,
+            "h" => 3_600_000_000_000,
+            _ => return Err(fail()),
+        };
+        rest = &rest[unit_len..];
+        let whole: i128 = if whole.is_empty() {
+            0
+        } else {
+            whole.parse().map_err(|_| fail())?
+        };
+        let mut nanos = whole.checked_mul(unit).ok_or_else(fail)?;
+        let mut scale = unit;
+        for digit in fraction.bytes().take(30) {
+            scale /= 10;
+            nanos += i128::from(digit - b'0') * scale;
+        }
+        total = total.checked_add(nanos).ok_or_else(fail)?;
+        if total > i128::from(i64::MAX) {
+            return Err(fail());
+        }
+    }
+    let nanos = i64::try_from(if negative { -total } else { total }).map_err(|_| fail())?;
+    Ok(Duration::nanoseconds(nanos))
+}
