@@ -73,7 +73,6 @@ async fn prometheus_scrapes_nbv_run_fires_an_alert_and_answers_the_dashboard() {
 
     // Two jobs of the Application: one succeeds (and restarts the model server), one
     // fails. Another controller writes their phases (--gitops-only).
-    let labels = json!({"app.kubernetes.io/instance": ns});
     for (name, annotations) in [
         (
             "good",
@@ -89,7 +88,10 @@ async fn prometheus_scrapes_nbv_run_fires_an_alert_and_answers_the_dashboard() {
             "train.ipynb",
             annotations,
         );
-        object["metadata"]["labels"] = labels.clone();
+        // Argo CD 3's default tracking: the tracking-id annotation names the Application.
+        object["metadata"]["annotations"]["argocd.argoproj.io/tracking-id"] = json!(format!(
+            "{ns}:mlops.mlops.dev/NotebookValidationJob:{ns}/{name}"
+        ));
         s.apply(object).await;
         s.set_job_status(
             name,
