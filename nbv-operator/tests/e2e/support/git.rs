@@ -2,12 +2,13 @@
 //! Pod's clone container fetches.
 
 use std::net::TcpStream;
-use std::os::unix::process::CommandExt;
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use serde_json::{Value, json};
+
+use super::process::{dies_with_the_test, free_port};
 
 /// A notebook of code cells, in nbformat 4 with the `python3` kernel.
 pub fn notebook(cells: &[&str]) -> Value {
@@ -60,10 +61,7 @@ impl GitServer {
     /// Starts the daemon on a free port.
     pub fn start() -> GitServer {
         let root = tempdir("git");
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
+        let port = free_port();
         // git-daemon itself, not `git daemon`: the `git` wrapper would run it as a child
         // of its own, which the parent-death signal below would not reach.
         let exec_path = Command::new("git")
@@ -79,13 +77,7 @@ impl GitServer {
             .arg(&root)
             .stdout(Stdio::null())
             .stderr(Stdio::null());
-        // SAFETY: see `Operator::start`.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        dies_with_the_test(&mut command);
         let daemon = command.spawn().expect("git daemon");
         for _ in 0..100 {
             if TcpStream::connect(("127.0.0.1", port)).is_ok() {

@@ -9,6 +9,7 @@ pub mod install;
 pub mod kubelet;
 pub mod objects;
 pub mod operator;
+pub mod process;
 pub mod prometheus;
 
 use std::future::Future;

@@ -2,13 +2,13 @@
 //! stopped with SIGTERM or killed with SIGKILL.
 
 use std::io::{Read, Write};
-use std::net::{SocketAddr, TcpListener, TcpStream};
-use std::os::unix::process::CommandExt;
+use std::net::{SocketAddr, TcpStream};
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
 use super::cluster::Cluster;
+use super::process::{dies_with_the_test, free_port};
 
 /// How an operator is started.
 #[derive(Clone, Debug)]
@@ -53,20 +53,13 @@ impl OperatorOptions {
 }
 
 /// A running `nbv run`. Dropping it kills the process; the process also dies with the
-/// test process (`PR_SET_PDEATHSIG`), so a failing test leaves nothing running.
+/// test ([`dies_with_the_test`]), so a failing test leaves nothing running.
 pub struct Operator {
     child: Option<Child>,
     metrics: SocketAddr,
     log: PathBuf,
     /// The identity it runs as.
     pub identity: String,
-}
-
-fn free_port() -> u16 {
-    TcpListener::bind("127.0.0.1:0")
-        .and_then(|l| l.local_addr())
-        .map(|a| a.port())
-        .expect("a free port")
 }
 
 impl Operator {
@@ -105,14 +98,7 @@ impl Operator {
         } else {
             command.arg("--no-leader-election");
         }
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill this
-        // child when the test process dies.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        dies_with_the_test(&mut command);
         let child = command.spawn().expect("start nbv run");
         Operator {
             child: Some(child),

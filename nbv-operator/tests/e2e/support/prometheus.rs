@@ -2,7 +2,6 @@
 //! rules (`config/monitoring/promtool/nbv.rules.yaml`), and its HTTP API.
 
 use std::net::SocketAddr;
-use std::os::unix::process::CommandExt;
 use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
@@ -11,6 +10,7 @@ use serde_json::Value;
 
 use super::objects::repository;
 use super::operator::http_get;
+use super::process::{dies_with_the_test, free_port};
 
 /// A running `prometheus`, killed when dropped (and when the test process dies).
 pub struct Prometheus {
@@ -57,10 +57,7 @@ impl Prometheus {
             .into_iter()
             .map(PathBuf::from)
             .find(|p| p.is_file())?;
-        let port = std::net::TcpListener::bind("127.0.0.1:0")
-            .and_then(|l| l.local_addr())
-            .map(|a| a.port())
-            .expect("a free port");
+        let port = free_port();
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let dir =
             std::env::temp_dir().join(format!("nbv-e2e-prometheus-{}-{port}", std::process::id()));
@@ -88,14 +85,7 @@ impl Prometheus {
             .stdin(Stdio::null())
             .stdout(log.try_clone().expect("log"))
             .stderr(log);
-        // SAFETY: prctl is async-signal-safe; it only asks the kernel to kill this
-        // child when the test process dies.
-        unsafe {
-            command.pre_exec(|| {
-                libc::prctl(libc::PR_SET_PDEATHSIG, libc::SIGKILL);
-                Ok(())
-            });
-        }
+        dies_with_the_test(&mut command);
         let child = command.spawn().expect("start prometheus");
         Some(Prometheus { child, addr, dir })
     }
