@@ -6,11 +6,13 @@
 //! bug in one of the servers.
 
 use std::collections::BTreeMap;
+use std::sync::LazyLock;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, ListParams};
 use nbv_testkit::scenario::{Action, Mode, PodResult, Scenario as ScenarioFile};
+use regex_lite::Regex;
 use serde_json::{Value, json};
 
 use crate::support::git::{GitServer, notebook};
@@ -26,15 +28,20 @@ struct Outcome {
     events: BTreeMap<String, u64>,
 }
 
+/// An RFC 3339 time.
+static TIME: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").expect("a regex"));
+/// A duration as nbv writes one (`12s`, `1.5s`, `9m54s`).
+static DURATION: LazyLock<Regex> =
+    LazyLock::new(|| Regex::new(r"\b\d+(\.\d+)?(ms|s|m\d+s|m|h)\b").expect("a regex"));
+
 /// Replaces RFC 3339 times and `12s`/`1.5s`/`9m54s` durations, which differ between
 /// virtual and real time, and drops what only one side reports.
 fn mask(value: &Value) -> Value {
     match value {
         Value::String(s) => {
-            let time = regex_lite::Regex::new(r"\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d(\.\d+)?Z").unwrap();
-            let duration = regex_lite::Regex::new(r"\b\d+(\.\d+)?(ms|s|m\d+s|m|h)\b").unwrap();
-            let s = time.replace_all(s, "<time>");
-            Value::String(duration.replace_all(&s, "<duration>").into_owned())
+            let s = TIME.replace_all(s, "<time>");
+            Value::String(DURATION.replace_all(&s, "<duration>").into_owned())
         }
         Value::Array(items) => Value::Array(items.iter().map(mask).collect()),
         Value::Object(map) => Value::Object(
