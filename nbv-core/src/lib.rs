@@ -21,6 +21,8 @@
 //! | [`health`] | the Argo CD health of a job, natively and as shipped Lua |
 //! | [`events`] | the notification Event of a terminal transition |
 //! | [`plan`] | the effects a shell must carry out for a job |
+//! | [`reconcile`] | one reconcile: what a step asks of the Pods, what each carried-out effect means, what to persist, when to look again |
+//! | [`actions`] | how a trigger, or the sync it started, stands after the shell acted |
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
 //! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
 // Denied rather than forbidden: the `lua` feature's number-format hook
@@ -28,6 +30,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod actions;
 pub mod aggregate;
 pub mod annotations;
 pub mod api;
@@ -36,6 +39,7 @@ pub mod health;
 pub mod phase;
 pub mod plan;
 pub mod pod;
+pub mod reconcile;
 pub mod sync;
 pub mod triggers;
 pub mod waves;

@@ -3,8 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
+use nbv_core::actions::{SyncReport, TriggerOutcome};
 use nbv_core::api::{EffectLedger, NotebookValidationJob, NotebookValidationJobStatus, Phase};
 use nbv_core::plan::{Effect, EffectKey, Outcome, PlanContext, RunKey, plan, record};
+use nbv_core::reconcile::{Carried, Settlement, merge_recent};
 use proptest::prelude::*;
 
 const SEED_TRIGGERS: &str = "- apiVersion: serving.kserve.io/v1beta1
@@ -76,48 +78,84 @@ fn apply_merge_patch(annotations: &mut BTreeMap<String, String>, patch: &serde_j
     }
 }
 
-/// What a shell does: carry out each effect (here: apply wave patches; other effects
-/// are counted), record outcomes, persist the ledger. `fail` decides failures.
+/// What goes wrong around a reconcile, besides an effect failing.
+#[derive(Clone, Copy, Debug, Default)]
+struct Weather {
+    /// The ledger write fails (an API error, a conflict): nothing is persisted.
+    write_fails: bool,
+    /// The next reconcile's watch cache does not show this round's write yet.
+    lags: bool,
+    /// The shell restarts after this round, forgetting what it wrote recently (its
+    /// watch cache is then listed afresh). Only after a round whose ledger reached the
+    /// cluster: an effect carried out whose record was lost is the one window the
+    /// ledger cannot cover, and each effect's own idempotency does.
+    restarts: bool,
+}
+
+/// A shell around the core's real decisions: plan from the persisted ledger merged with
+/// the one written recently ([`merge_recent`]), carry out each effect (apply wave
+/// patches, count the others), let the [`Settlement`] record the outcomes, and write
+/// what [`Settlement::ledger_write`] says — through a watch cache that may lag, writes
+/// that may fail and restarts.
 struct Shell {
     successes: BTreeMap<EffectKey, u32>,
     gave_up_reports: BTreeMap<EffectKey, u32>,
+    /// The ledger on the cluster.
+    persisted: Option<EffectLedger>,
+    /// The ledger the watch cache shows.
+    view: Option<EffectLedger>,
+    /// The ledger this process wrote last.
+    recent: Option<EffectLedger>,
 }
 
 impl Shell {
-    fn new() -> Self {
+    fn new(job: &NotebookValidationJob) -> Self {
+        let persisted = job.status.as_ref().and_then(|s| s.effects.clone());
         Shell {
             successes: BTreeMap::new(),
             gave_up_reports: BTreeMap::new(),
+            view: persisted.clone(),
+            persisted,
+            recent: None,
         }
     }
 
-    /// Runs plans until nothing is owed, advancing a virtual clock to each retry time.
+    /// Runs reconciles until nothing is owed, advancing a virtual clock to each retry
+    /// time; `fail` decides which effects fail, in the weather `weather` brings.
     fn drive(
         &mut self,
         job: &mut NotebookValidationJob,
         ctx: &PlanContext,
         mut fail: impl FnMut() -> bool,
+        mut weather: impl FnMut() -> Weather,
     ) -> usize {
         let mut now = t0() + Duration::minutes(1);
         for round in 0..1000 {
+            let run = RunKey::of(job);
+            job.status.get_or_insert_with(Default::default).effects =
+                merge_recent(run.as_str(), self.view.as_ref(), self.recent.clone());
             let p = plan(job, ctx, now);
-            if p.effects.is_empty() {
-                match p.retry_at {
-                    Some(at) => {
-                        now = at;
-                        continue;
-                    }
-                    None => return round,
-                }
-            }
-            let mut ledger = p.ledger();
+            let w = weather();
+            let mut settlement = Settlement::new(&p);
             for e in &p.effects {
-                let outcome = if fail() {
-                    Outcome::Failed("injected".into())
-                } else {
-                    Outcome::Done
+                let failed = fail();
+                let carried = match (&e.effect, failed) {
+                    (_, true) => Carried::Written(Outcome::Failed("injected".into())),
+                    (Effect::Trigger { .. }, false) => Carried::Trigger(Ok(TriggerOutcome::Done {
+                        summary: "took effect".into(),
+                    })),
+                    (Effect::SyncResult { .. }, false) => Carried::Sync(Ok(SyncReport::Finished {
+                        succeeded: true,
+                        summary: "synced".into(),
+                    })),
+                    (_, false) => Carried::Written(Outcome::Done),
                 };
-                if outcome == Outcome::Done {
+                let carried = match (&e.effect, carried) {
+                    (Effect::Trigger { .. }, Carried::Written(o)) => Carried::Trigger(Err(o)),
+                    (Effect::SyncResult { .. }, Carried::Written(o)) => Carried::Sync(Err(o)),
+                    (_, c) => c,
+                };
+                if !failed {
                     match &e.effect {
                         Effect::PatchJob { patch } => apply_merge_patch(
                             job.metadata
@@ -132,12 +170,43 @@ impl Shell {
                     }
                     *self.successes.entry(e.key.clone()).or_default() += 1;
                 }
-                ledger = record(ledger, &e.key, outcome, now, &ctx.retry).ledger;
+                settlement.record(e, carried, now, &ctx.retry);
             }
-            job.status.get_or_insert_with(Default::default).effects = Some(ledger);
+            let before = self.persisted.clone();
+            // As the real shell: compared with the ledger its (possibly stale) view shows.
+            if let Some(ledger) = settlement.ledger_write(self.view.as_ref()) {
+                self.recent = Some(ledger.clone());
+                if !w.write_fails {
+                    self.persisted = Some(ledger);
+                }
+            }
+            self.view = if w.lags {
+                before
+            } else {
+                self.persisted.clone()
+            };
+            if w.restarts && self.persisted == self.recent {
+                self.recent = None;
+                self.view = self.persisted.clone();
+            }
+            if p.effects.is_empty() && !w.write_fails {
+                match p.retry_at {
+                    Some(at) => now = at,
+                    None if self.view == self.persisted => {
+                        job.status.get_or_insert_with(Default::default).effects =
+                            self.persisted.clone();
+                        return round;
+                    }
+                    None => {}
+                }
+            }
         }
         panic!("the plan never settled");
     }
+}
+
+fn calm() -> Weather {
+    Weather::default()
 }
 
 #[test]
@@ -184,13 +253,13 @@ fn a_bad_trigger_annotation_is_reported_and_everything_else_still_happens() {
 fn an_effect_that_keeps_failing_is_given_up_and_reported_once() {
     let mut j = job(seed_annotations(), Some(status(Phase::Succeeded)));
     let ctx = PlanContext::default();
-    let mut shell = Shell::new();
+    let mut shell = Shell::new(&j);
     // The first round's four effects: wave ok, both triggers fail, notify ok; then
     // everything fails for a while, then everything succeeds.
     let mut outcomes = [false, true, true, false]
         .into_iter()
         .chain(std::iter::repeat_n(true, 12));
-    shell.drive(&mut j, &ctx, || outcomes.next().unwrap_or(false));
+    shell.drive(&mut j, &ctx, || outcomes.next().unwrap_or(false), calm);
     let ledger = j.status.unwrap().effects.unwrap();
     let abandoned: Vec<_> = ledger
         .failed
@@ -289,7 +358,7 @@ proptest! {
     #[test]
     fn planning_is_idempotent(mut j in arbitrary_job()) {
         let ctx = PlanContext::default();
-        Shell::new().drive(&mut j, &ctx, || false);
+        Shell::new(&j).drive(&mut j, &ctx, || false, calm);
         let again = plan(&j, &ctx, t0() + Duration::days(1));
         prop_assert!(again.is_empty(), "still owed: {:?}", again.effects);
     }
@@ -298,13 +367,16 @@ proptest! {
     /// either done or reported as abandoned exactly once: nothing is lost.
     #[test]
     fn effects_happen_at_most_once_and_none_is_lost(
-        mut j in arbitrary_job(), failures in proptest::collection::vec(any::<bool>(), 0..64)
+        mut j in arbitrary_job(),
+        failures in proptest::collection::vec(any::<bool>(), 0..64),
+        weather in proptest::collection::vec((any::<bool>(), any::<bool>(), any::<bool>()), 0..16),
     ) {
         let ctx = PlanContext::default();
         let owed: Vec<EffectKey> = plan(&j, &ctx, t0()).effects.into_iter().map(|e| e.key).collect();
-        let mut shell = Shell::new();
+        let mut shell = Shell::new(&j);
         let mut it = failures.into_iter();
-        shell.drive(&mut j, &ctx, || it.next().unwrap_or(false));
+        let mut skies = weather.into_iter().map(|(write_fails, lags, restarts)| Weather { write_fails, lags, restarts });
+        shell.drive(&mut j, &ctx, || it.next().unwrap_or(false), || skies.next().unwrap_or_default());
         let ledger = j.status.clone().unwrap().effects.unwrap_or_default();
         for key in &owed {
             let done = ledger.is_done(key.as_str());

@@ -2,10 +2,10 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
-use std::time::Duration;
 
 use clap::Args;
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
+use nbv_core::reconcile::RequeuePolicy;
 use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
 use crate::telemetry::LogFormat;
@@ -94,10 +94,9 @@ pub struct OperatorConfig {
     pub tracking: TrackingConfig,
     /// See [`RunArgs::max_retries`].
     pub max_retries: u32,
-    /// How long a deferred trigger (an Argo CD operation is running) waits.
-    pub deferred_retry: Duration,
-    /// Requeue interval of a job with nothing to do, to catch what watches missed.
-    pub resync: Duration,
+    /// When jobs are looked at again: after a deferred trigger, a failed reconcile,
+    /// and to catch what watches missed.
+    pub requeue: RequeuePolicy,
     /// A deliberate bug, for the tests that show the simulation's invariants catch it.
     /// Always `None` outside those tests.
     #[doc(hidden)]
@@ -205,8 +204,7 @@ impl Default for OperatorConfig {
             argocd_namespace: DEFAULT_ARGOCD_NAMESPACE.to_owned(),
             tracking: TrackingConfig::default(),
             max_retries: 3,
-            deferred_retry: Duration::from_secs(15),
-            resync: Duration::from_secs(300),
+            requeue: RequeuePolicy::default(),
             mutation: None,
         }
     }

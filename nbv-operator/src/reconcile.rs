@@ -1,15 +1,17 @@
-//! One reconcile of a NotebookValidationJob: observe, decide (in the core), act,
-//! record.
+//! One reconcile of a NotebookValidationJob: observe, decide, carry out, persist.
 //!
-//! 1. In the default mode, run the phase machine ([`nbv_core::phase::step`]) and write
-//!    the status if it changed, with the job's `resourceVersion` as a precondition so a
-//!    stale view never overwrites a newer status. In `--gitops-only` mode another
-//!    controller owns the phase, and this step is skipped.
-//! 2. Feed the job's phase and parent Application to the [`Publisher`](crate::publisher::Publisher).
-//! 3. Plan ([`nbv_core::plan::plan`]) from the *persisted* status: GitOps effects of a
-//!    terminal transition are planned only once the terminal phase is written.
-//! 4. Carry each effect out, record its outcome in the run's ledger, write the ledger
-//!    to `status.effects` and the `AnnotationsValid` / `EffectsApplied` conditions.
+//! Every decision is the core's ([`nbv_core::reconcile`]); this file makes the calls:
+//!
+//! 1. **Phase** (default mode; with `--gitops-only` another controller owns it): step
+//!    the phase machine with what is observed of the job and its Pod, do what
+//!    [`PodWork`] says, and write the status if it changed, with the job's
+//!    `resourceVersion` as a precondition so a stale view never overwrites a newer one.
+//! 2. **Plan** ([`nbv_core::plan::plan`]) from the *persisted* status, its ledger merged
+//!    with the one this process wrote a moment ago: GitOps effects of a terminal
+//!    transition are planned only once the terminal phase is written.
+//! 3. **Carry out** each effect, and let the [`Settlement`] record what it came to.
+//! 4. **Persist** the ledger to `status.effects`, then the conditions, and create the
+//!    Events that announce what changed; requeue as [`Wake`] says.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -19,23 +21,25 @@ use chrono::{DateTime, Utc};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
 use nbv_core::aggregate::{JobEntry, JobKey, application_set_owner, application_status_condition};
-use nbv_core::api::{EffectLedger, NotebookValidationJob, Phase};
-use nbv_core::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, set_condition, step};
+use nbv_core::api::{EffectLedger, NotebookValidationJob, NotebookValidationJobStatus, Phase};
+use nbv_core::events::{Report, ReportReason};
+use nbv_core::phase::{Attempt, PhaseEvent, step};
 use nbv_core::plan::{
-    ConditionUpdate, Effect, Outcome, PlanContext, SyncStage, conditions, merge_patch,
-    parent_diagnostics, plan, record, sync_condition,
+    Effect, Outcome, Plan, PlanContext, PlannedEffect, merge_patch, parent_diagnostics, plan,
 };
-use nbv_core::pod::{build_unsupported, pod_name};
-use nbv_core::triggers::Action as TriggerAction;
+use nbv_core::reconcile::{
+    Carried, MAX_PHASE_STEPS, PodWork, Reported, Settlement, Wake, abandonment, ledger_patch,
+    merge_recent, pod_refused,
+};
 use serde_json::json;
 
 use crate::context::Context;
-use crate::effects::{Delivery, EffectError, ReportReason, SyncReport, TriggerOutcome};
+use crate::effects::{Delivery, EffectError, TriggerOutcome};
 use crate::metrics::{ReconcileOutcome, TriggerStatus};
 use crate::pods::PodError;
 
 /// The field manager of every write nbv makes.
-pub const FIELD_MANAGER: &str = "nbv-operator";
+pub use crate::effects::FIELD_MANAGER;
 
 /// Why a reconcile failed; the controller retries it with backoff.
 #[derive(Debug, thiserror::Error)]
@@ -86,22 +90,20 @@ fn is_conflict(e: &kube::Error) -> bool {
 pub struct RecentLedgers(Mutex<HashMap<String, EffectLedger>>);
 
 impl RecentLedgers {
-    fn merged(&self, uid: &str, observed: Option<&EffectLedger>) -> Option<EffectLedger> {
+    /// The ledger to plan from ([`merge_recent`]).
+    fn merged(
+        &self,
+        uid: &str,
+        run: &str,
+        observed: Option<&EffectLedger>,
+    ) -> Option<EffectLedger> {
         let recent = self
             .0
             .lock()
             .unwrap_or_else(|e| e.into_inner())
             .get(uid)
             .cloned();
-        match (observed, recent) {
-            (Some(o), Some(r)) if o.run == r.run => {
-                let mut merged = r;
-                merged.done.extend(o.done.iter().cloned());
-                Some(merged)
-            }
-            (Some(o), _) => Some(o.clone()),
-            (None, r) => r,
-        }
+        merge_recent(run, observed, recent)
     }
 
     fn remember(&self, uid: &str, ledger: &EffectLedger) {
@@ -134,16 +136,12 @@ pub async fn reconcile(
     result
 }
 
-/// The controller's error policy: log, and retry soon (conflicts sooner).
-pub fn error_policy(job: Arc<NotebookValidationJob>, error: &Error, _ctx: Arc<Context>) -> Action {
+/// The controller's error policy: log, and retry as the core's policy says.
+pub fn error_policy(job: Arc<NotebookValidationJob>, error: &Error, ctx: Arc<Context>) -> Action {
     let name = job.metadata.name.as_deref().unwrap_or_default();
     tracing::warn!(job = name, %error, "reconcile failed; retrying");
-    match error {
-        Error::Status { source, .. } if is_conflict(source) => {
-            Action::requeue(Duration::from_secs(1))
-        }
-        _ => Action::requeue(Duration::from_secs(15)),
-    }
+    let conflict = matches!(error, Error::Status { source, .. } if is_conflict(source));
+    Action::requeue(ctx.config.requeue.after_error(conflict))
 }
 
 async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Result<Action, Error> {
@@ -154,17 +152,14 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         return Err(Error::Identity);
     };
     let key = JobKey::new(namespace.clone(), name.clone());
-    let uid = observed.metadata.uid.clone().unwrap_or_default();
     let jobs: Api<NotebookValidationJob> = Api::namespaced(ctx.client.clone(), &namespace);
-
     if observed.metadata.deletion_timestamp.is_some() {
         ctx.job_deleted(observed);
         return Ok(Action::await_change());
     }
-
     let now = ctx.clock.now();
     let mut job = observed.clone();
-    let mut requeue: Option<Duration> = None;
+    let mut wake = Wake::default();
 
     // Test-only mutation (`config::Mutation`, always `None` in production): the
     // upstream operator's order, effects before the status write.
@@ -173,7 +168,8 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
 
     // 1. The phase machine and the validation Pod (default mode).
     if !ctx.config.gitops_only {
-        let (status, requeue_after) = run_phase_machine(&job, ctx, now).await?;
+        let (status, after) = advance_phase(&job, ctx, now).await?;
+        wake.after(after);
         if let Some(status) = status {
             if upstream_order {
                 job.status = Some(status.clone());
@@ -182,253 +178,39 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                 job = write_status(&jobs, &job, &status).await?;
             }
         }
-        requeue = min(requeue, requeue_after);
     }
 
-    // 2. The Application aggregate.
+    // 2. The plan, from the persisted status and what this process wrote recently.
     let entry = JobEntry::of(&job, &ctx.tracking).ok_or(Error::Identity)?;
-    let application = entry
-        .lookup
-        .parent
-        .as_ref()
-        .map(|p| p.app.name().to_owned());
-    // Conditions beyond the plan's, each with the Event that announces a change of it.
-    let mut reported: Vec<(ConditionUpdate, Option<ReportReason>)> = Vec::new();
-    if let Some(parent) = &entry.lookup.parent
-        && let Some(object) = ctx.publisher.application(&parent.app, &namespace)
-    {
-        let value = serde_json::to_value(&*object).unwrap_or_default();
-        let owner = application_set_owner(&value);
-        let name = format!(
-            "{}/{}",
-            object.metadata.namespace.as_deref().unwrap_or_default(),
-            parent.app.name()
-        );
-        let event = owner.is_some().then_some(ReportReason::ApplicationSetOwned);
-        reported.push((application_status_condition(&name, owner.as_deref()), event));
-    }
-    let parent_warnings = parent_diagnostics(&entry.lookup.problems);
+    let parent = parent_condition(ctx, &entry, &namespace);
+    let plan = plan_of(&mut job, &entry, ctx, now);
     ctx.publisher
         .job_changed(entry.key, entry.lookup.parent, entry.phase);
-    let phase = job
-        .status
-        .as_ref()
-        .and_then(|s| s.phase)
-        .map(Phase::migrated);
-
-    // 3. The plan, from the persisted status and what this shell wrote recently.
-    if let Some(status) = job.status.as_mut() {
-        status.effects = ctx.recent.merged(&uid, status.effects.as_ref());
+    let mut settlement = Settlement::new(&plan);
+    if let Some(parent) = parent {
+        settlement.report(parent);
     }
-    let plan_ctx = PlanContext {
-        application,
-        max_retries: ctx.config.max_retries,
-        retry: ctx.effect_retry.clone(),
-        argocd_namespace: ctx.config.argocd_namespace.clone(),
-    };
-    let mut plan = plan(&job, &plan_ctx, now);
-    plan.diagnostics.extend(parent_warnings);
 
-    // 4. Carry it out.
-    let mut ledger = plan.ledger();
-    let mut deferred = 0usize;
-    // Deferred because an operation runs (look again soon), or until a window opens.
-    let mut busy = false;
-    let mut window_opens: Option<DateTime<Utc>> = None;
+    // 3. Carry it out.
     for planned in &plan.effects {
-        let outcome = match &planned.effect {
-            Effect::PatchJob { patch } => match ctx
-                .executor
-                .patch_job_metadata(&namespace, &name, patch)
-                .await
-            {
-                Ok(()) => Some(Outcome::Done),
-                Err(e) => Some(e.outcome()),
-            },
-            Effect::Trigger {
-                trigger,
-                completed_at,
-            } => {
-                let action = trigger.action().as_str();
-                match ctx
-                    .executor
-                    .fire_trigger(&job, trigger, *completed_at)
-                    .await
-                {
-                    Ok(TriggerOutcome::Deferred { reason, until }) => {
-                        ctx.metrics.trigger(action, TriggerStatus::Deferred);
-                        tracing::info!(job = %key, %trigger, %reason, "trigger deferred");
-                        deferred += 1;
-                        match until {
-                            // A closed sync window: look again when it opens.
-                            Some(at) => window_opens = earliest(window_opens, at),
-                            None => busy = true,
-                        }
-                        if trigger.action() == TriggerAction::Sync {
-                            reported.push((
-                                sync_condition(
-                                    SyncStage::Deferred,
-                                    &format!("{trigger}: {reason}"),
-                                ),
-                                Some(ReportReason::SyncDeferred),
-                            ));
-                        }
-                        None
-                    }
-                    Ok(
-                        done @ (TriggerOutcome::Done { .. } | TriggerOutcome::AlreadyDone { .. }),
-                    ) => {
-                        ctx.metrics.trigger(action, TriggerStatus::Succeeded);
-                        let summary = match &done {
-                            TriggerOutcome::Done { summary }
-                            | TriggerOutcome::AlreadyDone { summary } => summary,
-                            TriggerOutcome::Deferred { reason, .. } => reason,
-                        };
-                        if trigger.action() == TriggerAction::Sync {
-                            // Already done: a full sync since the run, or this run's.
-                            let stage = match &done {
-                                TriggerOutcome::AlreadyDone { summary }
-                                    if summary.contains("already synced successfully") =>
-                                {
-                                    SyncStage::Succeeded
-                                }
-                                _ => SyncStage::Started,
-                            };
-                            reported.push((
-                                sync_condition(stage, &format!("{trigger}: {summary}")),
-                                None,
-                            ));
-                        }
-                        report(
-                            ctx,
-                            &job,
-                            ReportReason::TriggerSucceeded,
-                            &format!("{trigger}: {summary}"),
-                            now,
-                        )
-                        .await;
-                        Some(Outcome::Done)
-                    }
-                    Err(e) => {
-                        let status = match e {
-                            EffectError::Refused(_) => TriggerStatus::Refused,
-                            _ => TriggerStatus::Failed,
-                        };
-                        ctx.metrics.trigger(action, status);
-                        report(
-                            ctx,
-                            &job,
-                            ReportReason::TriggerFailed,
-                            &format!("{trigger}: {e}"),
-                            now,
-                        )
-                        .await;
-                        Some(e.outcome())
-                    }
-                }
-            }
-            Effect::SyncResult {
-                trigger,
-                completed_at,
-            } => match ctx
-                .executor
-                .sync_result(&job, trigger.target(), *completed_at)
-                .await
-            {
-                Ok(SyncReport::InProgress { summary }) => {
-                    // Not an effect owed: the trigger took effect, and Argo CD may take
-                    // its time. Only looked at again soon.
-                    busy = true;
-                    reported.push((
-                        sync_condition(SyncStage::Started, &format!("{trigger}: {summary}")),
-                        None,
-                    ));
-                    None
-                }
-                Ok(SyncReport::Finished { succeeded, summary }) => {
-                    let (stage, reason) = if succeeded {
-                        (SyncStage::Succeeded, ReportReason::SyncSucceeded)
-                    } else {
-                        (SyncStage::Failed, ReportReason::SyncFailed)
-                    };
-                    let message = format!("{trigger}: {summary}");
-                    report(ctx, &job, reason, &message, now).await;
-                    reported.push((sync_condition(stage, &message), None));
-                    Some(Outcome::Done)
-                }
-                Ok(SyncReport::Replaced { summary }) => {
-                    let message = format!("{trigger}: {summary}");
-                    report(ctx, &job, ReportReason::SyncReplaced, &message, now).await;
-                    reported.push((sync_condition(SyncStage::Replaced, &message), None));
-                    Some(Outcome::Done)
-                }
-                Err(e) => Some(e.outcome()),
-            },
-            Effect::Notify { event } => match ctx.executor.create_notification(&job, event).await {
-                Ok(delivery) => {
-                    if delivery == Delivery::Created {
-                        let status = job.status.as_ref();
-                        let duration = status
-                            .and_then(|s| Some(s.completion_time? - s.start_time?))
-                            .and_then(|d| d.to_std().ok());
-                        if let Some(p) = phase {
-                            ctx.metrics.validation_finished(p, duration);
-                        }
-                    }
-                    Some(Outcome::Done)
-                }
-                Err(e) => Some(e.outcome()),
-            },
-            Effect::ReportGaveUp {
-                effect,
-                error,
-                attempts,
-            } => {
-                let message = format!("gave up on {effect} after {attempts} attempts: {error}");
-                match ctx
-                    .executor
-                    .report(&job, ReportReason::EffectAbandoned, &message, now)
-                    .await
-                {
-                    Ok(()) => Some(Outcome::Done),
-                    Err(e) => Some(e.outcome()),
-                }
-            }
-        };
-        if let Some(outcome) = outcome {
-            if let Outcome::Failed(error) | Outcome::GiveUp(error) = &outcome {
-                tracing::warn!(job = %key, effect = %planned.key, %error, "effect failed");
-            }
-            ledger = record(ledger, &planned.key, outcome, now, &ctx.effect_retry).ledger;
+        let carried = carry_out(ctx, &job, planned, now).await;
+        if let Some(error) = carried.failure() {
+            tracing::warn!(job = %key, effect = %planned.key, %error, "effect failed");
+        }
+        if let Some(report) = settlement.record(planned, carried, now, &ctx.effect_retry) {
+            create_report(ctx, &job, &report, now).await;
         }
     }
 
-    // 5. Record: the ledger (nbv is its only writer: no precondition needed), then the
-    //    conditions (shared with the phase machine: with a precondition).
-    //    Compared with the ledger on the cluster (not the one merged with what this shell
-    //    remembers): after a failed write nothing new may be carried out, and the ledger
-    //    must still be written, or a restart would repeat every effect it records.
-    let persisted = observed.status.as_ref().and_then(|s| s.effects.as_ref());
-    let carried_out = !plan.effects.is_empty();
-    let has_records = !ledger.done.is_empty() || !ledger.failed.is_empty();
+    // 4. Persist.
     // Test-only mutation (`config::Mutation`, always `None` in production): forget
     // what was carried out.
     let forget =
         upstream_order || ctx.config.mutation == Some(crate::config::Mutation::ForgetLedger);
-    if (carried_out || has_records) && !forget && persisted != Some(&ledger) {
-        ctx.recent.remember(&uid, &ledger);
-        let mut effects = serde_json::to_value(&ledger).unwrap_or_default();
-        // The ledger's JSON leaves out an empty `failed`; the merge patch must still
-        // clear failures persisted before (of this run, or of an earlier one).
-        effects["failed"] = json!(ledger.failed);
-        let patch = json!({"status": {"effects": effects}});
-        let written = jobs
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-            .map_err(|source| Error::Status {
-                job: key.to_string(),
-                source,
-            })?;
+    let persisted = observed.status.as_ref().and_then(|s| s.effects.as_ref());
+    if let Some(ledger) = settlement.ledger_write(persisted).filter(|_| !forget) {
+        ctx.recent.remember(&observed_uid(observed), &ledger);
+        let written = patch_status(&jobs, &key, &ledger_patch(&ledger)).await?;
         // The conditions below are written with a precondition: against the job as
         // this write left it (conditions included, should someone else have changed
         // them), not the version read before, which would always conflict.
@@ -437,202 +219,234 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
             status.conditions = written.status.and_then(|s| s.conditions);
         }
     }
-    let owed_later = deferred + usize::from(plan.retry_at.is_some());
-    let mut updates: Vec<ConditionUpdate> =
-        conditions(&plan.diagnostics, &ledger, owed_later).into();
-    // One update per condition type: the last one seen this reconcile.
-    for (update, _) in &reported {
-        updates.retain(|u| u.type_ != update.type_);
-        updates.push(update.clone());
-    }
-    let mut status_conditions = job
+    let before = job
         .status
         .as_ref()
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
-    let before = status_conditions.clone();
-    let generation = job.metadata.generation;
-    for update in &updates {
-        set_condition(
-            &mut status_conditions,
-            &update.type_,
-            update.status,
-            &update.reason,
-            &update.message,
-            now,
-            generation,
-        );
-    }
-    if status_conditions != before {
-        let annotations_changed = before
-            .iter()
-            .find(|c| c.type_ == updates[0].type_.as_str())
-            .is_none_or(|c| {
-                c.message != updates[0].message || c.status != updates[0].status.as_str()
-            });
+    if let Some(change) = settlement.conditions(&before, now, job.metadata.generation) {
         let patch = json!({
             "metadata": {"resourceVersion": job.metadata.resource_version},
-            "status": {"conditions": status_conditions},
+            "status": {"conditions": change.conditions},
         });
-        let written = jobs
-            .patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await;
-        match written {
+        match patch_status(&jobs, &key, &patch).await {
             Ok(_) => {
-                // One Event per new annotation problem, not per reconcile.
-                if annotations_changed {
-                    for diagnostic in plan.diagnostics.iter().filter(|d| d.is_error) {
-                        let message = format!("{}: {}", diagnostic.annotation, diagnostic.message);
-                        report(ctx, &job, ReportReason::InvalidAnnotation, &message, now).await;
-                    }
-                }
-                // And one per new state of a reported condition that announces itself.
-                for (update, event) in &reported {
-                    let Some(event) = event else { continue };
-                    let last = updates.iter().rev().find(|u| u.type_ == update.type_);
-                    if last != Some(update) {
-                        continue;
-                    }
-                    let changed = before
-                        .iter()
-                        .find(|c| c.type_ == update.type_.as_str())
-                        .is_none_or(|c| {
-                            c.message != update.message || c.status != update.status.as_str()
-                        });
-                    if changed {
-                        report(ctx, &job, *event, &update.message, now).await;
-                    }
+                for report in &change.announce {
+                    create_report(ctx, &job, report, now).await;
                 }
             }
             // Someone wrote the job meanwhile: the next reconcile sees it and retries.
-            Err(e) if is_conflict(&e) => requeue = min(requeue, Some(Duration::from_secs(1))),
-            Err(source) => {
-                return Err(Error::Status {
-                    job: key.to_string(),
-                    source,
-                });
-            }
+            Err(Error::Status { source, .. }) if is_conflict(&source) => wake.conflicted(),
+            Err(e) => return Err(e),
         }
     }
-
     if let Some(status) = unwritten {
         write_status(&jobs, observed, &status).await?;
     }
-    if busy {
-        requeue = min(requeue, Some(ctx.config.deferred_retry));
+    wake.merge(settlement.wake());
+    Ok(Action::requeue(wake.requeue(now, &ctx.config.requeue)))
+}
+
+fn observed_uid(job: &NotebookValidationJob) -> String {
+    job.metadata.uid.clone().unwrap_or_default()
+}
+
+/// The plan of `job`, planned from its persisted ledger merged with the one written
+/// recently (which `job`'s status then holds).
+fn plan_of(
+    job: &mut NotebookValidationJob,
+    entry: &JobEntry,
+    ctx: &Context,
+    now: DateTime<Utc>,
+) -> Plan {
+    let uid = observed_uid(job);
+    let run = RunKey::of(job);
+    if let Some(status) = job.status.as_mut() {
+        status.effects = ctx
+            .recent
+            .merged(&uid, run.as_str(), status.effects.as_ref());
     }
-    if let Some(at) = window_opens {
-        // A second after it opens: at its very start a window is not open yet.
-        requeue = min(requeue, Some(until(at + chrono::Duration::seconds(1), now)));
+    let plan_ctx = PlanContext {
+        application: entry
+            .lookup
+            .parent
+            .as_ref()
+            .map(|p| p.app.name().to_owned()),
+        max_retries: ctx.config.max_retries,
+        retry: ctx.effect_retry.clone(),
+        argocd_namespace: ctx.config.argocd_namespace.clone(),
+    };
+    let mut plan = plan(job, &plan_ctx, now);
+    plan.diagnostics
+        .extend(parent_diagnostics(&entry.lookup.problems));
+    plan
+}
+
+/// The `ApplicationStatus` condition of the job's parent Application, when the watch
+/// cache holds it: whether an ApplicationSet generates it (and may drop nbv's status).
+fn parent_condition(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
+    let parent = entry.lookup.parent.as_ref()?;
+    let object = ctx.publisher.application(&parent.app, namespace)?;
+    let value = serde_json::to_value(&*object).unwrap_or_default();
+    let owner = application_set_owner(&value);
+    let name = format!(
+        "{}/{}",
+        object.metadata.namespace.as_deref().unwrap_or_default(),
+        parent.app.name()
+    );
+    let update = application_status_condition(&name, owner.as_deref());
+    Some(match owner {
+        Some(_) => Reported::announced(update, ReportReason::ApplicationSetOwned),
+        None => Reported::quiet(update),
+    })
+}
+
+/// Carries `planned` out with the smallest API calls, and says what it came to.
+async fn carry_out(
+    ctx: &Context,
+    job: &NotebookValidationJob,
+    planned: &PlannedEffect,
+    now: DateTime<Utc>,
+) -> Carried {
+    let ex = &ctx.executor;
+    match &planned.effect {
+        Effect::PatchJob { patch } => {
+            let (namespace, name) = (
+                job.metadata.namespace.as_deref().unwrap_or_default(),
+                job.metadata.name.as_deref().unwrap_or_default(),
+            );
+            written(ex.patch_job_metadata(namespace, name, patch).await)
+        }
+        Effect::Trigger {
+            trigger,
+            completed_at,
+        } => {
+            let fired = ex.fire_trigger(job, trigger, *completed_at).await;
+            let status = match &fired {
+                Ok(TriggerOutcome::Deferred { reason, .. }) => {
+                    tracing::info!(job = ?job.metadata.name, %trigger, %reason, "trigger deferred");
+                    TriggerStatus::Deferred
+                }
+                Ok(_) => TriggerStatus::Succeeded,
+                Err(EffectError::Refused(_)) => TriggerStatus::Refused,
+                Err(_) => TriggerStatus::Failed,
+            };
+            ctx.metrics.trigger(trigger.action().as_str(), status);
+            Carried::Trigger(fired.map_err(|e| e.outcome()))
+        }
+        Effect::SyncResult {
+            trigger,
+            completed_at,
+        } => Carried::Sync(
+            ex.sync_result(job, trigger.target(), *completed_at)
+                .await
+                .map_err(|e| e.outcome()),
+        ),
+        Effect::Notify { event } => {
+            let delivered = ex.create_notification(job, event).await;
+            if delivered.as_ref().is_ok_and(|d| *d == Delivery::Created) {
+                validation_finished(ctx, job);
+            }
+            written(delivered.map(|_| ()))
+        }
+        effect @ Effect::ReportGaveUp { .. } => match abandonment(effect) {
+            Some(report) => written(ex.report(job, report.reason, &report.message, now).await),
+            None => Carried::Written(Outcome::Done),
+        },
     }
-    if let Some(at) = plan.retry_at {
-        requeue = min(requeue, Some(until(at, now)));
+}
+
+fn written(result: Result<(), EffectError>) -> Carried {
+    Carried::Written(match result {
+        Ok(()) => Outcome::Done,
+        Err(e) => e.outcome(),
+    })
+}
+
+/// Counts a run that ended, once: when its notification is created.
+fn validation_finished(ctx: &Context, job: &NotebookValidationJob) {
+    let status = job.status.as_ref();
+    let duration = status
+        .and_then(|s| Some(s.completion_time? - s.start_time?))
+        .and_then(|d| d.to_std().ok());
+    if let Some(phase) = status.and_then(|s| s.phase).map(Phase::migrated) {
+        ctx.metrics.validation_finished(phase, duration);
     }
-    Ok(Action::requeue(requeue.unwrap_or(ctx.config.resync)))
 }
 
 /// Steps the phase machine from what is observed: starts a run, starts or observes
 /// the attempt's validation Pod, and fails a run that asks for an image build. Returns
 /// the new status (when it changed) and when to look again. Only observations move
-/// the machine; every decision is the core's ([`step`], [`nbv_core::pod`]).
-async fn run_phase_machine(
+/// the machine; every decision is the core's ([`step`], [`PodWork`]).
+async fn advance_phase(
     job: &NotebookValidationJob,
     ctx: &Context,
     now: DateTime<Utc>,
-) -> Result<
-    (
-        Option<nbv_core::api::NotebookValidationJobStatus>,
-        Option<Duration>,
-    ),
-    Error,
-> {
-    let key = format!(
-        "{}/{}",
-        job.metadata.namespace.as_deref().unwrap_or_default(),
-        job.metadata.name.as_deref().unwrap_or_default()
-    );
-    let mut transition = step(
-        job.status.as_ref(),
-        &PhaseEvent::observe(job),
-        now,
-        &ctx.retry_policy,
-    );
+) -> Result<(Option<NotebookValidationJobStatus>, Option<Duration>), Error> {
+    let policy = &ctx.retry_policy;
+    let mut transition = step(job.status.as_ref(), &PhaseEvent::observe(job), now, policy);
     let mut changed = transition.changed;
-    // Each observation may lead to the next (a Pod found already finished): a few
-    // steps at most, and never on an event the machine ignores.
-    for _ in 0..4 {
-        let event = match transition.next {
-            Next::StartBuild { generation } | Next::WatchBuild { generation } => {
-                let failure = build_unsupported(job).unwrap_or_else(|| {
-                    Failure::permanent(
-                        Reason::BUILD_FAILED,
-                        "the image build cannot be carried out",
-                    )
-                });
-                PhaseEvent::BuildFailed {
-                    generation,
-                    reason: failure.reason,
-                    message: failure.message,
-                }
-            }
-            Next::StartPod(attempt) => {
-                if transition.run_started || attempt.retry > 0 {
-                    // Pods of earlier runs or attempts are done with.
-                    if let Err(error) = ctx.pods.delete_other_attempts(job, attempt).await {
-                        tracing::warn!(job = %key, %error, "deleting earlier validation pods failed");
-                    }
+    for _ in 0..MAX_PHASE_STEPS {
+        let event = match PodWork::of(job, &transition) {
+            PodWork::Step(event) => event,
+            PodWork::Start {
+                attempt,
+                clear_earlier,
+            } => {
+                if clear_earlier
+                    && let Err(error) = ctx.pods.delete_other_attempts(job, attempt).await
+                {
+                    tracing::warn!(job = ?job.metadata.name, %error, "deleting earlier validation pods failed");
                 }
                 match ctx.pods.ensure_started(job, attempt, None).await {
-                    Ok(_) => match ctx.pods.observe(job, attempt, now).await {
-                        Ok(Some(event)) => event,
-                        Ok(None) => break,
-                        Err(e) => pod_failure_event(job, attempt, e, &key)?,
+                    Ok(_) => match observe_pod(job, attempt, ctx, now).await? {
+                        Some(event) => event,
+                        None => break,
                     },
-                    Err(e) => pod_failure_event(job, attempt, e, &key)?,
+                    Err(e) => pod_error_event(job, attempt, e)?,
                 }
             }
-            Next::WatchPod(attempt) => match ctx.pods.observe(job, attempt, now).await {
-                Ok(Some(event)) => event,
-                Ok(None) => break,
-                Err(e) => pod_failure_event(job, attempt, e, &key)?,
+            PodWork::Watch(attempt) => match observe_pod(job, attempt, ctx, now).await? {
+                Some(event) => event,
+                None => break,
             },
-            Next::Observe | Next::WaitUntil(_) | Next::Done => break,
+            PodWork::Rest => break,
         };
-        let next = step(Some(&transition.status), &event, now, &ctx.retry_policy);
+        let next = step(Some(&transition.status), &event, now, policy);
         if !next.changed {
             break;
         }
         changed = true;
         transition = next;
     }
-    let requeue = match transition.next {
-        // Pod changes wake the controller (it watches nbv's pods); this is a backstop.
-        Next::WatchPod(_) | Next::StartPod(_) => Some(Duration::from_secs(30)),
-        _ => transition.requeue_after,
-    };
+    let requeue = PodWork::requeue_after(&transition);
     Ok((changed.then_some(transition.status), requeue))
 }
 
-/// The phase event for a Pod that cannot be created or read: a failure the core
+async fn observe_pod(
+    job: &NotebookValidationJob,
+    attempt: Attempt,
+    ctx: &Context,
+    now: DateTime<Utc>,
+) -> Result<Option<PhaseEvent>, Error> {
+    match ctx.pods.observe(job, attempt, now).await {
+        Ok(event) => Ok(event),
+        Err(e) => pod_error_event(job, attempt, e).map(Some),
+    }
+}
+
+/// The phase event for a Pod that cannot be created or read: a refusal the core
 /// classifies (an invalid spec, a Pod Security refusal) fails the attempt; anything
 /// else is an API error the controller retries.
-fn pod_failure_event(
+fn pod_error_event(
     job: &NotebookValidationJob,
     attempt: Attempt,
     error: PodError,
-    key: &str,
 ) -> Result<PhaseEvent, Error> {
     match error.failure() {
-        Some(failure) => Ok(PhaseEvent::PodFailed {
-            pod: PodRef::new(
-                pod_name(job.metadata.name.as_deref().unwrap_or_default(), attempt),
-                attempt,
-            ),
-            failure,
-            results: Vec::new(),
-        }),
+        Some(failure) => Ok(pod_refused(job, attempt, failure)),
         None => Err(Error::Pod {
-            job: key.to_owned(),
+            job: JobKey::of(job).map(|k| k.to_string()).unwrap_or_default(),
             source: error,
         }),
     }
@@ -643,14 +457,8 @@ fn pod_failure_event(
 async fn write_status(
     jobs: &Api<NotebookValidationJob>,
     job: &NotebookValidationJob,
-    status: &nbv_core::api::NotebookValidationJobStatus,
+    status: &NotebookValidationJobStatus,
 ) -> Result<NotebookValidationJob, Error> {
-    let name = job.metadata.name.clone().unwrap_or_default();
-    let key = format!(
-        "{}/{}",
-        job.metadata.namespace.as_deref().unwrap_or_default(),
-        name
-    );
     let before = serde_json::to_value(&job.status).unwrap_or_default();
     let after = serde_json::to_value(status).unwrap_or_default();
     let before = if before.is_null() { json!({}) } else { before };
@@ -661,39 +469,37 @@ async fn write_status(
         "metadata": {"resourceVersion": job.metadata.resource_version},
         "status": diff,
     });
-    jobs.patch_status(&name, &PatchParams::default(), &Patch::Merge(&patch))
-        .await
-        .map_err(|source| Error::Status { job: key, source })
+    let key = JobKey::of(job).ok_or(Error::Identity)?;
+    patch_status(jobs, &key, &patch).await
 }
 
-async fn report(
+/// One merge patch of the job's status subresource.
+async fn patch_status(
+    jobs: &Api<NotebookValidationJob>,
+    key: &JobKey,
+    patch: &serde_json::Value,
+) -> Result<NotebookValidationJob, Error> {
+    jobs.patch_status(key.name(), &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .map_err(|source| Error::Status {
+            job: key.to_string(),
+            source,
+        })
+}
+
+async fn create_report(
     ctx: &Context,
     job: &NotebookValidationJob,
-    reason: ReportReason,
-    message: &str,
+    report: &Report,
     now: DateTime<Utc>,
 ) {
-    if let Err(error) = ctx.executor.report(job, reason, message, now).await {
+    if let Err(error) = ctx
+        .executor
+        .report(job, report.reason, &report.message, now)
+        .await
+    {
         // An Event that cannot be created is logged; the outcome it describes is
         // recorded in the job's status regardless.
-        tracing::warn!(reason = reason.as_str(), %error, "creating an Event failed");
-    }
-}
-
-fn until(at: DateTime<Utc>, now: DateTime<Utc>) -> Duration {
-    (at - now)
-        .to_std()
-        .unwrap_or(Duration::ZERO)
-        .max(Duration::from_millis(100))
-}
-
-fn earliest(a: Option<DateTime<Utc>>, b: DateTime<Utc>) -> Option<DateTime<Utc>> {
-    Some(a.map_or(b, |a| a.min(b)))
-}
-
-fn min(a: Option<Duration>, b: Option<Duration>) -> Option<Duration> {
-    match (a, b) {
-        (Some(a), Some(b)) => Some(a.min(b)),
-        (a, b) => a.or(b),
+        tracing::warn!(reason = report.reason.as_str(), %error, "creating an Event failed");
     }
 }

@@ -3,6 +3,7 @@
 mod effects_support;
 
 use effects_support::{Exchange, cache, completed_at, job, run, run_with, trigger};
+use nbv_core::actions::AlreadyDone;
 use nbv_core::triggers::{Trigger, TriggerAccess};
 use nbv_operator::controller::application_resource;
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
@@ -240,7 +241,11 @@ async fn a_sync_that_succeeded_after_the_run_ended_counts_as_done() {
             .await
     })
     .await;
-    let Ok(TriggerOutcome::AlreadyDone { summary }) = outcome else {
+    let Ok(TriggerOutcome::AlreadyDone {
+        summary,
+        by: AlreadyDone::SyncedSince,
+    }) = outcome
+    else {
         panic!("{outcome:?}");
     };
     assert!(
@@ -363,7 +368,8 @@ async fn an_application_refreshed_by_a_newer_run_is_not_refreshed_again() {
         TriggerOutcome::AlreadyDone {
             summary: "Application argocd/serving already refreshed at 2026-01-24T22:31:00Z \
                       (not older than this run)"
-                .into()
+                .into(),
+            by: AlreadyDone::ByThisRun,
         }
     );
 }

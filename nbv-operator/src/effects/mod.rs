@@ -69,9 +69,9 @@ use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 use crate::clock::{Clock, SystemClock};
 
 pub use error::EffectError;
+pub use nbv_core::actions::{SyncReport, TriggerOutcome};
 pub use notify::{Delivery, ReportReason};
-pub use sync::{SyncReport, appproject_resource};
-pub use trigger::TriggerOutcome;
+pub use sync::appproject_resource;
 
 /// The name nbv writes under: field manager of its patches, `source.component` and
 /// `reportingComponent` of its Events, initiator of the syncs it starts.

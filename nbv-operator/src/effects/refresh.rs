@@ -8,6 +8,7 @@ use serde_json::json;
 
 use super::target::{describe, not_older, resource_version, rfc3339};
 use super::{EffectError, Executor, TriggerOutcome};
+use nbv_core::actions::AlreadyDone;
 
 impl Executor {
     /// Sets `mlops.dev/restart-timestamp` on `target` to `completed_at`, and for an
@@ -48,6 +49,7 @@ impl Executor {
                     "{} already refreshed at {existing} (not older than this run)",
                     describe(target)
                 ),
+                by: AlreadyDone::ByThisRun,
             });
         }
         let at = rfc3339(completed_at);

@@ -15,6 +15,7 @@ use serde_json::{Value, json};
 
 use super::target::{describe, not_older, resource_version, rfc3339, timestamp};
 use super::{EffectError, Executor, TriggerOutcome};
+use nbv_core::actions::AlreadyDone;
 
 /// Most intermediate owners (ReplicaSets and the like) read to decide which pods a
 /// target owns. A target rarely has more than a few; the bound keeps a hostile or
@@ -138,6 +139,7 @@ impl Executor {
                     "{} already restarted at {existing} (not older than this run)",
                     describe(target)
                 ),
+                by: AlreadyDone::ByThisRun,
             });
         }
         let at = rfc3339(completed_at);
@@ -286,6 +288,7 @@ impl Executor {
                     "no pod of {} was created before the run ended at {at}{spared}",
                     describe(target)
                 ),
+                by: AlreadyDone::ByThisRun,
             })
         } else {
             Ok(TriggerOutcome::Done {

@@ -22,39 +22,8 @@ use nbv_core::sync::{
 use nbv_core::triggers::TargetRef;
 
 use super::target::{JobRef, describe, rfc3339};
-use super::{EffectError, Executor, TriggerOutcome};
-
-/// How the sync nbv started for a run stands, for the job's report.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_operator::effects::SyncReport;
-///
-/// let done = SyncReport::Finished { succeeded: true, summary: "Application argocd/serving synced".into() };
-/// assert!(matches!(done, SyncReport::Finished { succeeded: true, .. }));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum SyncReport {
-    /// Argo CD has not finished it; look again later.
-    InProgress {
-        /// Where it stands.
-        summary: String,
-    },
-    /// Argo CD finished it, or it was replaced (`succeeded` is then `false` only when
-    /// Argo CD reported a failure).
-    Finished {
-        /// Whether Argo CD reported success.
-        succeeded: bool,
-        /// What happened.
-        summary: String,
-    },
-    /// Another operation replaced it before nbv saw it end.
-    Replaced {
-        /// What is known.
-        summary: String,
-    },
-}
+use super::{EffectError, Executor, SyncReport, TriggerOutcome};
+use nbv_core::actions::AlreadyDone;
 
 impl Executor {
     /// Starts a sync of `application` for `job`'s run that completed at `completed_at`.
@@ -80,6 +49,7 @@ impl Executor {
         match decide_sync(&object, windows.as_deref(), &request, self.clock.now()) {
             SyncDecision::AlreadyRequested => Ok(TriggerOutcome::AlreadyDone {
                 summary: format!("{name} already has a sync for this run ({RUN_INFO}: {marker})"),
+                by: AlreadyDone::ByThisRun,
             }),
             SyncDecision::AlreadySynced { started_at } => Ok(TriggerOutcome::AlreadyDone {
                 summary: format!(
@@ -87,6 +57,7 @@ impl Executor {
                      {started_at}, after the run ended at {}",
                     rfc3339(completed_at)
                 ),
+                by: AlreadyDone::SyncedSince,
             }),
             SyncDecision::Deleting => Err(EffectError::invalid(
                 format!("sync {name}"),

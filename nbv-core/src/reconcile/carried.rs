@@ -1,0 +1,278 @@
+//! What carrying out one planned effect came to, and what that means for the job.
+
+use chrono::{DateTime, Utc};
+
+use crate::actions::{AlreadyDone, SyncReport, TriggerOutcome};
+use crate::events::{Report, ReportReason};
+use crate::plan::{ConditionUpdate, Effect, Outcome, PlannedEffect, SyncStage, sync_condition};
+use crate::triggers::Action;
+
+use super::Wake;
+
+/// What the shell saw when it carried out a planned effect.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::TriggerOutcome;
+/// use nbv_core::plan::Outcome;
+/// use nbv_core::reconcile::Carried;
+///
+/// let fired = Carried::Trigger(Ok(TriggerOutcome::Done { summary: "deleted 2 pods".into() }));
+/// let refused = Carried::Trigger(Err(Outcome::GiveUp("namespace serving has not opted in".into())));
+/// assert_ne!(fired, refused);
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum Carried {
+    /// A wave patch, a notification or the report of an abandoned effect: whether it
+    /// took effect.
+    Written(Outcome),
+    /// A trigger: how it went, or the failure to record ([`Outcome::Failed`] or
+    /// [`Outcome::GiveUp`]).
+    Trigger(Result<TriggerOutcome, Outcome>),
+    /// Following the sync a trigger started: where it stands, or the failure to record.
+    Sync(Result<SyncReport, Outcome>),
+}
+
+impl Carried {
+    /// The error, when carrying the effect out failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::plan::Outcome;
+    /// use nbv_core::reconcile::Carried;
+    ///
+    /// assert_eq!(Carried::Written(Outcome::Failed("503".into())).failure(), Some("503"));
+    /// assert_eq!(Carried::Written(Outcome::Done).failure(), None);
+    /// ```
+    pub fn failure(&self) -> Option<&str> {
+        match self {
+            Carried::Written(Outcome::Failed(e) | Outcome::GiveUp(e))
+            | Carried::Trigger(Err(Outcome::Failed(e) | Outcome::GiveUp(e)))
+            | Carried::Sync(Err(Outcome::Failed(e) | Outcome::GiveUp(e))) => Some(e),
+            _ => None,
+        }
+    }
+}
+
+/// A condition beyond the plan's, as a reconcile found it, with the Event that
+/// announces a change of it.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::plan::{sync_condition, SyncStage};
+/// use nbv_core::reconcile::Reported;
+///
+/// let started = Reported::quiet(sync_condition(SyncStage::Started, "sync argocd/serving: started"));
+/// assert!(started.announce.is_none());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct Reported {
+    /// The condition.
+    pub update: ConditionUpdate,
+    /// The Event created when the condition changes to this state.
+    pub announce: Option<ReportReason>,
+}
+
+impl Reported {
+    /// A condition whose change is announced with an Event of `reason`.
+    pub fn announced(update: ConditionUpdate, reason: ReportReason) -> Self {
+        Reported {
+            update,
+            announce: Some(reason),
+        }
+    }
+
+    /// A condition whose change is not announced.
+    pub fn quiet(update: ConditionUpdate) -> Self {
+        Reported {
+            update,
+            announce: None,
+        }
+    }
+}
+
+/// What one carried-out effect means for the job.
+#[derive(Debug, Default)]
+pub(super) struct Meaning {
+    /// What to record in the ledger; `None`: nothing (deferred, or a sync that runs).
+    pub outcome: Option<Outcome>,
+    /// An Event to create at once.
+    pub report: Option<Report>,
+    /// A condition to report.
+    pub reported: Option<Reported>,
+    /// Whether this counts as an effect still owed (a deferred trigger).
+    pub owed: bool,
+    /// When to look again because of it.
+    pub wake: Wake,
+}
+
+/// The time a deferral waits for is the first instant of a sync window; the window is
+/// only open a moment after it.
+const AFTER_OPENING: chrono::Duration = chrono::Duration::seconds(1);
+
+impl Meaning {
+    pub(super) fn of(planned: &PlannedEffect, carried: Carried) -> Meaning {
+        match (&planned.effect, carried) {
+            (Effect::Trigger { trigger, .. }, Carried::Trigger(result)) => {
+                let is_sync = trigger.action() == Action::Sync;
+                match result {
+                    Ok(TriggerOutcome::Deferred { reason, until }) => {
+                        let mut wake = Wake::default();
+                        match until {
+                            Some(at) => wake.at(later(at)),
+                            None => wake.busy(),
+                        }
+                        Meaning {
+                            reported: is_sync.then(|| {
+                                Reported::announced(
+                                    sync_condition(
+                                        SyncStage::Deferred,
+                                        &format!("{trigger}: {reason}"),
+                                    ),
+                                    ReportReason::SyncDeferred,
+                                )
+                            }),
+                            owed: true,
+                            wake,
+                            ..Meaning::default()
+                        }
+                    }
+                    Ok(done) => {
+                        let message = format!("{trigger}: {}", done.summary());
+                        let stage = match done {
+                            TriggerOutcome::AlreadyDone {
+                                by: AlreadyDone::SyncedSince,
+                                ..
+                            } => SyncStage::Succeeded,
+                            _ => SyncStage::Started,
+                        };
+                        Meaning {
+                            outcome: done.outcome(),
+                            reported: is_sync
+                                .then(|| Reported::quiet(sync_condition(stage, &message))),
+                            report: Some(Report::new(ReportReason::TriggerSucceeded, message)),
+                            ..Meaning::default()
+                        }
+                    }
+                    Err(failed) => Meaning {
+                        report: Some(Report::new(
+                            ReportReason::TriggerFailed,
+                            format!("{trigger}: {}", error_of(&failed)),
+                        )),
+                        outcome: Some(failed),
+                        ..Meaning::default()
+                    },
+                }
+            }
+            (Effect::SyncResult { trigger, .. }, Carried::Sync(result)) => match result {
+                Ok(SyncReport::InProgress { summary }) => {
+                    // Not an effect owed: the trigger took effect, and Argo CD may take
+                    // its time. Only looked at again soon.
+                    let mut wake = Wake::default();
+                    wake.busy();
+                    Meaning {
+                        reported: Some(Reported::quiet(sync_condition(
+                            SyncStage::Started,
+                            &format!("{trigger}: {summary}"),
+                        ))),
+                        wake,
+                        ..Meaning::default()
+                    }
+                }
+                Ok(SyncReport::Finished { succeeded, summary }) => {
+                    let (stage, reason) = if succeeded {
+                        (SyncStage::Succeeded, ReportReason::SyncSucceeded)
+                    } else {
+                        (SyncStage::Failed, ReportReason::SyncFailed)
+                    };
+                    finished(stage, reason, format!("{trigger}: {summary}"))
+                }
+                Ok(SyncReport::Replaced { summary }) => finished(
+                    SyncStage::Replaced,
+                    ReportReason::SyncReplaced,
+                    format!("{trigger}: {summary}"),
+                ),
+                Err(failed) => Meaning {
+                    outcome: Some(failed),
+                    ..Meaning::default()
+                },
+            },
+            (_, Carried::Written(outcome)) => Meaning {
+                outcome: Some(outcome),
+                ..Meaning::default()
+            },
+            // A shell that reports a trigger's outcome for another kind of effect (or
+            // the reverse) records the effect as failed, so that it is tried again
+            // rather than taken for done.
+            (effect, carried) => Meaning {
+                outcome: Some(Outcome::Failed(format!(
+                    "internal error: {carried:?} is no outcome of {}",
+                    kind(effect)
+                ))),
+                ..Meaning::default()
+            },
+        }
+    }
+}
+
+fn finished(stage: SyncStage, reason: ReportReason, message: String) -> Meaning {
+    Meaning {
+        outcome: Some(Outcome::Done),
+        reported: Some(Reported::quiet(sync_condition(stage, &message))),
+        report: Some(Report::new(reason, message)),
+        ..Meaning::default()
+    }
+}
+
+fn later(at: DateTime<Utc>) -> DateTime<Utc> {
+    at.checked_add_signed(AFTER_OPENING).unwrap_or(at)
+}
+
+/// The error of a failed outcome (a `Done` is no failure; it reads as empty).
+fn error_of(outcome: &Outcome) -> &str {
+    match outcome {
+        Outcome::Failed(error) | Outcome::GiveUp(error) => error,
+        Outcome::Done => "",
+    }
+}
+
+fn kind(effect: &Effect) -> &'static str {
+    match effect {
+        Effect::PatchJob { .. } => "a wave patch",
+        Effect::Trigger { .. } => "a trigger",
+        Effect::SyncResult { .. } => "following a sync",
+        Effect::Notify { .. } => "a notification",
+        Effect::ReportGaveUp { .. } => "the report of an abandoned effect",
+    }
+}
+
+/// The Event that a planned [`Effect::ReportGaveUp`] consists of; `None` for any other
+/// effect.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::plan::{Effect, EffectKey};
+/// use nbv_core::reconcile::abandonment;
+///
+/// let effect = Effect::ReportGaveUp { effect: EffectKey::notify(), error: "403 forbidden".into(), attempts: 5 };
+/// let report = abandonment(&effect).unwrap();
+/// assert_eq!(report.reason.as_str(), "EffectAbandoned");
+/// assert_eq!(report.message, "gave up on notify after 5 attempts: 403 forbidden");
+/// ```
+pub fn abandonment(effect: &Effect) -> Option<Report> {
+    match effect {
+        Effect::ReportGaveUp {
+            effect,
+            error,
+            attempts,
+        } => Some(Report::new(
+            ReportReason::EffectAbandoned,
+            format!("gave up on {effect} after {attempts} attempts: {error}"),
+        )),
+        _ => None,
+    }
+}

@@ -1,0 +1,48 @@
+//! The ledger a shell wrote a moment ago, against the one its watch cache shows.
+
+use crate::api::EffectLedger;
+
+/// The ledger to plan the job's current `run` (its [`crate::plan::RunKey`]) from: the one `observed` on the job,
+/// merged with the one the shell wrote `recent`ly.
+///
+/// A watch cache may not show a status write yet when the next reconcile runs. A
+/// reconcile on that stale view must not carry an effect out twice, so what the shell
+/// recorded for the run counts as done too, whichever of the two is older. A ledger of
+/// another run is void and left out: a stale view may still show the ledger of the
+/// run before, while the shell already recorded this run's effects.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::EffectLedger;
+/// use nbv_core::reconcile::merge_recent;
+///
+/// let run = "g2@t1";
+/// let mut observed = EffectLedger::for_run("g2@t1");
+/// observed.done.insert("wave".into());
+/// let mut recent = EffectLedger::for_run("g2@t1");
+/// recent.done.insert("notify".into());
+/// let merged = merge_recent(run, Some(&observed), Some(recent.clone())).unwrap();
+/// assert_eq!(merged.done.len(), 2);
+///
+/// // The view still shows the run before; what was written for this run counts.
+/// let older = EffectLedger::for_run("g1@t0");
+/// assert_eq!(merge_recent(run, Some(&older), Some(recent.clone())), Some(recent));
+/// assert_eq!(merge_recent(run, Some(&older), None), None);
+/// ```
+pub fn merge_recent(
+    run: &str,
+    observed: Option<&EffectLedger>,
+    recent: Option<EffectLedger>,
+) -> Option<EffectLedger> {
+    let observed = observed.filter(|o| o.run == run);
+    let recent = recent.filter(|r| r.run == run);
+    match (observed, recent) {
+        (Some(o), Some(mut r)) => {
+            r.done.extend(o.done.iter().cloned());
+            Some(r)
+        }
+        (Some(o), None) => Some(o.clone()),
+        (None, r) => r,
+    }
+}

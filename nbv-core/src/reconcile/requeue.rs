@@ -1,0 +1,123 @@
+//! When a shell looks at a job again.
+
+use std::time::Duration;
+
+use chrono::{DateTime, Utc};
+
+/// The intervals of a shell's requeue policy.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nbv_core::reconcile::RequeuePolicy;
+///
+/// let policy = RequeuePolicy::default();
+/// assert_eq!(policy.after_error(true), Duration::from_secs(1));
+/// assert_eq!(policy.after_error(false), Duration::from_secs(15));
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct RequeuePolicy {
+    /// How long a trigger deferred by a running Argo CD operation (or a sync followed
+    /// until it ends) waits.
+    pub deferred_retry: Duration,
+    /// How long a job with nothing to do waits, to catch what watches missed.
+    pub resync: Duration,
+}
+
+impl Default for RequeuePolicy {
+    fn default() -> Self {
+        RequeuePolicy {
+            deferred_retry: Duration::from_secs(15),
+            resync: Duration::from_secs(300),
+        }
+    }
+}
+
+impl RequeuePolicy {
+    /// When to try a failed reconcile again: a write that lost a race (a conflict)
+    /// soon, anything else (an API error) after a pause.
+    pub fn after_error(&self, conflict: bool) -> Duration {
+        if conflict {
+            Duration::from_secs(1)
+        } else {
+            Duration::from_secs(15)
+        }
+    }
+}
+
+/// The shortest wait a requeue asks for: a time already past is looked at almost at
+/// once, without spinning.
+const MIN_WAIT: Duration = Duration::from_millis(100);
+
+/// Why a job is to be looked at again, gathered over one reconcile.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::reconcile::{RequeuePolicy, Wake};
+///
+/// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+/// let policy = RequeuePolicy::default();
+/// assert_eq!(Wake::default().requeue(now, &policy), policy.resync);
+///
+/// let mut wake = Wake::default();
+/// wake.busy();
+/// wake.at(now + chrono::Duration::seconds(5));
+/// assert_eq!(wake.requeue(now, &policy), Duration::from_secs(5));
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct Wake {
+    after: Option<Duration>,
+    busy: bool,
+    at: Option<DateTime<Utc>>,
+}
+
+impl Wake {
+    /// Look again after `wait` at the latest.
+    pub fn after(&mut self, wait: Option<Duration>) {
+        if let Some(wait) = wait {
+            self.after = Some(self.after.map_or(wait, |a| a.min(wait)));
+        }
+    }
+
+    /// Something is in progress that nbv follows (an Argo CD operation): look again
+    /// after the policy's deferred retry.
+    pub fn busy(&mut self) {
+        self.busy = true;
+    }
+
+    /// Look again at `at` at the latest.
+    pub fn at(&mut self, at: DateTime<Utc>) {
+        self.at = Some(self.at.map_or(at, |a| a.min(at)));
+    }
+
+    /// A write lost a race with another writer: look again at once.
+    pub fn conflicted(&mut self) {
+        self.after(Some(Duration::from_secs(1)));
+    }
+
+    /// Folds `other` in: the earliest of both.
+    pub fn merge(&mut self, other: Wake) {
+        self.after(other.after);
+        self.busy |= other.busy;
+        if let Some(at) = other.at {
+            self.at(at);
+        }
+    }
+
+    /// How long to wait, from `now`: the earliest reason, or the policy's resync.
+    pub fn requeue(&self, now: DateTime<Utc>, policy: &RequeuePolicy) -> Duration {
+        let mut wait = self.after;
+        let mut sooner = |d: Duration| wait = Some(wait.map_or(d, |w| w.min(d)));
+        if self.busy {
+            sooner(policy.deferred_retry);
+        }
+        if let Some(at) = self.at {
+            sooner((at - now).to_std().unwrap_or(Duration::ZERO).max(MIN_WAIT));
+        }
+        wait.unwrap_or(policy.resync)
+    }
+}
