@@ -25,7 +25,8 @@ use nbv_core::api::{EffectLedger, NotebookValidationJob, NotebookValidationJobSt
 use nbv_core::events::{Report, ReportReason};
 use nbv_core::phase::{Attempt, PhaseEvent, step};
 use nbv_core::plan::{
-    Effect, Outcome, Plan, PlanContext, PlannedEffect, merge_patch, parent_diagnostics, plan,
+    Effect, Outcome, Plan, PlanContext, PlannedEffect, RunKey, merge_patch, parent_diagnostics,
+    plan,
 };
 use nbv_core::reconcile::{
     Carried, MAX_PHASE_STEPS, PodWork, Reported, Settlement, Wake, abandonment, ledger_patch,
