@@ -1,0 +1,255 @@
+//! One reconcile's bookkeeping: what carried-out effects mean, what is persisted, which
+//! Events announce a change, and when the job is looked at again.
+
+use std::collections::BTreeMap;
+use std::time::Duration as StdDuration;
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use nbv_core::actions::{AlreadyDone, SyncReport, TriggerOutcome};
+use nbv_core::api::{NotebookValidationJob, Phase};
+use nbv_core::plan::{Effect, Outcome, Plan, PlanContext, PlannedEffect, plan};
+use nbv_core::reconcile::{Carried, RequeuePolicy, Settlement, Wake};
+use proptest::prelude::*;
+
+const TRIGGERS: &str = "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: predictor, action: restart}
+- {apiVersion: argoproj.io/v1alpha1, kind: Application, name: serving, namespace: argocd, action: sync}
+";
+
+fn t0() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap()
+}
+
+/// A succeeded run of `train` in `ml`, with these annotations.
+fn succeeded_job(annotations: &[(&str, &str)]) -> NotebookValidationJob {
+    let annotations: BTreeMap<String, String> = annotations
+        .iter()
+        .map(|(k, v)| ((*k).to_owned(), (*v).to_owned()))
+        .collect();
+    serde_json::from_value(serde_json::json!({
+        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+        "metadata": {"name": "train", "namespace": "ml", "generation": 1, "annotations": annotations},
+        "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+                 "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}},
+        "status": {"phase": "Succeeded", "observedGeneration": 1,
+                   "startTime": "2026-01-24T22:29:00Z", "completionTime": "2026-01-24T22:30:00Z"}
+    }))
+    .unwrap()
+}
+
+fn seed_plan() -> Plan {
+    let job = succeeded_job(&[
+        ("argocd.argoproj.io/sync-wave", "3"),
+        ("mlops.dev/on-success-trigger", TRIGGERS),
+    ]);
+    plan(&job, &PlanContext::default(), t0())
+}
+
+/// What a shell that sees `outcome` for every effect of its kind reports.
+fn fire(plan: &Plan, outcome: impl Fn(&PlannedEffect) -> Carried) -> (Settlement, Vec<String>) {
+    let mut settlement = Settlement::new(plan);
+    let mut reports = Vec::new();
+    for planned in &plan.effects {
+        if let Some(report) =
+            settlement.record(planned, outcome(planned), t0(), &Default::default())
+        {
+            reports.push(format!("{}: {}", report.reason.as_str(), report.message));
+        }
+    }
+    (settlement, reports)
+}
+
+fn deferred_sync(planned: &PlannedEffect) -> Carried {
+    match &planned.effect {
+        Effect::Trigger { trigger, .. } if trigger.to_string().starts_with("sync") => {
+            Carried::Trigger(Ok(TriggerOutcome::Deferred {
+                reason: "the sync window \"freeze\" is closed".into(),
+                until: Some(t0() + Duration::hours(1)),
+            }))
+        }
+        Effect::Trigger { .. } => Carried::Trigger(Ok(TriggerOutcome::Done {
+            summary: "deleted 2 pods".into(),
+        })),
+        _ => Carried::Written(Outcome::Done),
+    }
+}
+
+#[test]
+fn a_deferred_sync_is_owed_announced_once_and_looked_at_when_its_window_opens() {
+    let plan = seed_plan();
+    let (settlement, reports) = fire(&plan, deferred_sync);
+    let ledger = settlement
+        .ledger_write(None)
+        .expect("the restart and the rest are recorded");
+    let change = settlement
+        .conditions(&[], t0(), Some(1))
+        .expect("new conditions");
+    let announced: Vec<String> = change
+        .announce
+        .iter()
+        .map(|r| format!("{}: {}", r.reason.as_str(), r.message))
+        .collect();
+    insta::assert_yaml_snapshot!((
+        reports,
+        ledger.done,
+        change
+            .conditions
+            .iter()
+            .map(|c| format!("{} {} {}: {}", c.type_, c.status, c.reason, c.message))
+            .collect::<Vec<_>>(),
+        announced,
+    ));
+    // A second after the window opens.
+    assert_eq!(
+        settlement.wake().requeue(t0(), &RequeuePolicy::default()),
+        StdDuration::from_secs(3601)
+    );
+    // Written once, the same conditions change nothing and announce nothing again.
+    assert_eq!(
+        settlement.conditions(&change.conditions, t0() + Duration::seconds(5), Some(1)),
+        None
+    );
+}
+
+#[test]
+fn a_sync_already_deployed_by_a_later_full_sync_reads_as_succeeded() {
+    let plan = seed_plan();
+    let (settlement, _) = fire(&plan, |planned| match &planned.effect {
+        Effect::Trigger { .. } => Carried::Trigger(Ok(TriggerOutcome::AlreadyDone {
+            summary: "already synced successfully".into(),
+            by: AlreadyDone::SyncedSince,
+        })),
+        _ => Carried::Written(Outcome::Done),
+    });
+    let change = settlement.conditions(&[], t0(), Some(1)).unwrap();
+    let synced = change
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "ApplicationSynced")
+        .unwrap();
+    assert_eq!(
+        (synced.status.as_str(), synced.reason.as_str()),
+        ("True", "SyncSucceeded")
+    );
+}
+
+#[test]
+fn a_failed_trigger_is_reported_at_once_and_recorded_for_a_retry() {
+    let plan = seed_plan();
+    let (settlement, reports) = fire(&plan, |planned| match &planned.effect {
+        Effect::Trigger { .. } => Carried::Trigger(Err(Outcome::Failed("503 unavailable".into()))),
+        _ => Carried::Written(Outcome::Done),
+    });
+    assert_eq!(reports.len(), 2);
+    assert!(
+        reports
+            .iter()
+            .all(|r| r.starts_with("TriggerFailed: ") && r.ends_with("503 unavailable"))
+    );
+    assert_eq!(settlement.ledger().failed.len(), 2);
+}
+
+#[test]
+fn an_outcome_of_the_wrong_kind_is_a_failure_not_a_success() {
+    let plan = seed_plan();
+    let (settlement, _) = fire(&plan, |planned| match &planned.effect {
+        Effect::Notify { .. } => Carried::Sync(Ok(SyncReport::Finished {
+            succeeded: true,
+            summary: "?".into(),
+        })),
+        _ => Carried::Written(Outcome::Done),
+    });
+    assert!(!settlement.ledger().is_done("notify"));
+    assert!(settlement.ledger().failure("notify").is_some());
+}
+
+#[test]
+fn nothing_owed_and_nothing_recorded_writes_nothing() {
+    let job = succeeded_job(&[]);
+    let mut job = job;
+    job.status.as_mut().unwrap().phase = Some(Phase::ValidationRunning);
+    job.status.as_mut().unwrap().completion_time = None;
+    let plan = plan(&job, &PlanContext::default(), t0());
+    assert!(plan.effects.is_empty());
+    let settlement = Settlement::new(&plan);
+    assert_eq!(settlement.ledger_write(None), None);
+}
+
+fn carried() -> impl Strategy<Value = u8> {
+    0u8..8
+}
+
+/// The outcome numbered `n` for `planned`: successes, failures, deferrals, syncs.
+fn outcome_of(planned: &PlannedEffect, n: u8) -> Carried {
+    match (&planned.effect, n) {
+        (Effect::Trigger { .. }, 0) => Carried::Trigger(Ok(TriggerOutcome::Deferred {
+            reason: "an operation is running".into(),
+            until: None,
+        })),
+        (Effect::Trigger { .. }, 1) => Carried::Trigger(Ok(TriggerOutcome::Deferred {
+            reason: "window".into(),
+            until: Some(t0() + Duration::minutes(i64::from(n) + 1)),
+        })),
+        (Effect::Trigger { .. }, 2) => Carried::Trigger(Err(Outcome::GiveUp("refused".into()))),
+        (Effect::Trigger { .. }, 3) => Carried::Trigger(Ok(TriggerOutcome::AlreadyDone {
+            summary: "in place".into(),
+            by: AlreadyDone::ByThisRun,
+        })),
+        (Effect::Trigger { .. }, _) => Carried::Trigger(Ok(TriggerOutcome::Done {
+            summary: "done".into(),
+        })),
+        (_, 4) => Carried::Written(Outcome::Failed("500".into())),
+        _ => Carried::Written(Outcome::Done),
+    }
+}
+
+proptest! {
+    /// Whatever the outcomes: the conditions written once are a fixed point (a second
+    /// reconcile with the same outcomes writes nothing and announces nothing), a
+    /// deferral is never recorded as done, every recorded failure is in the ledger, and
+    /// the requeue never waits longer than the resync.
+    #[test]
+    fn settling_is_stable_and_records_exactly_what_happened(
+        outcomes in proptest::collection::vec(carried(), 4), later in 0i64..600,
+    ) {
+        let plan = seed_plan();
+        let mut settlement = Settlement::new(&plan);
+        for (planned, n) in plan.effects.iter().zip(outcomes.iter().cycle()) {
+            let carried = outcome_of(planned, *n);
+            let deferred = matches!(carried, Carried::Trigger(Ok(TriggerOutcome::Deferred { .. })));
+            let failed = carried.failure().is_some();
+            settlement.record(planned, carried, t0(), &Default::default());
+            let key = planned.key.as_str();
+            prop_assert_eq!(settlement.ledger().is_done(key), !deferred && !failed, "{}", key);
+            prop_assert_eq!(settlement.ledger().failure(key).is_some(), failed, "{}", key);
+        }
+        let change = settlement.conditions(&[], t0(), Some(1)).expect("conditions are new");
+        let again = settlement.conditions(&change.conditions, t0() + Duration::seconds(later), Some(1));
+        prop_assert_eq!(again, None);
+        let policy = RequeuePolicy::default();
+        let wait = settlement.wake().requeue(t0(), &policy);
+        prop_assert!(wait <= policy.resync && wait >= StdDuration::from_millis(100));
+    }
+
+    /// The earliest reason to look again wins, whatever the order they come in.
+    #[test]
+    fn the_earliest_wake_wins(waits in proptest::collection::vec(1u64..1000, 1..5), busy: bool) {
+        let policy = RequeuePolicy::default();
+        let (mut forward, mut backward) = (Wake::default(), Wake::default());
+        for w in &waits {
+            forward.after(Some(StdDuration::from_secs(*w)));
+        }
+        for w in waits.iter().rev() {
+            backward.at(t0() + Duration::seconds(i64::try_from(*w).unwrap()));
+        }
+        if busy {
+            forward.busy();
+            backward.busy();
+        }
+        let mut expected = StdDuration::from_secs(*waits.iter().min().unwrap());
+        if busy {
+            expected = expected.min(policy.deferred_retry);
+        }
+        prop_assert_eq!(forward.requeue(t0(), &policy), expected);
+        prop_assert_eq!(backward.requeue(t0(), &policy), expected);
+    }
+}
