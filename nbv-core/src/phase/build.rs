@@ -4,7 +4,7 @@ use chrono::{DateTime, Utc};
 
 use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase};
 
-use super::pod::fail;
+use super::pod_events::fail;
 use super::record::{build_phase, enter, out_of_phase};
 use super::{Failure, Ignored, Reason, messages, truncate_message};
 

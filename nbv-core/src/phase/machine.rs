@@ -9,7 +9,7 @@ use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase};
 use super::adopt::normalize;
 use super::build::{build_failed, build_started, build_succeeded};
 use super::conditions::dedupe_conditions;
-use super::pod::{admit_pod, pod_failed, pod_running, pod_succeeded};
+use super::pod_events::{admit_pod, pod_failed, pod_running, pod_succeeded};
 use super::record::{build_phase, current_attempt, retry_due, set_ready, set_retrying};
 use super::{
     ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason, RetryPolicy, ScheduledRetry,

@@ -65,7 +65,7 @@ mod event;
 mod identifiers;
 mod machine;
 mod messages;
-mod pod;
+mod pod_events;
 mod record;
 mod retry;
 mod transition;

@@ -44,6 +44,17 @@ impl RetryPolicy {
         cap: Duration::from_secs(3600),
     };
 
+    /// Doubling backoff from `base` up to `cap`, for constants known to be in range
+    /// (`base` not zero, `cap` not below it).
+    pub(crate) const fn exponential(max_retries: u32, base: Duration, cap: Duration) -> Self {
+        RetryPolicy {
+            max_retries,
+            base,
+            factor: 2,
+            cap,
+        }
+    }
+
     /// A policy of at most `max_retries` retries, the `n`-th one `base × factorⁿ⁻¹`
     /// (at most `cap`) after the failure.
     ///

@@ -1,12 +1,17 @@
 //! Recording outcomes of effects, and when to try a failed one again.
 
+use std::time::Duration as StdDuration;
+
 use chrono::{DateTime, Duration, Utc};
 
 use crate::api::{EffectFailure, EffectLedger};
+use crate::phase::{InvalidRetryPolicy, RetryPolicy};
 
 use super::EffectKey;
 
-/// How failed effects are retried: exponential backoff, then give up.
+/// How failed effects are retried: the exponential backoff of a
+/// [`RetryPolicy`] (the one implementation nbv has, shared with the retries of
+/// notebook runs), and given up once the attempts are spent.
 ///
 /// # Examples
 ///
@@ -14,38 +19,69 @@ use super::EffectKey;
 /// use nbv_core::plan::EffectRetryPolicy;
 ///
 /// let policy = EffectRetryPolicy::default();
+/// assert_eq!(policy.max_attempts(), 5);
 /// assert_eq!(policy.delay(1).num_seconds(), 10);
 /// assert_eq!(policy.delay(2).num_seconds(), 20);
 /// assert_eq!(policy.delay(30).num_seconds(), 300);
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct EffectRetryPolicy {
-    /// Attempts before giving up (at least 1).
-    pub max_attempts: u32,
-    /// Delay after the first failure.
-    pub base: Duration,
-    /// Longest delay.
-    pub cap: Duration,
+    /// Its `max_retries` are the attempts before giving up; its `backoff(n)` the wait
+    /// after the `n`-th failure.
+    backoff: RetryPolicy,
 }
 
 impl Default for EffectRetryPolicy {
+    /// 5 attempts, 10 s after the first failure, doubling, at most 5 minutes apart.
     fn default() -> Self {
         EffectRetryPolicy {
-            max_attempts: 5,
-            base: Duration::seconds(10),
-            cap: Duration::minutes(5),
+            backoff: RetryPolicy::exponential(
+                5,
+                StdDuration::from_secs(10),
+                StdDuration::from_secs(300),
+            ),
         }
     }
 }
 
 impl EffectRetryPolicy {
+    /// A policy of `max_attempts` attempts (at least 1), waiting `base` after the first
+    /// failure and twice as long after each next one, at most `cap`.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidRetryPolicy`] naming the parameter out of range.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nbv_core::plan::EffectRetryPolicy;
+    ///
+    /// let quick = EffectRetryPolicy::new(2, Duration::from_secs(1), Duration::from_secs(5))?;
+    /// assert_eq!(quick.max_attempts(), 2);
+    /// assert!(EffectRetryPolicy::new(2, Duration::ZERO, Duration::from_secs(5)).is_err());
+    /// # Ok::<(), nbv_core::phase::InvalidRetryPolicy>(())
+    /// ```
+    pub fn new(
+        max_attempts: u32,
+        base: StdDuration,
+        cap: StdDuration,
+    ) -> Result<Self, InvalidRetryPolicy> {
+        Ok(EffectRetryPolicy {
+            backoff: RetryPolicy::new(max_attempts.max(1), base, 2, cap)?,
+        })
+    }
+
+    /// Attempts before an effect is given up.
+    pub fn max_attempts(&self) -> u32 {
+        self.backoff.max_retries().max(1)
+    }
+
     /// Delay after the `attempts`-th failure: `base * 2^(attempts-1)`, at most `cap`.
     pub fn delay(&self, attempts: u32) -> Duration {
-        let doublings = attempts.saturating_sub(1).min(30);
-        let factor = 1i32 << doublings;
-        self.base
-            .checked_mul(factor)
-            .map_or(self.cap, |d| d.min(self.cap))
+        let wait = self.backoff.backoff(attempts.max(1));
+        Duration::from_std(wait).unwrap_or(Duration::MAX)
     }
 
     /// When a failed effect may be tried again.
@@ -91,7 +127,7 @@ pub struct Recorded {
 /// use nbv_core::api::EffectLedger;
 /// use nbv_core::plan::{record, EffectKey, EffectRetryPolicy, Outcome};
 ///
-/// let policy = EffectRetryPolicy { max_attempts: 2, ..Default::default() };
+/// let policy = EffectRetryPolicy::new(2, std::time::Duration::from_secs(10), std::time::Duration::from_secs(60)).unwrap();
 /// let key = EffectKey::notify();
 /// let r = record(EffectLedger::for_run("g1"), &key, Outcome::Failed("503".into()), Utc::now(), &policy);
 /// assert!(!r.gave_up);
@@ -132,7 +168,7 @@ fn fail(
     // A failed attempt means the effect is not in place (any more).
     ledger.done.remove(key.as_str());
     let error = cut(error, 1024);
-    let max = policy.max_attempts.max(1);
+    let max = policy.max_attempts();
     let index = match ledger.failed.iter().position(|f| f.key == key.as_str()) {
         Some(i) => i,
         None => {

@@ -59,10 +59,10 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
-mod conditions;
 mod diff;
 mod key;
 mod ledger;
+mod reporting;
 
 use std::collections::BTreeMap;
 
@@ -75,10 +75,10 @@ use crate::events::{NotificationContext, NotificationEvent, notification};
 use crate::triggers::{self, Trigger};
 use crate::waves::{self, WaveOutcome};
 
-pub use conditions::{ConditionUpdate, SyncStage, conditions, parent_diagnostics, sync_condition};
 pub use diff::merge_patch;
 pub use key::{EffectKey, RunKey};
 pub use ledger::{EffectRetryPolicy, Outcome, Recorded, record};
+pub use reporting::{ConditionUpdate, SyncStage, conditions, parent_diagnostics, sync_condition};
 
 /// What the shell knows beyond the job, and how effects are retried.
 #[derive(Clone, Debug, PartialEq, Eq)]

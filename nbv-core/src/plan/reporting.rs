@@ -1,4 +1,5 @@
-//! The conditions that report a plan's diagnostics and a run's effects.
+//! The conditions that report a plan's diagnostics and a run's effects (the
+//! mechanics of setting a condition are [`crate::phase::set_condition`]'s).
 
 use crate::aggregate::ParentProblem;
 use crate::annotations;
