@@ -20,19 +20,17 @@ use std::time::{Duration, Instant};
 use chrono::{DateTime, Utc};
 use kube::api::{Api, Patch, PatchParams};
 use kube::runtime::controller::Action;
-use nbv_core::aggregate::{JobEntry, JobKey, application_set_owner, application_status_condition};
+use nbv_core::aggregate::{JobEntry, JobKey};
 use nbv_core::api::{EffectLedger, NotebookValidationJob, NotebookValidationJobStatus, Phase};
-use nbv_core::events::{Report, ReportReason};
+use nbv_core::events::Report;
 use nbv_core::phase::{Attempt, PhaseEvent, step};
 use nbv_core::plan::{
-    Effect, Outcome, Plan, PlanContext, PlannedEffect, RunKey, merge_patch, parent_diagnostics,
-    plan,
+    Effect, Outcome, Plan, PlanContext, PlannedEffect, RunKey, parent_diagnostics, plan,
 };
 use nbv_core::reconcile::{
     Carried, MAX_PHASE_STEPS, PodWork, Reported, Settlement, Wake, abandonment, ledger_patch,
-    merge_recent, pod_refused,
+    merge_recent, parent_condition, pod_refused, status_patch,
 };
-use serde_json::json;
 
 use crate::context::Context;
 use crate::effects::{Delivery, EffectError, TriggerOutcome};
@@ -183,7 +181,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
 
     // 2. The plan, from the persisted status and what this process wrote recently.
     let entry = JobEntry::of(&job, &ctx.tracking).ok_or(Error::Identity)?;
-    let parent = parent_condition(ctx, &entry, &namespace);
+    let parent = parent_condition_of(ctx, &entry, &namespace);
     let plan = plan_of(&mut job, &entry, ctx, now);
     ctx.publisher
         .job_changed(entry.key, entry.lookup.parent, entry.phase);
@@ -226,10 +224,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
     if let Some(change) = settlement.conditions(&before, now, job.metadata.generation) {
-        let patch = json!({
-            "metadata": {"resourceVersion": job.metadata.resource_version},
-            "status": {"conditions": change.conditions},
-        });
+        let patch = change.patch(job.metadata.resource_version.as_deref());
         match patch_status(&jobs, &key, &patch).await {
             Ok(_) => {
                 for report in &change.announce {
@@ -283,23 +278,12 @@ fn plan_of(
     plan
 }
 
-/// The `ApplicationStatus` condition of the job's parent Application, when the watch
-/// cache holds it: whether an ApplicationSet generates it (and may drop nbv's status).
-fn parent_condition(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
+/// The `ApplicationStatus` condition, when the watch cache holds the job's parent
+/// Application.
+fn parent_condition_of(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
     let parent = entry.lookup.parent.as_ref()?;
     let object = ctx.publisher.application(&parent.app, namespace)?;
-    let value = serde_json::to_value(&*object).unwrap_or_default();
-    let owner = application_set_owner(&value);
-    let name = format!(
-        "{}/{}",
-        object.metadata.namespace.as_deref().unwrap_or_default(),
-        parent.app.name()
-    );
-    let update = application_status_condition(&name, owner.as_deref());
-    Some(match owner {
-        Some(_) => Reported::announced(update, ReportReason::ApplicationSetOwned),
-        None => Reported::quiet(update),
-    })
+    Some(parent_condition(&serde_json::to_value(&*object).ok()?))
 }
 
 /// Carries `planned` out with the smallest API calls, and says what it came to.
@@ -453,23 +437,16 @@ fn pod_error_event(
     }
 }
 
-/// Writes `status` as a merge patch of what changed, with the job's resourceVersion
-/// as a precondition, and returns the job as the API server stored it.
+/// Writes `status` as a merge patch of what changed ([`status_patch`]) and returns the
+/// job as the API server stored it.
 async fn write_status(
     jobs: &Api<NotebookValidationJob>,
     job: &NotebookValidationJob,
     status: &NotebookValidationJobStatus,
 ) -> Result<NotebookValidationJob, Error> {
-    let before = serde_json::to_value(&job.status).unwrap_or_default();
-    let after = serde_json::to_value(status).unwrap_or_default();
-    let before = if before.is_null() { json!({}) } else { before };
-    let Some(diff) = merge_patch(&before, &after) else {
+    let Some(patch) = status_patch(job, status) else {
         return Ok(job.clone());
     };
-    let patch = json!({
-        "metadata": {"resourceVersion": job.metadata.resource_version},
-        "status": diff,
-    });
     let key = JobKey::of(job).ok_or(Error::Identity)?;
     patch_status(jobs, &key, &patch).await
 }

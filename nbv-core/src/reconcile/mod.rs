@@ -57,12 +57,16 @@
 
 mod attempt;
 mod carried;
+mod parent;
+mod patches;
 mod recent;
 mod requeue;
 mod settle;
 
 pub use attempt::{MAX_PHASE_STEPS, PodWork, pod_refused};
 pub use carried::{Carried, Reported, abandonment};
+pub use parent::parent_condition;
+pub use patches::{ledger_patch, status_patch};
 pub use recent::merge_recent;
 pub use requeue::{RequeuePolicy, Wake};
-pub use settle::{ConditionsChange, Settlement, ledger_patch};
+pub use settle::{ConditionsChange, Settlement};

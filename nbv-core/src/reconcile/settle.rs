@@ -2,7 +2,6 @@
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use serde_json::{Value, json};
 
 use crate::api::EffectLedger;
 use crate::events::{Report, ReportReason};
@@ -38,6 +37,18 @@ pub struct ConditionsChange {
     /// `AnnotationsValid` condition changed, and one per reported condition that
     /// announces itself and changed.
     pub announce: Vec<Report>,
+}
+
+impl ConditionsChange {
+    /// The merge patch that writes these conditions, with `resource_version` (of the
+    /// job as the reconcile last wrote or read it) as a precondition: the conditions
+    /// are shared with the phase machine.
+    pub fn patch(&self, resource_version: Option<&str>) -> serde_json::Value {
+        serde_json::json!({
+            "metadata": {"resourceVersion": resource_version},
+            "status": {"conditions": self.conditions},
+        })
+    }
 }
 
 impl Settlement {
@@ -178,25 +189,4 @@ fn changed(before: &[Condition], update: &ConditionUpdate) -> bool {
         .iter()
         .find(|c| c.type_ == update.type_.as_str())
         .is_none_or(|c| c.message != update.message || c.status != update.status.as_str())
-}
-
-/// The merge patch of the status subresource that writes `ledger` as `status.effects`.
-///
-/// The ledger's JSON leaves out an empty `failed`; the patch still clears failures
-/// persisted before (of this run, or of an earlier one).
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::api::EffectLedger;
-/// use nbv_core::reconcile::ledger_patch;
-///
-/// let patch = ledger_patch(&EffectLedger::for_run("g1@t0"));
-/// assert_eq!(patch["status"]["effects"]["failed"], serde_json::json!([]));
-/// assert_eq!(patch["status"]["effects"]["run"], "g1@t0");
-/// ```
-pub fn ledger_patch(ledger: &EffectLedger) -> Value {
-    let mut effects = serde_json::to_value(ledger).unwrap_or_else(|_| json!({}));
-    effects["failed"] = json!(ledger.failed);
-    json!({"status": {"effects": effects}})
 }
