@@ -28,6 +28,7 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+pub mod actions;
 pub mod aggregate;
 pub mod annotations;
 pub mod api;
