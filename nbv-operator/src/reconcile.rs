@@ -32,7 +32,7 @@ use serde_json::json;
 use crate::context::Context;
 use crate::effects::{Delivery, EffectError, ReportReason, SyncReport, TriggerOutcome};
 use crate::metrics::{ReconcileOutcome, TriggerStatus};
-use crate::pods::PodError;
+use crate::validation_pod::PodError;
 
 /// The field manager of every write nbv makes.
 pub const FIELD_MANAGER: &str = "nbv-operator";
@@ -76,7 +76,7 @@ impl Error {
 }
 
 fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
+    crate::api_error::is_conflict(e)
 }
 
 /// Ledgers the shell wrote recently, by job uid. The watch cache may not show a
@@ -279,21 +279,10 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                         done @ (TriggerOutcome::Done { .. } | TriggerOutcome::AlreadyDone { .. }),
                     ) => {
                         ctx.metrics.trigger(action, TriggerStatus::Succeeded);
-                        let summary = match &done {
-                            TriggerOutcome::Done { summary }
-                            | TriggerOutcome::AlreadyDone { summary } => summary,
-                            TriggerOutcome::Deferred { reason, .. } => reason,
-                        };
+                        let summary = done.summary();
                         if trigger.action() == TriggerAction::Sync {
                             // Already done: a full sync since the run, or this run's.
-                            let stage = match &done {
-                                TriggerOutcome::AlreadyDone { summary }
-                                    if summary.contains("already synced successfully") =>
-                                {
-                                    SyncStage::Succeeded
-                                }
-                                _ => SyncStage::Started,
-                            };
+                            let stage = done.sync_stage();
                             reported.push((
                                 sync_condition(stage, &format!("{trigger}: {summary}")),
                                 None,

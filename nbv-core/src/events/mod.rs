@@ -9,6 +9,7 @@
 
 mod message;
 mod redact;
+mod report;
 
 use std::collections::BTreeMap;
 
@@ -20,6 +21,7 @@ use crate::api::{NotebookValidationJob, Phase};
 
 pub use message::suggested_action;
 pub use redact::redact_secrets;
+pub use report::ReportReason;
 
 /// Longest message kept, in bytes: `events.k8s.io/v1` rejects a longer `note`, so a
 /// message that fits is valid for both Event APIs.

@@ -1,59 +1,12 @@
-//! Firing one on-success trigger: authorize, then restart, sync or refresh.
+//! Firing one on-success trigger: authorize, then restart, sync or refresh, each as
+//! [`nbv_core::actions`] decides.
 
 use chrono::{DateTime, Utc};
 use nbv_core::api::NotebookValidationJob;
-use nbv_core::plan::Outcome;
 use nbv_core::triggers::{Action, Trigger};
 
 use super::target::JobRef;
-use super::{EffectError, Executor};
-
-/// How firing a trigger went, when it did not fail.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::plan::Outcome;
-/// use nbv_operator::effects::TriggerOutcome;
-///
-/// let done = TriggerOutcome::Done { summary: "started a sync of Application argocd/models".into() };
-/// assert_eq!(done.outcome(), Some(Outcome::Done));
-/// let busy = TriggerOutcome::Deferred { reason: "an operation is running".into(), until: None };
-/// assert_eq!(busy.outcome(), None);
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub enum TriggerOutcome {
-    /// The trigger took effect; `summary` says what was done (for the
-    /// `TriggerSucceeded` Event).
-    Done {
-        /// What was done, for example `deleted 2 pods of InferenceService ml/x`.
-        summary: String,
-    },
-    /// The run's effect was already in place; nothing was written.
-    AlreadyDone {
-        /// Why nothing was needed.
-        summary: String,
-    },
-    /// The trigger cannot act now (an Argo CD operation is running, a sync window is
-    /// closed); try again later without counting an attempt.
-    Deferred {
-        /// What it waits for.
-        reason: String,
-        /// When it may act, when known (a sync window opens).
-        until: Option<DateTime<Utc>>,
-    },
-}
-
-impl TriggerOutcome {
-    /// The outcome to record in the job's effect ledger; `None` for
-    /// [`TriggerOutcome::Deferred`], which records nothing.
-    pub fn outcome(&self) -> Option<Outcome> {
-        match self {
-            TriggerOutcome::Done { .. } | TriggerOutcome::AlreadyDone { .. } => Some(Outcome::Done),
-            TriggerOutcome::Deferred { .. } => None,
-        }
-    }
-}
+use super::{EffectError, Executor, TriggerOutcome};
 
 impl Executor {
     /// Fires `trigger` of `job` for the run that completed at `completed_at`.
@@ -140,25 +93,20 @@ impl Executor {
         completed_at: DateTime<Utc>,
     ) -> Result<TriggerOutcome, EffectError> {
         let job = JobRef::of(job)?;
+        let run = job.run(completed_at);
         let authorized = self.authorize(&job, trigger).await?;
         let outcome = match trigger.action() {
-            Action::Restart => self.restart(trigger.target(), completed_at).await,
+            Action::Restart => self.restart(trigger.target(), &run).await,
             Action::Sync => {
                 let application = match authorized.application {
                     Some(app) => app,
                     None => self.read_target(trigger.target()).await?,
                 };
-                self.sync(&job, trigger.target(), application, completed_at)
-                    .await
+                self.sync(trigger.target(), application, &run).await
             }
             Action::Refresh => {
-                self.refresh(
-                    trigger.target(),
-                    trigger.is_argo_application(),
-                    authorized.application,
-                    completed_at,
-                )
-                .await
+                self.refresh(trigger.target(), authorized.application, &run)
+                    .await
             }
         };
         match &outcome {
