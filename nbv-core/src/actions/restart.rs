@@ -36,6 +36,12 @@ use crate::triggers::TargetRef;
 /// Most intermediate owners (ReplicaSets and the like) read to decide which pods a
 /// target owns. A target rarely has more than a few; the bound keeps a hostile or
 /// broken selector from turning one trigger into hundreds of reads.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nbv_core::actions::restart::MAX_OWNER_LOOKUPS, 16);
+/// ```
 pub const MAX_OWNER_LOOKUPS: usize = 16;
 
 /// How a target is restarted.
@@ -122,7 +128,16 @@ pub fn rolling_restart(object: &Value, target: &TargetRef, run: &Run) -> Decisio
     )
 }
 
-/// Which pods to list for a restart by pods.
+/// Which pods to list for a restart by pods ([`pods_to_list`]).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart::PodQuery;
+///
+/// let query = PodQuery { label_selector: "app=web".into(), owner_uid: Some("u1".into()) };
+/// assert!(query.owner_uid.is_some());
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PodQuery {
     /// The label selector to list the target's namespace with.
@@ -399,6 +414,15 @@ pub fn predates(metadata: &ObjectMeta, completed_at: DateTime<Utc>) -> bool {
 }
 
 /// A pod to delete, with the uid that must still be its (the delete's precondition).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart::PodRef;
+///
+/// let pod = PodRef { name: "predictor-1".into(), uid: "u1".into() };
+/// assert_eq!(pod.uid, "u1");
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PodRef {
     /// The pod's name.
@@ -407,7 +431,8 @@ pub struct PodRef {
     pub uid: String,
 }
 
-/// The pods a restart deletes, and how to report it once they are deleted.
+/// The pods a restart deletes ([`pods_to_delete`]), and how to report it once they
+/// are deleted ([`PodDeletions::done`], which has an example).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
 pub struct PodDeletions {
     /// The pods to delete, each only if it still has its uid.
@@ -471,6 +496,24 @@ impl PodDeletions {
 
 /// The pods of `census` that restarting `target` for `run` deletes (the older ones,
 /// with their uids); already done when there is none.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::{Already, Decision, Run, restart};
+///
+/// let set = nbv_core::triggers::parse_triggers(
+///     "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: predictor, action: restart}", "ml").unwrap();
+/// let run = Run::new("ml", "train", Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap());
+/// let newer = serde_json::from_value(serde_json::json!({"metadata": {"name": "p-2", "uid": "u2",
+///     "creationTimestamp": "2026-01-24T22:31:00Z"}})).unwrap();
+/// let census = restart::Census::of(vec![newer], run.completed_at);
+/// assert!(matches!(
+///     restart::pods_to_delete(set.triggers()[0].target(), census, &run),
+///     Decision::AlreadyDone { reason: Already::NoPodPredatesRun, .. }
+/// ));
+/// ```
 pub fn pods_to_delete(target: &TargetRef, census: Census, run: &Run) -> Decision<PodDeletions> {
     let deletions = PodDeletions {
         pods: census
