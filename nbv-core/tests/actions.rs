@@ -413,6 +413,9 @@ fn labels() -> impl Strategy<Value = Value> {
     .prop_map(|map| json!(map))
 }
 
+/// One action's decision on an object.
+type Decide<'a> = dyn Fn(&Value) -> Decision<nbv_core::actions::Patch> + 'a;
+
 proptest! {
     /// A restart by pods never lists with a selector of every pod, whatever the
     /// target's `spec.selector` holds.
@@ -485,7 +488,7 @@ proptest! {
         let web = target("apps/v1", "Deployment", "web", "restart");
         let config = target("v1", "ConfigMap", "x", "refresh");
         let app = target("argoproj.io/v1alpha1", "Application", "x", "refresh");
-        let decisions: [(&str, &dyn Fn(&Value) -> Decision<nbv_core::actions::Patch>); 4] = [
+        let decisions: [(&str, &Decide<'_>); 4] = [
             ("rolling restart", &|o| restart::rolling_restart(o, &web, &run())),
             ("refresh", &|o| refresh::decide(o, &config, &run(), now)),
             ("refresh of an Application", &|o| refresh::decide(o, &app, &run(), now)),
