@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use std::time::Duration as StdDuration;
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use nbv_core::actions::{AlreadyDone, SyncReport, TriggerOutcome};
+use nbv_core::actions::{Already, SyncReport, TriggerOutcome};
 use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_core::plan::{Effect, Outcome, Plan, PlanContext, PlannedEffect, plan};
 use nbv_core::reconcile::{Carried, RequeuePolicy, Settlement, Wake};
@@ -116,7 +116,9 @@ fn a_sync_already_deployed_by_a_later_full_sync_reads_as_succeeded() {
     let (settlement, _) = fire(&plan, |planned| match &planned.effect {
         Effect::Trigger { .. } => Carried::Trigger(Ok(TriggerOutcome::AlreadyDone {
             summary: "already synced successfully".into(),
-            by: AlreadyDone::SyncedSince,
+            reason: Already::Synced {
+                started_at: "2026-01-24T22:30:01Z".into(),
+            },
         })),
         _ => Carried::Written(Outcome::Done),
     });
@@ -192,7 +194,7 @@ fn outcome_of(planned: &PlannedEffect, n: u8) -> Carried {
         (Effect::Trigger { .. }, 2) => Carried::Trigger(Err(Outcome::GiveUp("refused".into()))),
         (Effect::Trigger { .. }, 3) => Carried::Trigger(Ok(TriggerOutcome::AlreadyDone {
             summary: "in place".into(),
-            by: AlreadyDone::ByThisRun,
+            reason: Already::SyncRequested,
         })),
         (Effect::Trigger { .. }, _) => Carried::Trigger(Ok(TriggerOutcome::Done {
             summary: "done".into(),

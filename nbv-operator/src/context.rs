@@ -11,9 +11,9 @@ use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
-use crate::pods::PodRunner;
 use crate::publisher::Publisher;
 use crate::reconcile::RecentLedgers;
+use crate::validation_pod::PodRunner;
 
 /// The shared state of the controller.
 pub struct Context {

@@ -29,7 +29,7 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ApiResource, DynamicObject, GroupVersionKind};
+use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::Controller;
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -43,19 +43,14 @@ use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::config::TrackingConfig;
 use crate::context::Context;
-use crate::effects::{Executor, ExecutorConfig, appproject_resource};
+use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
-use crate::pods::PodRunner;
 use crate::publisher::Publisher;
-use crate::reconcile::{FIELD_MANAGER, RecentLedgers, error_policy, reconcile};
+use crate::reconcile::{RecentLedgers, error_policy, reconcile};
+use crate::resources::appproject_resource;
+use crate::validation_pod::PodRunner;
 
-/// Argo CD's Application resource.
-pub fn application_resource() -> ApiResource {
-    ApiResource::from_gvk_with_plural(
-        &GroupVersionKind::gvk("argoproj.io", "v1alpha1", "Application"),
-        "applications",
-    )
-}
+pub use crate::resources::application_resource;
 
 /// Starts a reflector (watch cache) of Applications in `namespaces`, driven until
 /// `shutdown`, and returns its store.

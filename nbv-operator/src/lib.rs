@@ -1,6 +1,7 @@
 //! The shell around `nbv-core`: the `nbv` command line and what it runs.
 #![forbid(unsafe_code)]
 
+pub mod api_error;
 pub mod cli;
 pub mod clock;
 pub mod commands;
@@ -11,9 +12,10 @@ pub mod effects;
 pub mod leader;
 pub mod metrics;
 pub mod monitoring;
-pub mod pods;
 pub mod publisher;
 pub mod reconcile;
+pub mod resources;
 pub mod server;
 pub mod simulate;
 pub mod telemetry;
+pub mod validation_pod;

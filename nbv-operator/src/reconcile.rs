@@ -35,7 +35,7 @@ use nbv_core::reconcile::{
 use crate::context::Context;
 use crate::effects::{Delivery, EffectError, TriggerOutcome};
 use crate::metrics::{ReconcileOutcome, TriggerStatus};
-use crate::pods::PodError;
+use crate::validation_pod::PodError;
 
 /// The field manager of every write nbv makes.
 pub use crate::effects::FIELD_MANAGER;
@@ -79,7 +79,7 @@ impl Error {
 }
 
 fn is_conflict(e: &kube::Error) -> bool {
-    matches!(e, kube::Error::Api(s) if s.code == 409)
+    crate::api_error::is_conflict(e)
 }
 
 /// Ledgers the shell wrote recently, by job uid. The watch cache may not show a

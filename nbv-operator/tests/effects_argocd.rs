@@ -2,11 +2,11 @@
 
 mod effects_support;
 
-use effects_support::{Exchange, cache, completed_at, job, run, run_with, trigger};
-use nbv_core::actions::AlreadyDone;
+use effects_support::{Exchange, Seen, cache, completed_at, job, run_with, trigger};
+use nbv_core::actions::Already;
 use nbv_core::triggers::{Trigger, TriggerAccess};
 use nbv_operator::controller::application_resource;
-use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
+use nbv_operator::effects::{EffectError, Executor, ExecutorConfig, TriggerOutcome};
 use nbv_operator::effects::{SyncReport, appproject_resource};
 use serde_json::{Value, json};
 
@@ -62,6 +62,39 @@ fn bare_sync() -> Exchange {
     )
 }
 
+type Fired = (Result<TriggerOutcome, EffectError>, Vec<Seen>);
+
+/// Fires `trigger` of job `ml/train` for its run that ended at [`completed_at`],
+/// against the API server's `script`.
+async fn fire(config: ExecutorConfig, trigger: Trigger, script: Vec<Exchange>) -> Fired {
+    fire_with(config, |executor| executor, script, trigger).await
+}
+
+/// [`fire`], with the executor `setup` first (its watch caches).
+async fn fire_with(
+    config: ExecutorConfig,
+    setup: impl FnOnce(Executor) -> Executor,
+    script: Vec<Exchange>,
+    trigger: Trigger,
+) -> Fired {
+    run_with(config, setup, script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &trigger, completed_at())
+            .await
+    })
+    .await
+}
+
+/// Sets the executor up to read `applications` from a watch cache of `argocd`.
+fn cached(applications: Vec<Value>) -> impl FnOnce(Executor) -> Executor {
+    |executor| {
+        executor.with_applications(
+            cache(application_resource(), applications),
+            vec!["argocd".into()],
+        )
+    }
+}
+
 fn merge(target: &mut Value, patch: Value) {
     match (target, patch) {
         (Value::Object(target), Value::Object(patch)) => {
@@ -97,12 +130,7 @@ async fn sync_writes_the_operation_as_the_argocd_cli_does() {
         )
         .reply(200, app),
     ];
-    let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, seen) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
     assert_eq!(
         outcome.expect("sync started"),
         TriggerOutcome::Done {
@@ -118,12 +146,7 @@ async fn sync_without_a_sync_policy_writes_a_bare_operation() {
         Exchange::get(APP).reply(200, application(json!({"status": null}))),
         bare_sync().reply(200, json!({})),
     ];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
     assert!(
         matches!(outcome, Ok(TriggerOutcome::Done { .. })),
         "{outcome:?}"
@@ -134,12 +157,7 @@ async fn sync_without_a_sync_policy_writes_a_bare_operation() {
 async fn sync_waits_while_an_operation_is_requested_and_writes_nothing() {
     let state = json!({"operation": {"sync": {}, "initiatedBy": {"username": "admin"}}});
     let script = vec![Exchange::get(APP).reply(200, application(state))];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
     assert_eq!(
         outcome.expect("deferred"),
         TriggerOutcome::Deferred {
@@ -161,12 +179,7 @@ async fn a_stuck_operation_state_is_cleared_and_the_sync_starts() {
             Exchange::get(APP).reply(200, application(state)),
             bare_sync().reply(200, json!({})),
         ];
-        let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        })
-        .await;
+        let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
         let Ok(TriggerOutcome::Done { summary }) = outcome else {
             panic!("{phase}: {outcome:?}");
         };
@@ -191,12 +204,7 @@ async fn sync_is_skipped_when_the_application_already_carries_this_run() {
     ];
     for state in states {
         let script = vec![Exchange::get(APP).reply(200, application(state))];
-        let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        })
-        .await;
+        let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
         assert!(
             matches!(outcome, Ok(TriggerOutcome::AlreadyDone { .. })),
             "{outcome:?}"
@@ -213,12 +221,7 @@ async fn a_sync_of_another_run_does_not_count_as_this_one() {
         Exchange::get(APP).reply(200, application(other)),
         bare_sync().reply(200, json!({})),
     ];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
     assert!(
         matches!(outcome, Ok(TriggerOutcome::Done { .. })),
         "{outcome:?}"
@@ -235,15 +238,10 @@ async fn a_sync_that_succeeded_after_the_run_ended_counts_as_done() {
     };
     let script =
         vec![Exchange::get(APP).reply(200, auto_sync("Succeeded", "2026-01-24T22:30:01Z"))];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
     let Ok(TriggerOutcome::AlreadyDone {
+        reason: Already::Synced { .. },
         summary,
-        by: AlreadyDone::SyncedSince,
     }) = outcome
     else {
         panic!("{outcome:?}");
@@ -262,12 +260,7 @@ async fn a_sync_that_succeeded_after_the_run_ended_counts_as_done() {
             Exchange::get(APP).reply(200, auto_sync(phase, started)),
             bare_sync().reply(200, json!({})),
         ];
-        let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        })
-        .await;
+        let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
         assert!(
             matches!(outcome, Ok(TriggerOutcome::Done { .. })),
             "{phase} at {started}: {outcome:?}"
@@ -285,12 +278,7 @@ async fn an_operation_started_meanwhile_makes_the_sync_conflict_and_retry() {
             "the object has been modified; please apply your changes to the latest version",
         ),
     ];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
     let error = outcome.expect_err("conflict");
     assert!(matches!(error, EffectError::Conflict { .. }));
     assert!(error.is_retryable());
@@ -317,12 +305,7 @@ async fn refresh_of_an_application_sets_both_annotations() {
         Exchange::get(APP).reply(200, application(json!({}))),
         Exchange::merge_patch(APP, body.clone()).reply(200, json!({})),
     ];
-    let (outcome, seen) = run(flagged, script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &refresh_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, seen) = fire(flagged, refresh_trigger(), script).await;
     assert_eq!(
         outcome.expect("refreshed"),
         TriggerOutcome::Done {
@@ -339,12 +322,7 @@ async fn refresh_of_an_application_sets_both_annotations() {
         Exchange::get(APP).reply(200, application(json!({}))),
         Exchange::merge_patch(APP, body).reply(200, json!({})),
     ];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &refresh_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), refresh_trigger(), script).await;
     assert!(
         matches!(outcome, Ok(TriggerOutcome::Done { .. })),
         "{outcome:?}"
@@ -357,19 +335,16 @@ async fn an_application_refreshed_by_a_newer_run_is_not_refreshed_again() {
         "mlops.dev/restart-timestamp": "2026-01-24T22:31:00Z"
     }}}));
     let script = vec![Exchange::get(APP).reply(200, newer)];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &refresh_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), refresh_trigger(), script).await;
     assert_eq!(
         outcome.expect("nothing to do"),
         TriggerOutcome::AlreadyDone {
+            reason: Already::Refreshed {
+                at: "2026-01-24T22:31:00Z".into()
+            },
             summary: "Application argocd/serving already refreshed at 2026-01-24T22:31:00Z \
                       (not older than this run)"
-                .into(),
-            by: AlreadyDone::ByThisRun,
+                .into()
         }
     );
 }
@@ -378,12 +353,7 @@ async fn an_application_refreshed_by_a_newer_run_is_not_refreshed_again() {
 async fn an_application_being_deleted_is_not_synced() {
     let deleting = application(json!({"metadata": {"deletionTimestamp": "2026-01-24T22:29:00Z"}}));
     let script = vec![Exchange::get(APP).reply(200, deleting)];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire(ExecutorConfig::default(), sync_trigger(), script).await;
     let error = outcome.expect_err("deleting");
     assert_eq!(
         error.to_string(),
@@ -406,20 +376,11 @@ async fn the_application_comes_from_the_watch_cache_not_a_get() {
     let app = application(json!({}));
     // The only request: the sync itself.
     let script = vec![bare_sync().reply(200, json!({}))];
-    let (outcome, seen) = run_with(
+    let (outcome, seen) = fire_with(
         ExecutorConfig::default(),
-        |executor| {
-            executor.with_applications(
-                cache(application_resource(), vec![app]),
-                vec!["argocd".into()],
-            )
-        },
+        cached(vec![app]),
         script,
-        |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        },
+        sync_trigger(),
     )
     .await;
     assert!(
@@ -430,21 +391,15 @@ async fn the_application_comes_from_the_watch_cache_not_a_get() {
 
     // Not in the cache of a namespace it watches: it does not exist, and (as for any
     // missing Application) only the Namespace's opt-in could still allow the trigger.
-    let (outcome, _) = run_with(
+    let (outcome, _) = fire_with(
         ExecutorConfig::default(),
-        |executor| {
-            executor.with_applications(cache(application_resource(), vec![]), vec!["argocd".into()])
-        },
+        cached(vec![]),
         vec![Exchange::get("/api/v1/namespaces/argocd").fail(
             404,
             "NotFound",
             "namespaces \"argocd\" not found",
         )],
-        |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        },
+        sync_trigger(),
     )
     .await;
     assert!(
@@ -458,22 +413,14 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
     // The executor's clock reads 22:35; a freeze from 22:00 for 2h covers it.
     let freeze = json!([{"kind": "deny", "schedule": "0 22 * * *", "duration": "2h",
                          "namespaces": ["ml"], "description": "nightly freeze"}]);
-    let (outcome, seen) = run_with(
+    let (outcome, seen) = fire_with(
         ExecutorConfig::default(),
         |executor| {
-            executor
-                .with_applications(
-                    cache(application_resource(), vec![application(json!({}))]),
-                    vec!["argocd".into()],
-                )
+            cached(vec![application(json!({}))])(executor)
                 .with_projects(cache(appproject_resource(), vec![project(freeze)]))
         },
         vec![],
-        |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        },
+        sync_trigger(),
     )
     .await;
     assert!(
@@ -492,22 +439,14 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
     // A window that allows manual syncs lets nbv's sync (a manual one) through.
     let manual = json!([{"kind": "deny", "schedule": "0 22 * * *", "duration": "2h",
                          "namespaces": ["ml"], "manualSync": true}]);
-    let (outcome, _) = run_with(
+    let (outcome, _) = fire_with(
         ExecutorConfig::default(),
         |executor| {
-            executor
-                .with_applications(
-                    cache(application_resource(), vec![application(json!({}))]),
-                    vec!["argocd".into()],
-                )
+            cached(vec![application(json!({}))])(executor)
                 .with_projects(cache(appproject_resource(), vec![project(manual)]))
         },
         vec![bare_sync().reply(200, json!({}))],
-        |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        },
+        sync_trigger(),
     )
     .await;
     assert!(
@@ -542,12 +481,7 @@ async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
         let app = application(state);
         let (report, seen) = run_with(
             ExecutorConfig::default(),
-            |executor| {
-                executor.with_applications(
-                    cache(application_resource(), vec![app]),
-                    vec!["argocd".into()],
-                )
-            },
+            cached(vec![app]),
             vec![],
             |executor| async move {
                 executor
@@ -584,15 +518,11 @@ async fn a_cache_that_has_not_listed_yet_is_not_trusted() {
         Exchange::get(APP).reply(200, application(json!({}))),
         bare_sync().reply(200, json!({})),
     ];
-    let (outcome, _) = run_with(
+    let (outcome, _) = fire_with(
         ExecutorConfig::default(),
         |executor| executor.with_applications(empty, vec!["argocd".into()]),
         script,
-        |executor| async move {
-            executor
-                .fire_trigger(&job("ml", "train"), &sync_trigger(), completed_at())
-                .await
-        },
+        sync_trigger(),
     )
     .await;
     assert!(

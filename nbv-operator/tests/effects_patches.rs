@@ -4,7 +4,7 @@
 mod effects_support;
 
 use effects_support::{Exchange, READ_VERSION, annotated, completed_at, job, run, trigger};
-use nbv_core::actions::AlreadyDone;
+use nbv_core::actions::Already;
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
 
@@ -172,11 +172,13 @@ async fn refresh_writes_nothing_over_a_timestamp_not_older_than_the_run() {
         assert_eq!(
             outcome.expect("nothing to do"),
             TriggerOutcome::AlreadyDone {
+                reason: Already::Refreshed {
+                    at: existing.to_string()
+                },
                 summary: format!(
                     "ConfigMap ml/model-config already refreshed at {existing} \
                      (not older than this run)"
-                ),
-                by: AlreadyDone::ByThisRun,
+                )
             }
         );
     }

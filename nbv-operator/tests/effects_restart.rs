@@ -6,7 +6,7 @@ use effects_support::{
     Exchange, completed_at, delete_if_same, job, pod, pod_list, rolling_restart_patch, run,
     trigger, workload,
 };
-use nbv_core::actions::AlreadyDone;
+use nbv_core::actions::Already;
 use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
 
@@ -80,10 +80,10 @@ async fn inference_service_restart_repeated_for_the_same_run_deletes_nothing() {
     assert_eq!(
         outcome.expect("nothing to do is success"),
         TriggerOutcome::AlreadyDone {
+            reason: Already::NoPodPredatesRun,
             summary: "no pod of InferenceService ml/predictor was created before the run ended \
                       at 2026-01-24T22:30:00Z (1 newer spared, 1 already terminating)"
-                .into(),
-            by: AlreadyDone::ByThisRun,
+                .into()
         }
     );
 }
@@ -269,10 +269,12 @@ async fn a_workload_restarted_at_the_run_or_later_is_not_restarted_again() {
         assert_eq!(
             outcome.expect("nothing to do"),
             TriggerOutcome::AlreadyDone {
+                reason: Already::Restarted {
+                    at: existing.to_string()
+                },
                 summary: format!(
                     "Deployment ml/web already restarted at {existing} (not older than this run)"
-                ),
-                by: AlreadyDone::ByThisRun,
+                )
             }
         );
     }

@@ -1,19 +1,18 @@
-//! The Events nbv creates about its own work on a job, beside the notification.
+//! The reports nbv makes about a job as Events, and the Event type of each.
 
 use super::EventType;
 
-/// Why nbv reports something about a job with an Event (besides the notification of
-/// a terminal transition): each reason has its Event `type` and `action`.
+/// Why nbv reports something about a job; the Event's type follows from it.
 ///
 /// # Examples
 ///
 /// ```
-/// use nbv_core::events::{EventType, ReportReason};
+/// use nbv_core::events::EventType;
+/// use nbv_core::events::ReportReason;
 ///
 /// assert_eq!(ReportReason::TriggerFailed.as_str(), "TriggerFailed");
 /// assert_eq!(ReportReason::TriggerFailed.event_type(), EventType::Warning);
 /// assert_eq!(ReportReason::TriggerSucceeded.event_type(), EventType::Normal);
-/// assert_eq!(ReportReason::SyncDeferred.action(), "SyncApplication");
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum ReportReason {
@@ -41,6 +40,12 @@ pub enum ReportReason {
 
 impl ReportReason {
     /// The Event `reason`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// assert_eq!(nbv_core::events::ReportReason::SyncDeferred.as_str(), "SyncDeferred");
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             ReportReason::TriggerSucceeded => "TriggerSucceeded",
@@ -57,6 +62,14 @@ impl ReportReason {
 
     /// The Event `type`: Normal for a success or an expected wait, Warning for
     /// everything else.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::events::{EventType, ReportReason};
+    ///
+    /// assert_eq!(ReportReason::SyncReplaced.event_type(), EventType::Normal);
+    /// ```
     pub const fn event_type(self) -> EventType {
         match self {
             ReportReason::TriggerSucceeded
@@ -68,6 +81,14 @@ impl ReportReason {
     }
 
     /// The Event `action`: what nbv was doing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::events::ReportReason;
+    ///
+    /// assert_eq!(ReportReason::SyncFailed.action(), "SyncApplication");
+    /// ```
     pub const fn action(self) -> &'static str {
         match self {
             ReportReason::TriggerSucceeded | ReportReason::TriggerFailed => "FireTrigger",

@@ -53,6 +53,7 @@ mod executor;
 mod git;
 mod names;
 mod observe;
+mod refusal;
 mod report;
 mod spec;
 mod timeout;
@@ -71,6 +72,7 @@ pub use executor::NOTEBOOK_CONTAINER;
 pub use git::CLONE_CONTAINER;
 pub use names::{MAX_LABEL_LEN, is_dns_label, job_label_value, pod_name};
 pub use observe::{DEFAULT_START_GRACE, NotAValidationPod, observe_pod, pod_ref, pod_vanished};
+pub use refusal::creation_refused;
 pub use report::{
     CellOutcome, MAX_REPORT_BYTES, MalformedReport, ReportedCell, RunError, RunErrorKind, RunReport,
 };

@@ -2,7 +2,7 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::actions::{AlreadyDone, SyncReport, TriggerOutcome};
+use crate::actions::{SyncReport, TriggerOutcome};
 use crate::events::{Report, ReportReason};
 use crate::plan::{ConditionUpdate, Effect, Outcome, PlannedEffect, SyncStage, sync_condition};
 use crate::triggers::Action;
@@ -142,13 +142,7 @@ impl Meaning {
                     }
                     Ok(done) => {
                         let message = format!("{trigger}: {}", done.summary());
-                        let stage = match done {
-                            TriggerOutcome::AlreadyDone {
-                                by: AlreadyDone::SyncedSince,
-                                ..
-                            } => SyncStage::Succeeded,
-                            _ => SyncStage::Started,
-                        };
+                        let stage = done.sync_stage();
                         Meaning {
                             outcome: done.outcome(),
                             reported: is_sync

@@ -3,11 +3,12 @@
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, Patch};
 use kube::runtime::reflector::ObjectRef;
+use nbv_core::actions::{self, Decision, TriggerOutcome, describe};
 use nbv_core::triggers::{ACCEPT_TRIGGERS_FROM, AccessFacts, Action, Grant, TargetRef, Trigger};
 
-use super::target::{JobRef, describe, target_api};
+use super::target::{JobRef, settle, target_api};
 use super::{EffectError, Executor};
-use crate::controller::application_resource;
+use crate::resources::application_resource;
 
 /// How long a read waits for the Application cache's first listing before it sends a
 /// GET instead (at the operator's start, or while Argo CD's CRDs are missing).
@@ -89,7 +90,7 @@ impl Executor {
                 .get(&key)
                 .map(|app| DynamicObject::clone(&app))
                 .ok_or_else(|| EffectError::NotFound {
-                    object: describe(target),
+                    object: describe(target).to_string(),
                 });
         }
         self.get_target(target).await
@@ -104,7 +105,11 @@ impl Executor {
             .get(target.name().as_str())
             .await
             .map_err(|e| {
-                EffectError::from_kube(format!("get {}", describe(target)), &describe(target), e)
+                EffectError::from_kube(
+                    format!("get {}", describe(target)),
+                    &describe(target).to_string(),
+                    e,
+                )
             })
     }
 
@@ -123,8 +128,27 @@ impl Executor {
             .await
             .map(drop)
             .map_err(|e| {
-                EffectError::from_kube(format!("patch {}", describe(target)), &describe(target), e)
+                EffectError::from_kube(
+                    format!("patch {}", describe(target)),
+                    &describe(target).to_string(),
+                    e,
+                )
             })
+    }
+
+    /// Carries out a decision of [`nbv_core::actions`] that writes a merge patch: the
+    /// patch and its outcome, or the outcome without a write.
+    pub(super) async fn carry_patch(
+        &self,
+        target: &TargetRef,
+        decision: Decision<actions::Patch>,
+    ) -> Result<TriggerOutcome, EffectError> {
+        let patch = match settle(decision) {
+            Ok(patch) => patch,
+            Err(settled) => return settled,
+        };
+        self.patch_target(target, &patch.patch).await?;
+        Ok(patch.done())
     }
 
     /// The value of the opt-in annotation on namespace `name`; `None` when the

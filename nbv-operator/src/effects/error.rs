@@ -2,8 +2,11 @@
 
 use std::fmt;
 
+use nbv_core::actions::Refused as ActionRefused;
 use nbv_core::plan::Outcome;
 use nbv_core::triggers::Refusal;
+
+use crate::api_error::{ApiErrorClass, classify_status};
 
 /// An effect that did not take effect.
 ///
@@ -107,7 +110,7 @@ impl EffectError {
         }
     }
 
-    /// Classifies a client error of `request` on `object`.
+    /// Classifies a client error of `request` on `object` ([`crate::api_error`]).
     pub(crate) fn from_kube(request: String, object: &str, error: kube::Error) -> EffectError {
         let kube::Error::Api(status) = &error else {
             return EffectError::Transient {
@@ -115,40 +118,33 @@ impl EffectError {
                 source: error,
             };
         };
-        let code = status.code;
-        if code == 404 || status.is_not_found() {
-            EffectError::NotFound {
+        match classify_status(status) {
+            ApiErrorClass::NotFound => EffectError::NotFound {
                 object: object.to_owned(),
-            }
-        } else if code == 409 || status.is_conflict() || status.is_already_exists() {
-            EffectError::Conflict {
+            },
+            ApiErrorClass::Conflict => EffectError::Conflict {
                 request,
                 message: status.message.clone(),
-            }
-        } else if code == 403 || status.is_forbidden() {
-            EffectError::Invalid {
+            },
+            ApiErrorClass::Forbidden => EffectError::Invalid {
                 request,
                 reason: format!(
                     "forbidden: {}; grant the operator's service account this permission \
                      in its ClusterRole",
                     status.message
                 ),
-            }
-        } else if code == 429 || code == 408 || code == 401 || code >= 500 || code == 0 {
-            // 401: the token expired and is refreshed on the next request.
-            // 0: an error body without a code, which says nothing about the request.
-            EffectError::Transient {
+            },
+            ApiErrorClass::Transient => EffectError::Transient {
                 request,
                 source: error,
-            }
-        } else {
-            EffectError::Invalid {
+            },
+            ApiErrorClass::Rejected => EffectError::Invalid {
                 request,
                 reason: format!(
-                    "the API server rejected it (HTTP {code} {}): {}",
-                    status.reason, status.message
+                    "the API server rejected it (HTTP {} {}): {}",
+                    status.code, status.reason, status.message
                 ),
-            }
+            },
         }
     }
 
@@ -156,6 +152,16 @@ impl EffectError {
         EffectError::Invalid {
             request: request.into(),
             reason: reason.into(),
+        }
+    }
+}
+
+/// A trigger that can never act on its target as it is: an invalid request.
+impl From<ActionRefused> for EffectError {
+    fn from(refused: ActionRefused) -> EffectError {
+        EffectError::Invalid {
+            request: refused.request,
+            reason: refused.reason,
         }
     }
 }

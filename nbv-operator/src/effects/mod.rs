@@ -1,7 +1,9 @@
 //! Carrying out nbv-core's effects on a cluster, each with the smallest API call.
 //!
-//! nbv-core decides which effects a job owes ([`nbv_core::plan`]); an [`Executor`] makes
-//! them happen. Every write is a JSON merge patch of the fields nbv owns, a create, or a
+//! nbv-core decides which effects a job owes ([`nbv_core::plan`]) and what each trigger
+//! action writes on its target ([`nbv_core::actions`]); an [`Executor`] makes them
+//! happen: it reads, calls the core's decision, writes what it says and classifies
+//! the API server's errors ([`crate::api_error`]). Every write is a JSON merge patch of the fields nbv owns, a create, or a
 //! delete guarded by the object's uid; nothing here ever replaces (`PUT`) an object.
 //!
 //! | effect | calls |
@@ -10,7 +12,7 @@
 //! | `restart` Deployment, StatefulSet, DaemonSet | `GET` it; `PATCH` (merge) `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` with the resourceVersion read, unless it already restarted at the run's time or later |
 //! | `restart` InferenceService | `GET` it, `LIST` its pods by label, `DELETE` those created before the run ended |
 //! | `restart` any other kind | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners, `DELETE` the pods it owns that predate the run |
-//! | `sync` Application | read it (watch cache), its AppProject's sync windows (watch cache); `PATCH` (merge) `operation` and `status.operationState: null` with the resourceVersion read, unless [`nbv_core::sync::decide_sync`] defers or skips it |
+//! | `sync` Application | read it (watch cache), its AppProject's sync windows (watch cache); `PATCH` (merge) `operation` and `status.operationState: null` with the resourceVersion read, unless [`nbv_core::actions::sync::decide`] defers or skips it |
 //! | sync result | read the Application (watch cache); a `core/v1` Event once Argo CD finished the operation |
 //! | `refresh` | read it (an Application from the watch cache, anything else with `GET`); `PATCH` (merge) annotations with the resourceVersion read, unless its timestamp is the run's time or later |
 //! | notification, report | `POST` a `core/v1` Event |
@@ -68,10 +70,11 @@ use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
 use crate::clock::{Clock, SystemClock};
 
+pub use crate::resources::appproject_resource;
 pub use error::EffectError;
 pub use nbv_core::actions::{SyncReport, TriggerOutcome};
-pub use notify::{Delivery, ReportReason};
-pub use sync::appproject_resource;
+pub use nbv_core::events::ReportReason;
+pub use notify::Delivery;
 
 /// The name nbv writes under: field manager of its patches, `source.component` and
 /// `reportingComponent` of its Events, initiator of the syncs it starts.

@@ -5,11 +5,11 @@ use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use kube::api::{Api, PostParams};
 use nbv_core::api::{API_VERSION, KIND, NotebookValidationJob};
-pub use nbv_core::events::ReportReason;
-use nbv_core::events::{EventType, MAX_MESSAGE_BYTES, NotificationEvent};
+use nbv_core::events::{EventType, MAX_MESSAGE_BYTES, NotificationEvent, ReportReason};
 
 use super::target::{JobRef, cut, timestamp};
 use super::{EffectError, Executor};
+use crate::api_error::is_conflict;
 
 /// Longest `reportingInstance` the API server accepts, in bytes.
 const MAX_REPORTING_INSTANCE_BYTES: usize = 128;
@@ -118,9 +118,7 @@ impl Executor {
         let events: Api<Event> = Api::namespaced(self.client.clone(), &namespace);
         match events.create(&PostParams::default(), &body).await {
             Ok(_) => Ok(Delivery::Created),
-            Err(kube::Error::Api(status)) if status.code == 409 || status.is_already_exists() => {
-                Ok(Delivery::AlreadyExisted)
-            }
+            Err(e) if is_conflict(&e) => Ok(Delivery::AlreadyExisted),
             Err(e) => Err(EffectError::from_kube(
                 format!("create {object}"),
                 &object,

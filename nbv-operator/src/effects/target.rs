@@ -1,12 +1,14 @@
 //! Addressing trigger targets and the job, and the small conversions every effect needs.
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
+use nbv_core::actions::{Decision, Run, TriggerOutcome, describe, rfc3339};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::triggers::TargetRef;
+use serde_json::Value;
 
 use super::EffectError;
 
@@ -23,11 +25,6 @@ pub(super) fn target_api(client: &Client, target: &TargetRef) -> Api<DynamicObje
         target.namespace().as_str(),
         &ApiResource::from_gvk(&gvk),
     )
-}
-
-/// How messages name a target: `InferenceService ml/x`.
-pub(super) fn describe(target: &TargetRef) -> String {
-    format!("{} {}/{}", target.kind(), target.namespace(), target.name())
 }
 
 /// The job an effect belongs to, with the fields every effect needs.
@@ -52,35 +49,28 @@ impl JobRef {
             uid: job.metadata.uid.clone(),
         })
     }
+
+    /// The job's run that ended at `completed_at`.
+    pub(super) fn run(&self, completed_at: DateTime<Utc>) -> Run {
+        Run::new(&self.namespace, &self.name, completed_at)
+    }
 }
 
-/// The RFC 3339 form nbv writes for a run's completion time: whole seconds, `Z`.
-pub(super) fn rfc3339(time: DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
-/// The time already written in `current` when it is not older than `completed_at`
-/// (both compared at the whole seconds nbv writes): the target then already carries
-/// this run's effect or a newer run's, and writing would move it backwards. A value
-/// that is absent or not an RFC 3339 time is not nbv's and gives `None`.
-pub(super) fn not_older(current: Option<&str>, completed_at: DateTime<Utc>) -> Option<String> {
-    let current = current?;
-    let existing = DateTime::parse_from_rfc3339(current).ok()?;
-    let ours = DateTime::parse_from_rfc3339(&rfc3339(completed_at)).ok()?;
-    (existing >= ours).then(|| current.to_owned())
-}
-
-/// `metadata.resourceVersion` of `object`, which a conditional patch must carry.
-pub(super) fn resource_version(
-    object: &DynamicObject,
-    target: &TargetRef,
-) -> Result<String, EffectError> {
-    object.metadata.resource_version.clone().ok_or_else(|| {
+/// The target as JSON, as the decisions of [`nbv_core::actions`] read it.
+pub(super) fn as_json(object: &DynamicObject, target: &TargetRef) -> Result<Value, EffectError> {
+    serde_json::to_value(object).map_err(|e| {
         EffectError::invalid(
-            format!("patch {}", describe(target)),
-            "it has no metadata.resourceVersion",
+            format!("read {}", describe(target)),
+            format!("cannot read it: {e}"),
         )
     })
+}
+
+/// The write a decision asks for, or (`Err`) what to answer without one.
+pub(super) fn settle<W>(decision: Decision<W>) -> Result<W, Result<TriggerOutcome, EffectError>> {
+    decision
+        .into_write()
+        .map_err(|settled| settled.map_err(EffectError::from))
 }
 
 /// `time` as the timestamp type of Kubernetes objects.

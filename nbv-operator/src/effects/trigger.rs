@@ -1,4 +1,5 @@
-//! Firing one on-success trigger: authorize, then restart, sync or refresh.
+//! Firing one on-success trigger: authorize, then restart, sync or refresh, each as
+//! [`nbv_core::actions`] decides.
 
 use chrono::{DateTime, Utc};
 use nbv_core::api::NotebookValidationJob;
@@ -92,25 +93,20 @@ impl Executor {
         completed_at: DateTime<Utc>,
     ) -> Result<TriggerOutcome, EffectError> {
         let job = JobRef::of(job)?;
+        let run = job.run(completed_at);
         let authorized = self.authorize(&job, trigger).await?;
         let outcome = match trigger.action() {
-            Action::Restart => self.restart(trigger.target(), completed_at).await,
+            Action::Restart => self.restart(trigger.target(), &run).await,
             Action::Sync => {
                 let application = match authorized.application {
                     Some(app) => app,
                     None => self.read_target(trigger.target()).await?,
                 };
-                self.sync(&job, trigger.target(), application, completed_at)
-                    .await
+                self.sync(trigger.target(), application, &run).await
             }
             Action::Refresh => {
-                self.refresh(
-                    trigger.target(),
-                    trigger.is_argo_application(),
-                    authorized.application,
-                    completed_at,
-                )
-                .await
+                self.refresh(trigger.target(), authorized.application, &run)
+                    .await
             }
         };
         match &outcome {

@@ -1,6 +1,7 @@
 //! Invariant 5: nbv changes only what it owns, and reports malformed annotations.
 
 use chrono::{DateTime, Utc};
+use nbv_core::actions::restart::Method;
 use nbv_core::annotations::{
     ARGOCD_REFRESH, ARGOCD_REFRESH_TIMESTAMP, COMPLETION_TIME, KUBECTL_RESTARTED_AT,
     NOTEBOOK_STATUS, NOTEBOOK_SUMMARY, RESTART_TIMESTAMP, WAVE_COMPLETE, WAVE_FAILED,
@@ -57,7 +58,8 @@ fn owned(group: &str, kind: &str, path: &Path, mode: Mode) -> bool {
                 // Cleared when nbv starts a sync, as Argo CD's SetAppOperation does.
                 || starts_with(path, &["status", "operationState"])
         }
-        ("apps", "Deployment" | "StatefulSet" | "DaemonSet") => {
+        // The template annotation of a rolling restart (nbv-core's restart method).
+        (group, kind) if Method::of_kind(group, kind) == Method::RollingRestart => {
             path.as_slice()
                 == [
                     "spec",

@@ -3,8 +3,11 @@
 use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
+use nbv_core::actions::Run;
+use nbv_core::actions::restart::{Method, predates};
 use nbv_core::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT, RESTART_TIMESTAMP};
 use nbv_core::api::Phase;
+use nbv_core::sync::RUN_INFO;
 use nbv_core::triggers::{Action, from_annotations};
 use serde_json::Value;
 
@@ -14,9 +17,6 @@ use super::{Observation, Violation};
 use crate::cluster::{Actor, Change};
 
 const INVARIANT: u8 = 1;
-
-/// `operation.info` entry that names the run a sync belongs to (nbv's sync marker).
-const RUN_INFO: &str = "nbv-run";
 
 /// How a trigger shows in the cluster.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
@@ -98,18 +98,24 @@ fn owed<'t, 'a>(transitions: &'t [Transition<'a>]) -> Vec<Owed<'t, 'a>> {
             let target = trigger.target();
             let group = target.api_version().group();
             let kind = target.kind().as_str();
+            // How nbv-core restarts the target, and the sync marker it writes.
             let class = match trigger.action() {
                 Action::Refresh => Class::Refresh,
                 Action::Sync => Class::Sync,
-                Action::Restart => match (group, kind) {
-                    ("apps", "Deployment" | "StatefulSet" | "DaemonSet") => Class::RollingRestart,
-                    ("serving.kserve.io", "InferenceService") => Class::InferenceServicePods,
+                Action::Restart => match Method::of(target) {
+                    Method::RollingRestart => Class::RollingRestart,
+                    Method::InferenceServicePods => Class::InferenceServicePods,
                     // Pods owned through other kinds are not followed by the checks.
-                    _ => continue,
+                    Method::OwnedPods => continue,
                 },
             };
             let value = match class {
-                Class::Sync => format!("{}@{completed}", transition.job.path()),
+                Class::Sync => {
+                    let job = &transition.job;
+                    Run::new(&job.namespace, &job.name, transition.completed)
+                        .sync_request("")
+                        .marker
+                }
                 _ => completed.clone(),
             };
             owed.push(Owed {
@@ -162,12 +168,7 @@ fn writes_of(change: &Change) -> Vec<(Class, String)> {
         RESTART_TIMESTAMP.replace('/', "~1")
     );
     let group = super::replay::group_of(&change.api_version);
-    if group == "apps"
-        && matches!(
-            change.kind.as_str(),
-            "Deployment" | "StatefulSet" | "DaemonSet"
-        )
-    {
+    if Method::of_kind(group, &change.kind) == Method::RollingRestart {
         let new = annotation(after, &restarted);
         if new.is_some() && new != annotation(before, &restarted) {
             out.extend(new.map(|v| (Class::RollingRestart, v)));
@@ -357,6 +358,7 @@ fn inference_service_pods(
             .map(|o| o.transition.completed)
             .max();
         let created = time_at(pod, "/metadata/creationTimestamp");
+        let metadata = serde_json::from_value(pod["metadata"].clone()).unwrap_or_default();
         match (latest, created) {
             (None, _) => violations.push(Violation::new(
                 INVARIANT,
@@ -367,17 +369,19 @@ fn inference_service_pods(
                     change.name
                 ),
             )),
-            (Some(ended), Some(created)) if created >= ended => violations.push(Violation::new(
-                INVARIANT,
-                Some(change.at),
-                format!(
-                    "nbv deleted Pod {namespace}/{} of InferenceService {isvc}, created at {} \
+            (Some(ended), Some(created)) if !predates(&metadata, ended) => {
+                violations.push(Violation::new(
+                    INVARIANT,
+                    Some(change.at),
+                    format!(
+                        "nbv deleted Pod {namespace}/{} of InferenceService {isvc}, created at {} \
                      after the run it restarts for ended ({}): it already served the new model",
-                    change.name,
-                    rfc3339(created),
-                    rfc3339(ended)
-                ),
-            )),
+                        change.name,
+                        rfc3339(created),
+                        rfc3339(ended)
+                    ),
+                ))
+            }
             _ => {}
         }
     }
@@ -394,8 +398,8 @@ fn inference_service_pods(
             .filter(|(key, pod)| {
                 key.namespace == o.target.namespace
                     && isvc_of(pod).as_deref() == Some(o.target.name.as_str())
-                    && time_at(pod, "/metadata/creationTimestamp")
-                        .is_some_and(|created| created < o.transition.completed)
+                    && serde_json::from_value(pod["metadata"].clone())
+                        .is_ok_and(|metadata| predates(&metadata, o.transition.completed))
             })
             .map(|(key, _)| key.name.clone())
             .collect();

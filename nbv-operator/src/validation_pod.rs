@@ -11,13 +11,14 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::{Attempt, Failure, PhaseEvent};
 use nbv_core::pod::{
-    ATTEMPT_LABEL, FailureCause, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NotAValidationPod,
-    PodDefaults, PodSpecError, is_controlled_by, job_label_value, observe_pod, pod_name,
+    ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NotAValidationPod, PodDefaults,
+    PodSpecError, creation_refused, is_controlled_by, job_label_value, observe_pod, pod_name,
     pod_vanished, validation_pod,
 };
 
+use crate::api_error::{ApiErrorClass, classify};
+use crate::effects::FIELD_MANAGER;
 use crate::metrics::Metrics;
-use crate::reconcile::FIELD_MANAGER;
 
 /// Creates and observes validation Pods.
 ///
@@ -46,7 +47,7 @@ use crate::reconcile::FIELD_MANAGER;
 /// #              "podConfig": {"containerImage": "quay.io/example/papermill:1"}}}))?;
 /// use nbv_core::phase::Attempt;
 /// use nbv_core::pod::PodDefaults;
-/// use nbv_operator::pods::PodRunner;
+/// use nbv_operator::validation_pod::PodRunner;
 ///
 /// // The API server answers that the Pod already exists: it is the attempt's Pod.
 /// let runner = PodRunner::new(client, PodDefaults::default());
@@ -132,7 +133,7 @@ impl PodRunner {
             Ok(_) => Ok(name),
             // Created by an earlier reconcile (or another replica): the name is the
             // attempt's, so it is this Pod.
-            Err(kube::Error::Api(status)) if status.code == 409 => Ok(name),
+            Err(error) if classify(&error) == ApiErrorClass::Conflict => Ok(name),
             Err(source) => Err(PodError::Api {
                 request: format!("create Pod {namespace}/{name}"),
                 source,
@@ -145,7 +146,7 @@ impl PodRunner {
     }
 
     /// What the Pod of `attempt` says, as the event for the phase machine: `None`
-    /// while there is nothing to report; a transient [`FailureCause::PodDeleted`]
+    /// while there is nothing to report; a transient [`FailureCause::PodDeleted`](nbv_core::pod::FailureCause::PodDeleted)
     /// failure when the Pod does not exist (call this only for an attempt whose Pod
     /// was started).
     ///
@@ -169,7 +170,7 @@ impl PodRunner {
     /// #              "podConfig": {"containerImage": "quay.io/example/papermill:1"}}}))?;
     /// use nbv_core::phase::{Attempt, PhaseEvent};
     /// use nbv_core::pod::PodDefaults;
-    /// use nbv_operator::pods::PodRunner;
+    /// use nbv_operator::validation_pod::PodRunner;
     ///
     /// // The API server has no such Pod: it was deleted, a transient failure.
     /// let runner = PodRunner::new(client, PodDefaults::default());
@@ -243,7 +244,7 @@ impl PodRunner {
     /// #              "podConfig": {"containerImage": "quay.io/example/papermill:1"}}}))?;
     /// use nbv_core::phase::Attempt;
     /// use nbv_core::pod::PodDefaults;
-    /// use nbv_operator::pods::PodRunner;
+    /// use nbv_operator::validation_pod::PodRunner;
     ///
     /// // A retry starts: the failed Pod of the first attempt goes.
     /// let runner = PodRunner::new(client, PodDefaults::default());
@@ -293,7 +294,14 @@ impl PodRunner {
         };
         match api.delete(&name, &params).await {
             Ok(_) => Ok(()),
-            Err(kube::Error::Api(status)) if matches!(status.code, 404 | 409) => Ok(()),
+            Err(error)
+                if matches!(
+                    classify(&error),
+                    ApiErrorClass::NotFound | ApiErrorClass::Conflict
+                ) =>
+            {
+                Ok(())
+            }
             Err(source) => Err(PodError::Api {
                 request: format!("delete Pod {namespace}/{name}"),
                 source,
@@ -312,7 +320,7 @@ impl PodRunner {
 ///
 /// ```
 /// use nbv_core::phase::Attempt;
-/// use nbv_operator::pods::other_attempts_selector;
+/// use nbv_operator::validation_pod::other_attempts_selector;
 ///
 /// assert_eq!(
 ///     other_attempts_selector("train", Attempt { generation: 2, retry: 1 }),
@@ -349,7 +357,7 @@ fn identity(job: &NotebookValidationJob) -> Result<(&str, &str), PodError> {
 ///
 /// ```
 /// use nbv_core::pod::PodSpecError;
-/// use nbv_operator::pods::PodError;
+/// use nbv_operator::validation_pod::PodError;
 ///
 /// let err = PodError::Spec(PodSpecError::EmptyImage);
 /// assert_eq!(err.failure().map(|f| f.reason.to_string()).as_deref(), Some("PodSpecInvalid"));
@@ -394,7 +402,7 @@ impl PodError {
     /// # Examples
     ///
     /// ```
-    /// use nbv_operator::pods::PodError;
+    /// use nbv_operator::validation_pod::PodError;
     ///
     /// let err = PodError::LeftOver { pod: "ml/train-g1-r0".into() };
     /// assert!(err.failure().is_none());
@@ -405,14 +413,7 @@ impl PodError {
             PodError::Api {
                 source: kube::Error::Api(status),
                 ..
-            } if status.code == 422
-                || (status.code == 403 && status.message.contains("violates PodSecurity")) =>
-            {
-                Some(FailureCause::PodSpecInvalid.failure(format!(
-                    "the API server refused the validation pod ({} {}): {}",
-                    status.code, status.reason, status.message
-                )))
-            }
+            } => creation_refused(status.code, &status.reason, &status.message),
             _ => None,
         }
     }

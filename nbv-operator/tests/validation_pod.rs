@@ -10,7 +10,7 @@ use kube::client::Body;
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::{Attempt, FailureKind, PhaseEvent};
 use nbv_core::pod::{PodDefaults, validation_pod};
-use nbv_operator::pods::{PodError, PodRunner};
+use nbv_operator::validation_pod::{PodError, PodRunner};
 use serde_json::{Value, json};
 use tower_test::mock::Handle;
 

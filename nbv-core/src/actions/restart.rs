@@ -1,0 +1,558 @@
+//! The `restart` action: a rolling restart where the workload supports one, otherwise
+//! deleting the target's pods that predate the run.
+//!
+//! - Deployment, StatefulSet, DaemonSet (group `apps`) restart as `kubectl rollout
+//!   restart` does it: [`rolling_restart`] patches
+//!   `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` with the
+//!   run's completion time, unless the template already restarted at that time or
+//!   later (a retry never moves it backwards over a newer run's restart).
+//! - A KServe InferenceService: its pods, found by KServe's label
+//!   `serving.kserve.io/inferenceservice=<name>` ([`pods_to_list`]).
+//! - Any other kind: the pods its `spec.selector` selects and that it owns, directly or
+//!   through one intermediate owner such as a ReplicaSet ([`Owners`]). A target without
+//!   a selector is refused: nbv never deletes every pod of a namespace.
+//!
+//! Of those pods, [`Census::of`] keeps the ones created before the run ended and not
+//! already terminating; [`pods_to_delete`] names them with their uids, so that each
+//! delete spares a namesake created since. A pod created at or after the run's end
+//! already runs the new model, which makes a repeated trigger a no-op.
+
+use std::collections::HashMap;
+
+use chrono::{DateTime, Utc};
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use kube::core::Selector;
+use serde::Serialize;
+use serde_json::{Value, json};
+
+use super::{
+    Already, Decision, Patch, Refused, Run, TriggerOutcome, conditional, describe, done_since,
+    rfc3339,
+};
+use crate::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT};
+use crate::triggers::TargetRef;
+
+/// Most intermediate owners (ReplicaSets and the like) read to decide which pods a
+/// target owns. A target rarely has more than a few; the bound keeps a hostile or
+/// broken selector from turning one trigger into hundreds of reads.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nbv_core::actions::restart::MAX_OWNER_LOOKUPS, 16);
+/// ```
+pub const MAX_OWNER_LOOKUPS: usize = 16;
+
+/// How a target is restarted.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart::Method;
+///
+/// let set = nbv_core::triggers::parse_triggers("- {apiVersion: apps/v1, kind: StatefulSet, name: db, action: restart}", "ml").unwrap();
+/// assert_eq!(Method::of(set.triggers()[0].target()), Method::RollingRestart);
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
+pub enum Method {
+    /// Deployment, StatefulSet, DaemonSet: the controller replaces pods gradually.
+    RollingRestart,
+    /// KServe InferenceService: its pods, found by KServe's label (the seed's contract).
+    InferenceServicePods,
+    /// Anything else: the pods it selects and owns.
+    OwnedPods,
+}
+
+impl Method {
+    /// How `target` is restarted.
+    pub fn of(target: &TargetRef) -> Method {
+        Method::of_kind(target.api_version().group(), target.kind().as_str())
+    }
+
+    /// How an object of `group` and `kind` is restarted.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::actions::restart::Method;
+    ///
+    /// assert_eq!(Method::of_kind("serving.kserve.io", "InferenceService"), Method::InferenceServicePods);
+    /// assert_eq!(Method::of_kind("", "ReplicationController"), Method::OwnedPods);
+    /// ```
+    pub fn of_kind(group: &str, kind: &str) -> Method {
+        match (group, kind) {
+            ("apps", "Deployment" | "StatefulSet" | "DaemonSet") => Method::RollingRestart,
+            ("serving.kserve.io", "InferenceService") => Method::InferenceServicePods,
+            _ => Method::OwnedPods,
+        }
+    }
+}
+
+/// What a rolling restart of `target` (read as `object`) for `run` takes: the
+/// template annotation at the run's completion time, so the same run always writes
+/// the same template.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::{Already, Decision, Run, restart};
+///
+/// let set = nbv_core::triggers::parse_triggers("- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}", "ml").unwrap();
+/// let run = Run::new("ml", "train", Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap());
+/// let web = serde_json::json!({"metadata": {"name": "web", "resourceVersion": "5"}});
+/// let Decision::Write(write) = restart::rolling_restart(&web, set.triggers()[0].target(), &run) else { panic!() };
+/// assert_eq!(write.summary, "rolling restart of Deployment ml/web (restartedAt 2026-01-24T22:30:00Z)");
+/// ```
+pub fn rolling_restart(object: &Value, target: &TargetRef, run: &Run) -> Decision<Patch> {
+    let current =
+        object["spec"]["template"]["metadata"]["annotations"][KUBECTL_RESTARTED_AT].as_str();
+    if let Some(done) = done_since(current, target, run, "restarted", |at| Already::Restarted {
+        at,
+    }) {
+        return done;
+    }
+    let at = run.completed();
+    let summary = format!("rolling restart of {} (restartedAt {at})", describe(target));
+    conditional(
+        object,
+        target,
+        |version| {
+            json!({
+                "metadata": {"resourceVersion": version},
+                "spec": {"template": {"metadata": {"annotations": {KUBECTL_RESTARTED_AT: at}}}}
+            })
+        },
+        summary,
+    )
+}
+
+/// Which pods to list for a restart by pods ([`pods_to_list`]).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart::PodQuery;
+///
+/// let query = PodQuery { label_selector: "app=web".into(), owner_uid: Some("u1".into()) };
+/// assert!(query.owner_uid.is_some());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PodQuery {
+    /// The label selector to list the target's namespace with.
+    pub label_selector: String,
+    /// The uid the pods must be owned by (directly or through an intermediate owner),
+    /// when the selector alone does not prove that they are the target's.
+    pub owner_uid: Option<String>,
+}
+
+/// The pods to list for restarting `target` (read as `object`) by deleting pods:
+/// KServe's label for an InferenceService, otherwise the target's `spec.selector` and
+/// uid. `None` for a workload restarted in place ([`Method::RollingRestart`]).
+///
+/// # Errors
+///
+/// A [`Refused`] when the target has no uid or no usable selector: nbv never deletes
+/// every pod of a namespace.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart;
+///
+/// let set = nbv_core::triggers::parse_triggers("- {apiVersion: v1, kind: ReplicationController, name: rc, action: restart}", "ml").unwrap();
+/// let rc = serde_json::json!({"metadata": {"uid": "u1"}, "spec": {"selector": {"app": "rc"}}});
+/// let query = restart::pods_to_list(&rc, set.triggers()[0].target()).unwrap().unwrap();
+/// assert_eq!(query.label_selector, "app=rc");
+/// assert_eq!(query.owner_uid.as_deref(), Some("u1"));
+///
+/// let unselective = serde_json::json!({"metadata": {"uid": "u1"}, "spec": {}});
+/// assert!(restart::pods_to_list(&unselective, set.triggers()[0].target()).is_err());
+/// ```
+pub fn pods_to_list(object: &Value, target: &TargetRef) -> Result<Option<PodQuery>, Refused> {
+    match Method::of(target) {
+        Method::RollingRestart => Ok(None),
+        Method::InferenceServicePods => Ok(Some(PodQuery {
+            label_selector: format!("{KSERVE_INFERENCESERVICE}={}", target.name()),
+            owner_uid: None,
+        })),
+        Method::OwnedPods => {
+            let refused =
+                |reason: String| Refused::new(format!("restart {}", describe(target)), reason);
+            let Some(uid) = object["metadata"]["uid"].as_str() else {
+                return Err(refused("it has no metadata.uid".to_owned()));
+            };
+            let selector = selector_of(object).map_err(refused)?;
+            Ok(Some(PodQuery {
+                label_selector: selector.to_string(),
+                owner_uid: Some(uid.to_owned()),
+            }))
+        }
+    }
+}
+
+/// The pods an object selects: `spec.selector` as a label selector (`matchLabels`,
+/// `matchExpressions`) or as a plain label map (ReplicationController, Service).
+/// Never a selector of every pod.
+///
+/// # Errors
+///
+/// What is wrong with the selector, or that there is none, in words.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart::selector_of;
+///
+/// let deployment_like = serde_json::json!({"spec": {"selector": {"matchLabels": {"app": "web"}}}});
+/// assert_eq!(selector_of(&deployment_like).unwrap().to_string(), "app=web");
+/// assert!(selector_of(&serde_json::json!({"spec": {"selector": {"matchLabels": {}}}})).is_err());
+/// ```
+pub fn selector_of(object: &Value) -> Result<Selector, String> {
+    let value = &object["spec"]["selector"];
+    let selector = match value {
+        Value::Object(map)
+            if map.contains_key("matchLabels") || map.contains_key("matchExpressions") =>
+        {
+            let selector: LabelSelector = serde_json::from_value(value.clone())
+                .map_err(|e| format!("its spec.selector is not a label selector: {e}"))?;
+            Selector::try_from(selector)
+                .map_err(|e| format!("its spec.selector cannot be used: {}", e.0))?
+        }
+        Value::Object(map) => map
+            .iter()
+            .map(|(key, value)| match value.as_str() {
+                Some(value) => Ok((key.clone(), value.to_owned())),
+                None => Err(format!("its spec.selector.{key} is not a string")),
+            })
+            .collect::<Result<Vec<_>, _>>()?
+            .into_iter()
+            .collect(),
+        _ => Selector::default(),
+    };
+    if selector.selects_all() {
+        return Err(
+            "it has no spec.selector (matchLabels, matchExpressions or a label map), \
+                    and nbv never deletes every pod of a namespace; target the workload that \
+                    owns the pods (a Deployment, StatefulSet or DaemonSet) instead"
+                .to_owned(),
+        );
+    }
+    Ok(selector)
+}
+
+/// Which intermediate owners own a target's pods, learnt one read at a time.
+///
+/// The shell asks for [`Owners::next_lookup`], reads that object (a ReplicaSet, say),
+/// tells [`Owners::learn`] what it found, and repeats until there is nothing left to
+/// read; [`Owners::owned`] then keeps the pods the target owns. At most
+/// [`MAX_OWNER_LOOKUPS`] objects are read; pods behind further owners are spared.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use nbv_core::actions::restart::Owners;
+///
+/// let pod: Pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "web-1",
+///     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "web-7f", "uid": "rs1"}]}})).unwrap();
+/// let mut owners = Owners::new("deploy1");
+/// let reference = owners.next_lookup(std::slice::from_ref(&pod)).unwrap();
+/// assert_eq!(reference.name, "web-7f");
+/// let replica_set = serde_json::from_value(serde_json::json!({"uid": "rs1",
+///     "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment", "name": "web", "uid": "deploy1"}]})).unwrap();
+/// owners.learn(&reference, Some(&replica_set));
+/// assert!(owners.next_lookup(std::slice::from_ref(&pod)).is_none());
+/// assert_eq!(owners.owned(vec![pod]).len(), 1);
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Owners {
+    owner_uid: String,
+    /// Whether each intermediate owner read (by uid) is itself owned by the target.
+    known: HashMap<String, bool>,
+}
+
+impl Owners {
+    /// The owners of pods, for the target with `owner_uid`.
+    pub fn new(owner_uid: &str) -> Owners {
+        Owners {
+            owner_uid: owner_uid.to_owned(),
+            known: HashMap::new(),
+        }
+    }
+
+    /// The next intermediate owner to read to settle which of `pods` the target owns;
+    /// `None` when they are settled (or the bound is reached).
+    pub fn next_lookup(&self, pods: &[Pod]) -> Option<OwnerReference> {
+        pods.iter().find_map(|pod| match self.settle(pod) {
+            Settled::Owned(_) => None,
+            Settled::Unknown(reference) => Some(reference.clone()),
+        })
+    }
+
+    /// Records what reading the owner `reference` found (`None`: it is gone).
+    pub fn learn(&mut self, reference: &OwnerReference, found: Option<&ObjectMeta>) {
+        // The uid check skips a namesake created after the pod's owner was deleted.
+        let owned = found.is_some_and(|found| {
+            found.uid.as_deref() == Some(reference.uid.as_str())
+                && found
+                    .owner_references
+                    .iter()
+                    .flatten()
+                    .any(|r| r.uid == self.owner_uid)
+        });
+        self.known.insert(reference.uid.clone(), owned);
+    }
+
+    /// Whether the bound on reads left some of `pods` unsettled (they are spared).
+    pub fn bounded(&self, pods: &[Pod]) -> bool {
+        self.known.len() >= MAX_OWNER_LOOKUPS && pods.iter().any(|pod| self.unread(pod).is_some())
+    }
+
+    /// The pods among `pods` that the target owns, as far as the reads showed.
+    pub fn owned(&self, pods: Vec<Pod>) -> Vec<Pod> {
+        pods.into_iter()
+            .filter(|pod| matches!(self.settle(pod), Settled::Owned(true)))
+            .collect()
+    }
+
+    fn settle<'p>(&self, pod: &'p Pod) -> Settled<'p> {
+        let references = pod.metadata.owner_references.as_deref().unwrap_or_default();
+        if references.iter().any(|r| r.uid == self.owner_uid) {
+            return Settled::Owned(true);
+        }
+        for reference in references {
+            match self.known.get(&reference.uid) {
+                Some(true) => return Settled::Owned(true),
+                Some(false) => {}
+                None if self.known.len() >= MAX_OWNER_LOOKUPS => {}
+                None => return Settled::Unknown(reference),
+            }
+        }
+        Settled::Owned(false)
+    }
+
+    fn unread<'p>(&self, pod: &'p Pod) -> Option<&'p OwnerReference> {
+        if matches!(self.settle(pod), Settled::Owned(true)) {
+            return None;
+        }
+        let references = pod.metadata.owner_references.as_deref().unwrap_or_default();
+        references.iter().find(|r| !self.known.contains_key(&r.uid))
+    }
+}
+
+enum Settled<'p> {
+    /// Settled: whether the target owns the pod.
+    Owned(bool),
+    /// This owner must be read first.
+    Unknown(&'p OwnerReference),
+}
+
+/// The pods of a target, sorted by what a restart does to them.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::restart::Census;
+///
+/// let pod = |created: &str| serde_json::from_value(serde_json::json!({"metadata": {"name": created, "creationTimestamp": created}})).unwrap();
+/// let ended = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+/// let census = Census::of(vec![pod("2026-01-24T22:00:00Z"), pod("2026-01-24T22:30:00Z")], ended);
+/// assert_eq!((census.older.len(), census.newer, census.terminating), (1, 1, 0));
+/// ```
+#[derive(Clone, Debug, Default)]
+pub struct Census {
+    /// Created before the run ended and not already terminating: to be deleted.
+    pub older: Vec<Pod>,
+    /// Created at or after the end of the run: they already run the new model.
+    pub newer: usize,
+    /// Already being deleted.
+    pub terminating: usize,
+}
+
+impl Census {
+    /// Sorts `pods` by the run that ended at `completed_at`.
+    pub fn of(pods: Vec<Pod>, completed_at: DateTime<Utc>) -> Census {
+        let mut census = Census::default();
+        for pod in pods {
+            if pod.metadata.deletion_timestamp.is_some() {
+                census.terminating += 1;
+            } else if predates(&pod.metadata, completed_at) {
+                census.older.push(pod);
+            } else {
+                census.newer += 1;
+            }
+        }
+        census
+    }
+}
+
+/// Whether the object was created before `completed_at`: such a pod still runs what
+/// was deployed before the run. One without a creation time cannot be shown to predate
+/// the run, so it is spared like a newer one.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::restart::predates;
+///
+/// let ended = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+/// let meta = serde_json::from_value(serde_json::json!({"creationTimestamp": "2026-01-24T22:29:59Z"})).unwrap();
+/// assert!(predates(&meta, ended));
+/// assert!(!predates(&Default::default(), ended));
+/// ```
+pub fn predates(metadata: &ObjectMeta, completed_at: DateTime<Utc>) -> bool {
+    metadata.creation_timestamp.as_ref().is_some_and(|created| {
+        let created = created.0;
+        let nanos = u32::try_from(created.subsec_nanosecond()).unwrap_or(0);
+        DateTime::from_timestamp(created.as_second(), nanos)
+            .is_some_and(|created| created < completed_at)
+    })
+}
+
+/// A pod to delete, with the uid that must still be its (the delete's precondition).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart::PodRef;
+///
+/// let pod = PodRef { name: "predictor-1".into(), uid: "u1".into() };
+/// assert_eq!(pod.uid, "u1");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PodRef {
+    /// The pod's name.
+    pub name: String,
+    /// The pod's uid.
+    pub uid: String,
+}
+
+/// The pods a restart deletes ([`pods_to_delete`]), and how to report it once they
+/// are deleted ([`PodDeletions::done`], which has an example).
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct PodDeletions {
+    /// The pods to delete, each only if it still has its uid.
+    pub pods: Vec<PodRef>,
+    summary: Summary,
+}
+
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+struct Summary {
+    target: String,
+    at: String,
+    spared: String,
+}
+
+impl Summary {
+    fn none_deleted(&self) -> String {
+        let Summary { target, at, spared } = self;
+        format!("no pod of {target} was created before the run ended at {at}{spared}")
+    }
+}
+
+impl PodDeletions {
+    /// The outcome once `deleted` of the pods were deleted (the others were already
+    /// gone or replaced): already done when none was.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::actions::{Decision, Run, TriggerOutcome, restart};
+    ///
+    /// let set = nbv_core::triggers::parse_triggers(
+    ///     "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: predictor, action: restart}", "ml").unwrap();
+    /// let run = Run::new("ml", "train", Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap());
+    /// let pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "p-1", "uid": "u1",
+    ///     "creationTimestamp": "2026-01-24T22:00:00Z"}})).unwrap();
+    /// let census = restart::Census::of(vec![pod], run.completed_at);
+    /// let Decision::Write(deletions) = restart::pods_to_delete(set.triggers()[0].target(), census, &run) else { panic!() };
+    /// assert_eq!(deletions.pods[0].uid, "u1");
+    /// assert_eq!(deletions.done(1), TriggerOutcome::Done {
+    ///     summary: "deleted 1 pod of InferenceService ml/predictor created before the run ended at 2026-01-24T22:30:00Z".into(),
+    /// });
+    /// ```
+    pub fn done(&self, deleted: usize) -> TriggerOutcome {
+        let Summary { target, at, spared } = &self.summary;
+        if deleted == 0 {
+            TriggerOutcome::AlreadyDone {
+                reason: Already::NoPodPredatesRun,
+                summary: self.summary.none_deleted(),
+            }
+        } else {
+            TriggerOutcome::Done {
+                summary: format!(
+                    "deleted {deleted} pod{} of {target} created before the run ended at {at}{spared}",
+                    if deleted == 1 { "" } else { "s" },
+                ),
+            }
+        }
+    }
+}
+
+/// The pods of `census` that restarting `target` for `run` deletes (the older ones,
+/// with their uids); already done when there is none.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::{Already, Decision, Run, restart};
+///
+/// let set = nbv_core::triggers::parse_triggers(
+///     "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: predictor, action: restart}", "ml").unwrap();
+/// let run = Run::new("ml", "train", Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap());
+/// let newer = serde_json::from_value(serde_json::json!({"metadata": {"name": "p-2", "uid": "u2",
+///     "creationTimestamp": "2026-01-24T22:31:00Z"}})).unwrap();
+/// let census = restart::Census::of(vec![newer], run.completed_at);
+/// assert!(matches!(
+///     restart::pods_to_delete(set.triggers()[0].target(), census, &run),
+///     Decision::AlreadyDone { reason: Already::NoPodPredatesRun, .. }
+/// ));
+/// ```
+pub fn pods_to_delete(target: &TargetRef, census: Census, run: &Run) -> Decision<PodDeletions> {
+    let deletions = PodDeletions {
+        pods: census
+            .older
+            .iter()
+            .filter_map(|pod| {
+                Some(PodRef {
+                    name: pod.metadata.name.clone()?,
+                    uid: pod.metadata.uid.clone()?,
+                })
+            })
+            .collect(),
+        summary: Summary {
+            target: describe(target).to_string(),
+            at: rfc3339(run.completed_at),
+            spared: spared(&census),
+        },
+    };
+    if deletions.pods.is_empty() {
+        return Decision::AlreadyDone {
+            reason: Already::NoPodPredatesRun,
+            summary: deletions.summary.none_deleted(),
+        };
+    }
+    Decision::Write(deletions)
+}
+
+/// `; 2 newer pods spared, 1 already terminating`, or nothing.
+fn spared(census: &Census) -> String {
+    let mut parts = Vec::new();
+    if census.newer > 0 {
+        parts.push(format!("{} newer spared", census.newer));
+    }
+    if census.terminating > 0 {
+        parts.push(format!("{} already terminating", census.terminating));
+    }
+    if parts.is_empty() {
+        String::new()
+    } else {
+        format!(" ({})", parts.join(", "))
+    }
+}

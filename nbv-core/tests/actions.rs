@@ -1,0 +1,524 @@
+//! The trigger actions: what each decides from its target as read, and the invariants
+//! that make a retried trigger safe.
+
+use chrono::{DateTime, Duration, TimeZone, Utc};
+use k8s_openapi::api::core::v1::Pod;
+use nbv_core::actions::restart::{self, Census, Method, Owners, selector_of};
+use nbv_core::actions::{Already, Decision, Run, SyncReport, TriggerOutcome, refresh, sync};
+use nbv_core::sync::SyncWindow;
+use nbv_core::triggers::{TargetRef, parse_triggers};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+fn ended() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap()
+}
+
+fn run() -> Run {
+    Run::new("ml", "train", ended())
+}
+
+fn target(api_version: &str, kind: &str, name: &str, action: &str) -> TargetRef {
+    let namespace = if kind == "Application" {
+        ", namespace: argocd"
+    } else {
+        ""
+    };
+    let yaml = format!(
+        "- {{apiVersion: {api_version}, kind: {kind}, name: {name}{namespace}, action: {action}}}"
+    );
+    parse_triggers(&yaml, "ml").unwrap().triggers()[0]
+        .target()
+        .clone()
+}
+
+fn application() -> TargetRef {
+    target("argoproj.io/v1alpha1", "Application", "serving", "sync")
+}
+
+fn pod(name: &str, created: Option<&str>, terminating: bool) -> Pod {
+    let mut metadata = json!({"name": name, "uid": format!("uid-{name}")});
+    if let Some(created) = created {
+        metadata["creationTimestamp"] = json!(created);
+    }
+    if terminating {
+        metadata["deletionTimestamp"] = json!("2026-01-24T22:31:00Z");
+    }
+    serde_json::from_value(json!({"metadata": metadata})).unwrap()
+}
+
+/// `patch` applied to `object` as the API server applies a JSON merge patch.
+fn merged(object: &Value, patch: &Value) -> Value {
+    let mut object = object.clone();
+    json_patch::merge(&mut object, patch);
+    object
+}
+
+#[test]
+fn restart_methods_follow_the_kind() {
+    let cases = [
+        ("apps/v1", "Deployment", Method::RollingRestart),
+        ("apps/v1", "StatefulSet", Method::RollingRestart),
+        ("apps/v1", "DaemonSet", Method::RollingRestart),
+        ("apps/v1", "ReplicaSet", Method::OwnedPods),
+        (
+            "serving.kserve.io/v1beta1",
+            "InferenceService",
+            Method::InferenceServicePods,
+        ),
+        ("v1", "ReplicationController", Method::OwnedPods),
+        ("example.com/v1", "Deployment", Method::OwnedPods),
+    ];
+    for (api_version, kind, method) in cases {
+        assert_eq!(
+            Method::of(&target(api_version, kind, "x", "restart")),
+            method,
+            "{api_version} {kind}"
+        );
+    }
+}
+
+#[test]
+fn selectors_are_read_as_kubernetes_reads_them_and_never_select_everything() {
+    let cases = [
+        (json!({"matchLabels": {"app": "web"}}), Ok("app=web")),
+        (
+            json!({"matchExpressions": [{"key": "tier", "operator": "In", "values": ["a", "b"]}]}),
+            Ok("tier in (a,b)"),
+        ),
+        (json!({"app": "rc"}), Ok("app=rc")),
+        (json!({}), Err("nbv never deletes every pod")),
+        (
+            json!({"matchLabels": {}}),
+            Err("nbv never deletes every pod"),
+        ),
+        (Value::Null, Err("it has no spec.selector")),
+        (
+            json!({"app": 3}),
+            Err("its spec.selector.app is not a string"),
+        ),
+        (
+            json!({"matchExpressions": [{"key": "k", "operator": "Sometimes"}]}),
+            Err("cannot be used"),
+        ),
+    ];
+    for (selector, expected) in cases {
+        let object = json!({"spec": {"selector": selector}});
+        match (selector_of(&object), expected) {
+            (Ok(found), Ok(wanted)) => assert_eq!(found.to_string(), wanted, "{selector}"),
+            (Err(found), Err(wanted)) => assert!(found.contains(wanted), "{selector}: {found}"),
+            (found, wanted) => panic!("{selector}: {found:?}, expected {wanted:?}"),
+        }
+    }
+}
+
+#[test]
+fn a_restart_by_pods_without_a_uid_or_selector_is_refused() {
+    let rc = target("v1", "ReplicationController", "rc", "restart");
+    let no_uid =
+        restart::pods_to_list(&json!({"spec": {"selector": {"app": "rc"}}}), &rc).unwrap_err();
+    assert_eq!(
+        no_uid.to_string(),
+        "restart ReplicationController ml/rc: it has no metadata.uid"
+    );
+    let no_selector =
+        restart::pods_to_list(&json!({"metadata": {"uid": "u"}, "spec": {}}), &rc).unwrap_err();
+    assert!(
+        no_selector.reason.contains("never deletes every pod"),
+        "{no_selector}"
+    );
+    let isvc = target(
+        "serving.kserve.io/v1beta1",
+        "InferenceService",
+        "predictor",
+        "restart",
+    );
+    let query = restart::pods_to_list(&json!({}), &isvc).unwrap().unwrap();
+    assert_eq!(
+        query.label_selector,
+        "serving.kserve.io/inferenceservice=predictor"
+    );
+    assert_eq!(query.owner_uid, None);
+    let web = target("apps/v1", "Deployment", "web", "restart");
+    assert_eq!(restart::pods_to_list(&json!({}), &web), Ok(None));
+}
+
+#[test]
+fn the_census_deletes_only_pods_that_predate_the_run() {
+    let census = Census::of(
+        vec![
+            pod("old", Some("2026-01-24T22:29:59Z"), false),
+            pod("same-second", Some("2026-01-24T22:30:00Z"), false),
+            pod("new", Some("2026-01-24T22:31:00Z"), false),
+            pod("unknown", None, false),
+            pod("leaving", Some("2026-01-24T20:00:00Z"), true),
+        ],
+        ended(),
+    );
+    let older: Vec<_> = census
+        .older
+        .iter()
+        .filter_map(|p| p.metadata.name.clone())
+        .collect();
+    assert_eq!(older, ["old"]);
+    assert_eq!((census.newer, census.terminating), (3, 1));
+    let isvc = target(
+        "serving.kserve.io/v1beta1",
+        "InferenceService",
+        "predictor",
+        "restart",
+    );
+    let Decision::Write(deletions) = restart::pods_to_delete(&isvc, census, &run()) else {
+        panic!("one pod to delete");
+    };
+    assert_eq!(deletions.pods.len(), 1);
+    assert_eq!(deletions.pods[0].uid, "uid-old");
+    assert_eq!(
+        deletions.done(0),
+        TriggerOutcome::AlreadyDone {
+            reason: Already::NoPodPredatesRun,
+            summary: "no pod of InferenceService ml/predictor was created before the run ended at \
+                      2026-01-24T22:30:00Z (3 newer spared, 1 already terminating)"
+                .into(),
+        }
+    );
+}
+
+#[test]
+fn owners_are_read_lazily_and_at_most_a_bounded_number_of_times() {
+    let owned_by = |name: &str, uid: &str| -> Pod {
+        serde_json::from_value(json!({"metadata": {"name": name, "ownerReferences": [
+            {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": uid, "uid": uid}]}}))
+        .unwrap()
+    };
+    let direct: Pod =
+        serde_json::from_value(json!({"metadata": {"name": "direct", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "ReplicationController", "name": "rc", "uid": "target"}]}}))
+        .unwrap();
+    // Two pods of one ReplicaSet: one read. A pod owned directly: none.
+    let pods = vec![
+        direct.clone(),
+        owned_by("a", "rs1"),
+        owned_by("b", "rs1"),
+        owned_by("c", "rs2"),
+    ];
+    let mut owners = Owners::new("target");
+    let mut reads = Vec::new();
+    while let Some(reference) = owners.next_lookup(&pods) {
+        reads.push(reference.uid.clone());
+        let found = serde_json::from_value(json!({"uid": reference.uid, "ownerReferences":
+            if reference.uid == "rs1" { json!([{"apiVersion": "v1", "kind": "X", "name": "t", "uid": "target"}]) } else { json!([]) }}))
+        .unwrap();
+        owners.learn(&reference, Some(&found));
+    }
+    assert_eq!(reads, ["rs1", "rs2"]);
+    let owned: Vec<_> = owners
+        .owned(pods.clone())
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    assert_eq!(owned, ["direct", "a", "b"]);
+    assert!(!owners.bounded(&pods));
+
+    // Many ReplicaSets: the bound stops the reads, and the rest are spared.
+    let many: Vec<Pod> = (0..40)
+        .map(|i| owned_by(&format!("p{i}"), &format!("rs{i}")))
+        .collect();
+    let mut owners = Owners::new("target");
+    let mut count = 0;
+    while let Some(reference) = owners.next_lookup(&many) {
+        count += 1;
+        owners.learn(&reference, None);
+    }
+    assert_eq!(count, restart::MAX_OWNER_LOOKUPS);
+    assert!(owners.bounded(&many));
+    assert!(owners.owned(many).is_empty());
+}
+
+#[test]
+fn a_namesake_owner_with_another_uid_does_not_own_the_pod() {
+    let pod: Pod = serde_json::from_value(json!({"metadata": {"name": "p", "ownerReferences": [
+        {"apiVersion": "apps/v1", "kind": "ReplicaSet", "name": "rs", "uid": "old-rs"}]}}))
+    .unwrap();
+    let mut owners = Owners::new("target");
+    let reference = owners.next_lookup(std::slice::from_ref(&pod)).unwrap();
+    let namesake = serde_json::from_value(json!({"uid": "new-rs", "ownerReferences": [
+        {"apiVersion": "v1", "kind": "X", "name": "t", "uid": "target"}]}))
+    .unwrap();
+    owners.learn(&reference, Some(&namesake));
+    assert!(owners.owned(vec![pod]).is_empty());
+}
+
+/// One Application state per row, and what a sync trigger decides on it.
+fn sync_table() -> Vec<(&'static str, Value)> {
+    let marker = json!([{"name": "nbv-run", "value": "ml/train@2026-01-24T22:30:00Z"}]);
+    let meta = json!({"name": "serving", "namespace": "argocd", "resourceVersion": "42"});
+    vec![
+        ("idle", json!({"metadata": meta})),
+        (
+            "requested by this run",
+            json!({"metadata": meta, "operation": {"info": marker}}),
+        ),
+        (
+            "running for this run",
+            json!({"metadata": meta, "status": {"operationState": {"phase": "Running", "operation": {"info": marker}}}}),
+        ),
+        (
+            "another operation requested",
+            json!({"metadata": meta, "operation": {"sync": {}}}),
+        ),
+        (
+            "full sync since the run",
+            json!({"metadata": meta, "status": {"operationState": {
+            "phase": "Succeeded", "startedAt": "2026-01-24T22:31:00Z", "operation": {"sync": {}}}}}),
+        ),
+        (
+            "stuck operation state",
+            json!({"metadata": meta, "status": {"operationState": {"phase": "Running"}}}),
+        ),
+        (
+            "being deleted",
+            json!({"metadata": {"name": "serving", "resourceVersion": "42", "deletionTimestamp": "2026-01-24T22:31:00Z"}}),
+        ),
+        (
+            "no resourceVersion",
+            json!({"metadata": {"name": "serving"}}),
+        ),
+    ]
+}
+
+#[test]
+fn sync_decisions_snapshot() {
+    let now = ended() + Duration::minutes(1);
+    let decisions: Vec<(&str, Decision<_>)> = sync_table()
+        .into_iter()
+        .map(|(state, app)| {
+            (
+                state,
+                sync::decide(&app, None, &application(), &run(), "nbv-operator", now),
+            )
+        })
+        .collect();
+    insta::assert_json_snapshot!(decisions);
+}
+
+#[test]
+fn a_closed_sync_window_defers_until_it_opens() {
+    let freeze = SyncWindow {
+        kind: "deny".into(),
+        schedule: "0 22 * * *".into(),
+        duration: "1h".into(),
+        applications: vec!["*".into()],
+        ..SyncWindow::default()
+    };
+    let app = json!({"metadata": {"name": "serving", "namespace": "argocd", "resourceVersion": "1"}, "spec": {"project": "ml"}});
+    let now = ended() + Duration::minutes(1);
+    let decision = sync::decide(
+        &app,
+        Some(&[freeze]),
+        &application(),
+        &run(),
+        "nbv-operator",
+        now,
+    );
+    let Decision::Deferred { reason, until } = decision else {
+        panic!("{decision:?}");
+    };
+    assert_eq!(
+        until,
+        Some(Utc.with_ymd_and_hms(2026, 1, 24, 23, 0, 0).unwrap())
+    );
+    assert!(
+        reason.starts_with("Application argocd/serving: a sync window of its AppProject ml: "),
+        "{reason}"
+    );
+    assert!(
+        reason.ends_with("the sync starts when it opens, at 2026-01-24T23:00:00Z"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn sync_reports_follow_the_runs_operation() {
+    let marker = json!([{"name": "nbv-run", "value": "ml/train@2026-01-24T22:30:00Z"}]);
+    let cases = [
+        (
+            json!({"operation": {"info": marker}}),
+            "in progress: the sync of Application argocd/serving for this run is Requested",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Failed", "message": "boom", "operation": {"info": marker}}}}),
+            "failed: the sync of Application argocd/serving for this run ended in phase Failed: boom",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Succeeded", "operation": {"info": []}}}}),
+            "replaced: Application argocd/serving shows no operation of this run any more (nbv-run: \
+          ml/train@2026-01-24T22:30:00Z): another operation replaced it, or Argo CD had already synced",
+        ),
+    ];
+    for (app, expected) in cases {
+        let shown = match sync::report(&app, &application(), &run()) {
+            SyncReport::InProgress { summary } => format!("in progress: {summary}"),
+            SyncReport::Finished {
+                succeeded: true,
+                summary,
+            } => format!("succeeded: {summary}"),
+            SyncReport::Finished {
+                succeeded: false,
+                summary,
+            } => format!("failed: {summary}"),
+            SyncReport::Replaced { summary } => format!("replaced: {summary}"),
+        };
+        assert_eq!(shown, expected);
+    }
+}
+
+#[test]
+fn only_a_full_sync_since_the_run_counts_as_deployed() {
+    let now = ended() + Duration::minutes(1);
+    for (state, app) in sync_table() {
+        let decision = sync::decide(&app, None, &application(), &run(), "nbv-operator", now);
+        let deployed =
+            matches!(&decision, Decision::AlreadyDone { reason, .. } if reason.deployed());
+        assert_eq!(deployed, state == "full sync since the run", "{state}");
+    }
+}
+
+/// An RFC 3339 time within a day of the run's end, at whole or fractional seconds, in
+/// UTC or with an offset; or something that is not a time at all.
+fn written_time() -> impl Strategy<Value = Option<String>> {
+    prop_oneof![
+        Just(None),
+        Just(Some("not a time".to_owned())),
+        (
+            -86_400i64..86_400,
+            0u32..1_000_000_000,
+            prop_oneof![Just(0i32), Just(3600), Just(-19_800)]
+        )
+            .prop_map(|(seconds, nanos, offset)| {
+                let at =
+                    ended() + Duration::seconds(seconds) + Duration::nanoseconds(i64::from(nanos));
+                let offset = chrono::FixedOffset::east_opt(offset).unwrap();
+                Some(at.with_timezone(&offset).to_rfc3339())
+            }),
+    ]
+}
+
+fn labels() -> impl Strategy<Value = Value> {
+    prop::collection::btree_map(
+        "[a-c]{1,2}",
+        prop_oneof![Just(json!("x")), Just(json!(1)), Just(json!(null))],
+        0..3,
+    )
+    .prop_map(|map| json!(map))
+}
+
+/// One action's decision on an object.
+type Decide<'a> = dyn Fn(&Value) -> Decision<nbv_core::actions::Patch> + 'a;
+
+proptest! {
+    /// A restart by pods never lists with a selector of every pod, whatever the
+    /// target's `spec.selector` holds.
+    #[test]
+    fn a_restart_never_selects_every_pod_of_a_namespace(
+        selector in prop_oneof![
+            Just(Value::Null),
+            labels(),
+            labels().prop_map(|l| json!({"matchLabels": l})),
+            labels().prop_map(|l| json!({"matchLabels": l, "matchExpressions": []})),
+        ]
+    ) {
+        let object = json!({"metadata": {"uid": "u"}, "spec": {"selector": selector}});
+        if let Ok(Some(query)) = restart::pods_to_list(&object, &target("v1", "ReplicationController", "rc", "restart")) {
+            let selector = selector_of(&object).unwrap();
+            prop_assert!(!selector.selects_all());
+            prop_assert!(!query.label_selector.is_empty());
+        }
+    }
+
+    /// A refresh or a rolling restart writes only over an older time (or one that is
+    /// not nbv's), so the target's time never moves backwards.
+    #[test]
+    fn a_refresh_never_moves_a_timestamp_backwards(existing in written_time(), late in 0i64..3) {
+        let target = target("v1", "ConfigMap", "model", "refresh");
+        let mut object = json!({"metadata": {"name": "model", "resourceVersion": "1"}});
+        if let Some(at) = &existing {
+            object["metadata"]["annotations"] = json!({"mlops.dev/restart-timestamp": at});
+        }
+        let run = Run::new("ml", "train", ended() + Duration::seconds(late));
+        let decision = refresh::decide(&object, &target, &run, run.completed_at);
+        let old = existing.as_deref().and_then(|at| DateTime::parse_from_rfc3339(at).ok());
+        match decision {
+            Decision::Write(write) => {
+                let new = write.patch["metadata"]["annotations"]["mlops.dev/restart-timestamp"].as_str().unwrap();
+                let new = DateTime::parse_from_rfc3339(new).unwrap();
+                if let Some(old) = old {
+                    prop_assert!(new > old, "{new} over {old}");
+                }
+            }
+            Decision::AlreadyDone { reason: Already::Refreshed { at }, .. } => {
+                prop_assert_eq!(Some(at.as_str()), existing.as_deref());
+                prop_assert!(old.is_some_and(|old| old.timestamp() >= run.completed_at.timestamp()));
+            }
+            other => prop_assert!(false, "{other:?}"),
+        }
+    }
+
+    /// Deciding again on what a write produced is already done: a retry after a lost
+    /// answer writes nothing, for every action.
+    #[test]
+    fn deciding_twice_on_the_result_of_a_write_is_already_done(
+        existing in written_time(),
+        with_project in any::<bool>(),
+        stuck in prop_oneof![Just(None), Just(Some("Running")), Just(Some("Failed"))],
+        minutes in 0i64..120,
+    ) {
+        let now = ended() + Duration::minutes(minutes);
+        let mut object = json!({"metadata": {"name": "x", "namespace": "ml", "resourceVersion": "1"}});
+        if with_project {
+            object["spec"] = json!({"project": "ml", "syncPolicy": {"syncOptions": ["CreateNamespace=true"]}});
+        }
+        if let Some(at) = &existing {
+            object["metadata"]["annotations"] = json!({"mlops.dev/restart-timestamp": at});
+            object["spec"]["template"]["metadata"]["annotations"] = json!({"kubectl.kubernetes.io/restartedAt": at});
+        }
+        if let Some(phase) = stuck {
+            object["status"] = json!({"operationState": {"phase": phase}});
+        }
+        let web = target("apps/v1", "Deployment", "web", "restart");
+        let config = target("v1", "ConfigMap", "x", "refresh");
+        let app = target("argoproj.io/v1alpha1", "Application", "x", "refresh");
+        let decisions: [(&str, &Decide<'_>); 4] = [
+            ("rolling restart", &|o| restart::rolling_restart(o, &web, &run())),
+            ("refresh", &|o| refresh::decide(o, &config, &run(), now)),
+            ("refresh of an Application", &|o| refresh::decide(o, &app, &run(), now)),
+            ("sync", &|o| sync::decide(o, None, &application(), &run(), "nbv-operator", now)),
+        ];
+        for (action, decide) in decisions {
+            let first = decide(&object);
+            let after = match &first {
+                Decision::Write(write) => merged(&object, &write.patch),
+                Decision::AlreadyDone { .. } => object.clone(),
+                other => { prop_assert!(false, "{action}: {other:?}"); unreachable!() }
+            };
+            let second = decide(&after);
+            prop_assert!(matches!(second, Decision::AlreadyDone { .. }), "{action}: {first:?} then {second:?}");
+        }
+        // Deleting the pods a restart names leaves none to delete.
+        let pods = vec![
+            pod("a", existing.as_deref().filter(|at| DateTime::parse_from_rfc3339(at).is_ok()), false),
+            pod("b", Some("2026-01-24T21:00:00Z"), false),
+            pod("c", Some("2026-01-24T23:00:00Z"), false),
+        ];
+        let isvc = target("serving.kserve.io/v1beta1", "InferenceService", "predictor", "restart");
+        if let Decision::Write(deletions) = restart::pods_to_delete(&isvc, Census::of(pods.clone(), ended()), &run()) {
+            let left: Vec<Pod> = pods
+                .into_iter()
+                .filter(|p| !deletions.pods.iter().any(|d| Some(&d.uid) == p.metadata.uid.as_ref()))
+                .collect();
+            let again = restart::pods_to_delete(&isvc, Census::of(left, ended()), &run());
+            let again_done = matches!(again, Decision::AlreadyDone { reason: Already::NoPodPredatesRun, .. });
+            prop_assert!(again_done, "{again:?}");
+        }
+    }
+}
