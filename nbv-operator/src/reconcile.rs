@@ -5,7 +5,7 @@
 //!    the status if it changed, with the job's `resourceVersion` as a precondition so a
 //!    stale view never overwrites a newer status. In `--gitops-only` mode another
 //!    controller owns the phase, and this step is skipped.
-//! 2. Feed the job's phase and parent Application to the [`Publisher`](crate::publisher::Publisher).
+//! 2. Read the job's parent Application (the [`Publisher`](crate::publisher::Publisher) learns of the job from the watch, not from here).
 //! 3. Plan ([`nbv_core::plan::plan`]) from the *persisted* status: GitOps effects of a
 //!    terminal transition are planned only once the terminal phase is written.
 //! 4. Carry each effect out, record its outcome in the run's ledger, write the ledger
@@ -195,7 +195,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     // Conditions beyond the plan's, each with the Event that announces a change of it.
     let mut reported: Vec<(ConditionUpdate, Option<ReportReason>)> = Vec::new();
     if let Some(parent) = &entry.lookup.parent
-        && let Some(object) = ctx.publisher.application(&parent.app, &namespace)
+        && let Some(object) = ctx.applications.find(&parent.app, [namespace.as_str()])
     {
         let value = serde_json::to_value(&*object).unwrap_or_default();
         let owner = application_set_owner(&value);
@@ -208,8 +208,6 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         reported.push((application_status_condition(&name, owner.as_deref()), event));
     }
     let parent_warnings = parent_diagnostics(&entry.lookup.problems);
-    ctx.publisher
-        .job_changed(entry.key, entry.lookup.parent, entry.phase);
     let phase = job
         .status
         .as_ref()
