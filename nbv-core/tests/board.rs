@@ -267,12 +267,9 @@ fn board_timeline_snapshot() {
     let mut step = |board: &mut Board, at: i64, what: &str| {
         let now = secs(at);
         let published = publish_all(board, now, PublishOutcome::Patched);
-        let next = board
-            .due(now)
-            .next
-            .map_or("never".to_owned(), |next| {
-                format!("{}s", (next - start()).num_seconds())
-            });
+        let next = board.due(now).next.map_or("never".to_owned(), |next| {
+            format!("{}s", (next - start()).num_seconds())
+        });
         lines.push(format!(
             "{at:>4}s {what:<28} published {published:?}, next at {next}"
         ));
