@@ -13,6 +13,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use nbv_core::aggregate::{AppId, Board, Publication, PublishOutcome, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
@@ -29,6 +30,15 @@ const CACHE_POLL: TimeDelta = TimeDelta::seconds(5);
 
 /// The annotations of an Application without any.
 static NO_ANNOTATIONS: BTreeMap<String, String> = BTreeMap::new();
+
+/// The namespace and name of an Application object, as an [`AppId`].
+fn located(object: &DynamicObject) -> Option<AppId> {
+    AppId::new(
+        Some(object.metadata.namespace.as_deref()?),
+        object.metadata.name.as_deref()?,
+    )
+    .ok()
+}
 
 /// The jobs' watch, as the publisher consumes it: hand it every event.
 #[derive(Clone)]
@@ -108,28 +118,12 @@ impl Publisher {
         }
         let all = self.applications.all();
         let shown = all.iter().filter_map(|object| {
-            let app = AppId::new(
-                Some(object.metadata.namespace.as_deref()?),
-                object.metadata.name.as_deref()?,
-            )
-            .ok()?;
-            Some((
-                app,
-                object
-                    .metadata
-                    .annotations
-                    .as_ref()
-                    .unwrap_or(&NO_ANNOTATIONS),
-            ))
+            let annotations = object.metadata.annotations.as_ref();
+            Some((located(object)?, annotations.unwrap_or(&NO_ANNOTATIONS)))
         });
         let applications = &self.applications;
         self.board.sweep(shown, |app, homes| {
-            let object = applications.find(app, homes.iter().copied())?;
-            AppId::new(
-                Some(object.metadata.namespace.as_deref()?),
-                object.metadata.name.as_deref()?,
-            )
-            .ok()
+            located(&*applications.find(app, homes.iter().copied())?)
         });
         None
     }
