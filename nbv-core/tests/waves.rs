@@ -6,8 +6,9 @@ use chrono::{DateTime, TimeZone, Utc};
 use nbv_core::annotations::{
     ARGOCD_SYNC_WAVE, BLOCK_WAVE, COMPLETION_TIME, WAVE_COMPLETE, WAVE_FAILED,
 };
+use nbv_core::api::JobPhase;
 use nbv_core::waves::{
-    FailureReason, GateDecision, GateJob, InvalidWaveKind, RunPhase, Wave, WaveOutcome, block_wave,
+    FailureReason, GateDecision, GateJob, InvalidWaveKind, Wave, WaveOutcome, block_wave,
     completion_time, effective_wave, gate, sync_wave, wave_patch,
 };
 use proptest::prelude::*;
@@ -444,7 +445,7 @@ fn nothing_to_clear_means_no_patch() {
 struct Job {
     name: String,
     annotations: BTreeMap<String, String>,
-    phase: RunPhase,
+    phase: JobPhase,
 }
 
 impl Job {
@@ -471,7 +472,7 @@ fn completed_blocker(name: &str, wave: i64) -> Job {
             (WAVE_COMPLETE, "3"),
             (COMPLETION_TIME, "2026-01-24T22:30:00Z"),
         ]),
-        phase: RunPhase::Succeeded,
+        phase: JobPhase::Succeeded,
     }
 }
 
@@ -479,16 +480,15 @@ fn running_blocker(name: &str, wave: i64) -> Job {
     Job {
         name: name.to_owned(),
         annotations: annotations(&[(ARGOCD_SYNC_WAVE, "3"), (BLOCK_WAVE, &wave.to_string())]),
-        phase: RunPhase::Running,
+        phase: JobPhase::Running,
     }
 }
 
-fn phase() -> impl Strategy<Value = RunPhase> {
+fn phase() -> impl Strategy<Value = JobPhase> {
     prop_oneof![
-        Just(RunPhase::Running),
-        Just(RunPhase::Succeeded),
-        Just(RunPhase::Failed),
-        Just(RunPhase::Unknown),
+        Just(JobPhase::Running),
+        Just(JobPhase::Succeeded),
+        Just(JobPhase::Failed),
     ]
 }
 
@@ -586,7 +586,7 @@ proptest! {
     ) {
         let mut failed = running_blocker(&name, 4);
         if by_phase {
-            failed.phase = RunPhase::Failed;
+            failed.phase = JobPhase::Failed;
         } else {
             failed.annotations.insert(WAVE_FAILED.to_owned(), "3".to_owned());
         }
@@ -620,7 +620,7 @@ proptest! {
                 let own = sync_wave(&job.annotations).unwrap().unwrap();
                 let done: Wave = job.annotations[WAVE_COMPLETE].parse().unwrap();
                 prop_assert_eq!(own, done);
-                prop_assert_eq!(job.phase, RunPhase::Succeeded);
+                prop_assert_eq!(job.phase, JobPhase::Succeeded);
                 prop_assert!(!job.annotations.contains_key(WAVE_FAILED));
             }
         }
@@ -634,7 +634,7 @@ proptest! {
                 prop_assert!(is_sorted(&on));
                 for name in &on {
                     let waiting = jobs.iter().any(|j| &j.name == name && blocks_four(j)
-                        && j.phase != RunPhase::Failed && !j.annotations.contains_key(WAVE_FAILED));
+                        && j.phase != JobPhase::Failed && !j.annotations.contains_key(WAVE_FAILED));
                     prop_assert!(waiting, "{} is not a live blocker", name);
                 }
             }
@@ -643,7 +643,7 @@ proptest! {
                 for failure in &failed {
                     let culprit = jobs.iter().any(|j| j.name == failure.job && match &failure.reason {
                         FailureReason::RunFailed => blocks_four(j)
-                            && (j.phase == RunPhase::Failed || j.annotations.contains_key(WAVE_FAILED)),
+                            && (j.phase == JobPhase::Failed || j.annotations.contains_key(WAVE_FAILED)),
                         FailureReason::NoSyncWave => blocks_four(j) && !j.annotations.contains_key(ARGOCD_SYNC_WAVE),
                         FailureReason::Unreadable(e) => j.annotations.get(e.annotation()).is_some_and(|v| v.parse::<Wave>().is_err()),
                     });
@@ -666,7 +666,7 @@ fn stale_or_foreign_wave_complete_keeps_waiting() {
     job.annotations
         .insert(WAVE_COMPLETE.to_owned(), "03".to_owned());
     assert!(decide(4, &[job.clone()]).is_open(), "compared as numbers");
-    job.phase = RunPhase::Running;
+    job.phase = JobPhase::Running;
     assert!(matches!(decide(4, &[job]), GateDecision::Waiting { .. }));
 }
 
@@ -693,7 +693,7 @@ fn gate_messages() {
     messages.push(decide(4, &many).to_string());
 
     let mut failed_run = running_blocker("train", 4);
-    failed_run.phase = RunPhase::Failed;
+    failed_run.phase = JobPhase::Failed;
     let mut no_sync = running_blocker("no-sync", 4);
     no_sync.annotations.remove(ARGOCD_SYNC_WAVE);
     let mut bad_sync = running_blocker("bad-sync", 4);

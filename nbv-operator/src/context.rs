@@ -2,7 +2,10 @@
 
 use std::sync::Arc;
 
-use nbv_core::aggregate::{JobKey, TrackingSettings};
+use futures::FutureExt;
+use kube::api::DynamicObject;
+use kube::runtime::reflector::{ObjectRef, Store};
+use nbv_core::aggregate::{AppId, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::RetryPolicy;
 use nbv_core::plan::EffectRetryPolicy;
@@ -11,7 +14,6 @@ use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
-use crate::publisher::Publisher;
 use crate::reconcile::RecentLedgers;
 use crate::validation_pod::PodRunner;
 
@@ -23,8 +25,8 @@ pub struct Context {
     pub config: OperatorConfig,
     /// Carries out effects.
     pub executor: Executor,
-    /// Publishes Application status.
-    pub publisher: Arc<Publisher>,
+    /// The Argo CD Applications, from the watch cache (read-only).
+    pub applications: Applications,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
     /// The time source.
@@ -42,16 +44,62 @@ pub struct Context {
 }
 
 impl Context {
-    /// Forgets a deleted job: its Application stops counting it and its recent
-    /// ledger is dropped. Called when the watch reports the deletion (a job deleted
-    /// without a finalizer is never reconciled again) and when a reconcile finds the
-    /// job being deleted.
+    /// Forgets a deleted job's recent ledger. Called when the watch reports the
+    /// deletion (a job deleted without a finalizer is never reconciled again) and when
+    /// a reconcile finds the job being deleted.
     pub fn job_deleted(&self, job: &NotebookValidationJob) {
-        if let Some(key) = JobKey::of(job) {
-            self.publisher.job_removed(&key);
-        }
         if let Some(uid) = &job.metadata.uid {
             self.recent.forget(uid);
         }
+    }
+}
+
+/// The Argo CD Applications nbv watches, read from the watch cache: no GET per lookup.
+#[derive(Clone)]
+pub struct Applications {
+    store: Option<Store<DynamicObject>>,
+    namespaces: Vec<String>,
+}
+
+impl Applications {
+    /// The Applications of `store` (`None`: none are watched), looking for an
+    /// Application named without a namespace in `namespaces`, in order.
+    pub fn new(store: Option<Store<DynamicObject>>, namespaces: Vec<String>) -> Self {
+        Applications { store, namespaces }
+    }
+
+    /// The Application object `app` names, for a job in one of `job_namespaces`: in
+    /// its own namespace if it names one, else the first found among the configured
+    /// namespaces, then `job_namespaces`.
+    pub fn find<'a>(
+        &'a self,
+        app: &AppId,
+        job_namespaces: impl IntoIterator<Item = &'a str>,
+    ) -> Option<Arc<DynamicObject>> {
+        let store = self.store.as_ref()?;
+        let resource = crate::controller::application_resource();
+        let lookup =
+            |ns: &str| store.get(&ObjectRef::new_with(app.name(), resource.clone()).within(ns));
+        match app.namespace() {
+            Some(ns) => lookup(ns),
+            None => self
+                .namespaces
+                .iter()
+                .map(String::as_str)
+                .chain(job_namespaces)
+                .find_map(lookup),
+        }
+    }
+
+    /// Whether the cache holds the first listing (always true without a cache).
+    pub fn ready(&self) -> bool {
+        self.store
+            .as_ref()
+            .is_none_or(|store| store.wait_until_ready().now_or_never().is_some())
+    }
+
+    /// Every Application in the cache.
+    pub fn all(&self) -> Vec<Arc<DynamicObject>> {
+        self.store.as_ref().map(Store::state).unwrap_or_default()
     }
 }

@@ -1,9 +1,10 @@
 //! The kube-runtime controller: what nbv watches, and the loop that runs reconciles.
 //!
 //! Watched through kube-runtime's watch cache, never polled:
-//! - NotebookValidationJobs (all namespaces, or `--watch-namespace`). The watch also
-//!   tells the publisher what no reconcile can: that a job was deleted, and that the
-//!   watch listed the jobs again (jobs deleted while it was down are then forgotten);
+//! - NotebookValidationJobs (all namespaces, or `--watch-namespace`). Every event of
+//!   this watch also feeds the publisher's board, its only source: changes, deletions
+//!   (a job deleted without a finalizer is never reconciled again) and new listings
+//!   (jobs deleted while the watch was down are then forgotten);
 //! - in default mode, the validation Pods nbv created, selected by nbv's label: the
 //!   reconciler reads a Pod from this cache, not with a GET per event;
 //! - Argo CD Applications in the configured Application namespaces, into a cache the
@@ -42,10 +43,10 @@ use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::config::TrackingConfig;
-use crate::context::Context;
+use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
-use crate::publisher::Publisher;
+use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
 use crate::validation_pod::PodRunner;
@@ -163,26 +164,25 @@ pub async fn tracking_settings(
 }
 
 /// The jobs' watch, into `cache`, as the stream of changed jobs the controller
-/// reconciles. Two things no reconcile can see are reported on the way: a deleted
-/// job (without a finalizer it is never reconciled again) and a new listing of
-/// every job (jobs deleted while the watch was down vanish without a Delete).
+/// reconciles. Every event is also handed to the publisher through `feed`, and a
+/// deleted job is reported, since without a finalizer it is never reconciled again.
 fn watch_jobs(
     api: Api<NotebookValidationJob>,
     cache: reflector::store::Writer<NotebookValidationJob>,
     context: Arc<Context>,
+    feed: JobFeed,
 ) -> impl Stream<Item = Result<NotebookValidationJob, watcher::Error>> + Send + 'static {
     watcher(api, watcher::Config::default())
         .default_backoff()
-        // The cache is updated before each event passes on, so the publisher sees the
-        // cache after the change.
+        // The cache is updated before each event passes on.
         .reflect(cache)
-        .inspect(move |event| match event {
-            Ok(watcher::Event::Delete(job)) => {
+        .inspect(move |event| {
+            let Ok(event) = event else { return };
+            feed.observe(event);
+            if let watcher::Event::Delete(job) = event {
                 context.job_deleted(job);
                 context.metrics.job_deleted(job);
             }
-            Ok(watcher::Event::InitDone) => context.publisher.jobs_relisted(),
-            _ => {}
         })
         .applied_objects()
 }
@@ -242,14 +242,14 @@ pub async fn run(
     .with_applications(applications.clone(), config.application_namespaces.clone())
     .with_projects(projects)
     .with_clock(clock.clone());
-    let publisher = Publisher::new(
+    let applications = Applications::new(Some(applications), config.application_namespaces.clone());
+    let (publisher, feed) = Publisher::new(
         clock.clone(),
         executor.clone(),
         metrics.clone(),
-        Some(applications),
-        config.application_namespaces.clone(),
-    )
-    .with_tracking(tracking.clone());
+        applications.clone(),
+        tracking.clone(),
+    );
 
     let jobs: Api<NotebookValidationJob> = watched(&client, config.watch_namespace.as_deref());
     let retry_policy = RetryPolicy::new(
@@ -261,8 +261,7 @@ pub async fn run(
     .unwrap_or_default();
     let job_cache = reflector::store::Writer::<NotebookValidationJob>::default();
     let job_store = job_cache.as_reader();
-    let publisher = Arc::new(publisher.with_jobs(job_store.clone()));
-    tokio::spawn(publisher.clone().run(shutdown.clone()));
+    tokio::spawn(publisher.run(shutdown.clone()));
 
     let mut pods =
         PodRunner::new(client.clone(), PodDefaults::default()).with_metrics(metrics.clone());
@@ -295,14 +294,14 @@ pub async fn run(
         client,
         config,
         executor,
-        publisher,
+        applications,
         metrics,
         clock,
         retry_policy,
         effect_retry: EffectRetryPolicy::default(),
         recent: RecentLedgers::default(),
     });
-    let job_stream = watch_jobs(jobs, job_cache, context.clone());
+    let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed);
     let mut controller = Controller::for_stream(job_stream, job_store);
     if let Some(pod_stream) = pod_stream {
         controller = controller.owns_stream(pod_stream);

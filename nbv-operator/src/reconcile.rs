@@ -183,8 +183,6 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let entry = JobEntry::of(&job, &ctx.tracking).ok_or(Error::Identity)?;
     let parent = parent_condition_of(ctx, &entry, &namespace);
     let plan = plan_of(&mut job, &entry, ctx, now);
-    ctx.publisher
-        .job_changed(entry.key, entry.lookup.parent, entry.phase);
     let mut settlement = Settlement::new(&plan);
     if let Some(parent) = parent {
         settlement.report(parent);
@@ -282,7 +280,7 @@ fn plan_of(
 /// Application.
 fn parent_condition_of(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
     let parent = entry.lookup.parent.as_ref()?;
-    let object = ctx.publisher.application(&parent.app, namespace)?;
+    let object = ctx.applications.find(&parent.app, [namespace])?;
     Some(parent_condition(&serde_json::to_value(&*object).ok()?))
 }
 

@@ -2,9 +2,9 @@
 
 use std::collections::BTreeMap;
 
-use super::index::{JobKey, JobPhase};
+use super::index::JobKey;
 use super::parent::{ParentLookup, TrackingSettings, parent_application};
-use crate::api::NotebookValidationJob;
+use crate::api::{JobPhase, NotebookValidationJob};
 
 /// What the Application status needs of one job: who it is, which Application it
 /// belongs to (and what was skipped finding out), and how its phase counts. The

@@ -5,7 +5,7 @@ use std::collections::{BTreeSet, HashMap};
 use std::fmt;
 
 use super::parent::{AppId, AppRef};
-use crate::api::{NotebookValidationJob, Phase};
+use crate::api::{JobPhase, NotebookValidationJob};
 
 /// A job's identity: its namespace and name.
 ///
@@ -95,53 +95,6 @@ impl JobKey {
 impl fmt::Display for JobKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
-
-/// A job's phase as the Application status counts it.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
-///
-/// let app = AppId::new(None, "ml")?;
-/// let parent = AppRef { app: app.clone(), source: ParentSource::InstanceLabel };
-/// let mut index = AggregateIndex::new();
-/// index.upsert(JobKey::new("ml", "train"), Some(parent), JobPhase::Running);
-/// assert_eq!(index.aggregate(&app).running(), 1);
-/// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum JobPhase {
-    /// Any phase that is not terminal: pending, initializing, building, validating,
-    /// waiting to retry, or not reported yet.
-    Running,
-    /// The run ended in success.
-    Succeeded,
-    /// The run ended in failure with no retry left.
-    Failed,
-}
-
-impl JobPhase {
-    /// How a job in `phase` (its `status.phase`, legacy names included) counts.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nbv_core::aggregate::JobPhase;
-    /// use nbv_core::api::Phase;
-    ///
-    /// assert_eq!(JobPhase::of(Some(Phase::Succeeded)), JobPhase::Succeeded);
-    /// assert_eq!(JobPhase::of(Some(Phase::ValidationRunning)), JobPhase::Running);
-    /// assert_eq!(JobPhase::of(None), JobPhase::Running);
-    /// ```
-    pub fn of(phase: Option<Phase>) -> JobPhase {
-        match phase.map(Phase::migrated) {
-            Some(Phase::Succeeded) => JobPhase::Succeeded,
-            Some(Phase::Failed) => JobPhase::Failed,
-            _ => JobPhase::Running,
-        }
     }
 }
 

@@ -12,6 +12,9 @@
 //!   Application already shows it.
 //! - [`decide_publish`] rate-limits publishing to once a minute per Application, with a
 //!   trailing update and a resync every 5 minutes.
+//! - [`Board`] puts it together for a shell: fed by the jobs' watch (`apply`, `delete`,
+//!   `reset`), it says which Applications are [`Due`] and with what status, and takes
+//!   each [`PublishOutcome`] back.
 //!
 //! Jobs are grouped per Application, never per namespace.
 //!
@@ -41,6 +44,7 @@
 //! }
 //! ```
 
+mod board;
 mod entry;
 mod index;
 mod parent;
@@ -48,8 +52,12 @@ mod preserved;
 mod publish;
 mod status;
 
+/// How a job's phase counts: [`crate::api::JobPhase`], re-exported beside the index it
+/// feeds.
+pub use crate::api::JobPhase;
+pub use board::{Board, Due, Publication, PublishOutcome, RETRY_INTERVAL};
 pub use entry::JobEntry;
-pub use index::{Aggregate, AggregateIndex, JobKey, JobPhase};
+pub use index::{Aggregate, AggregateIndex, JobKey};
 pub use parent::{
     AppId, AppPart, AppRef, INSTALLATION_ID_KEY, INSTANCE_LABEL_KEY, InvalidAppName, ParentLookup,
     ParentProblem, ParentSource, TRACKING_METHOD_KEY, TrackingMethod, TrackingSettings,

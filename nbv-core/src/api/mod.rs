@@ -29,7 +29,7 @@ mod phase;
 mod spec;
 mod status;
 
-pub use phase::{Phase, UnknownPhase};
+pub use phase::{JobPhase, Phase, UnknownPhase};
 pub use spec::*;
 pub use status::*;
 

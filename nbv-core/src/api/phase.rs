@@ -93,6 +93,54 @@ impl Phase {
     }
 }
 
+/// How far a job's run has come, as everything that only asks "has it ended, and how?"
+/// sees it: the Application status counts, the `mlops.dev/block-wave` gate and the
+/// metrics.
+///
+/// Derived from the job's `status.phase` ([`JobPhase::of`]): a job without a phase, or
+/// with one this version cannot read, is still running as far as anyone can tell.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::{JobPhase, Phase};
+///
+/// assert_eq!(JobPhase::of(Some(Phase::Failed)), JobPhase::Failed);
+/// assert!(JobPhase::Running < JobPhase::Succeeded);
+/// ```
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub enum JobPhase {
+    /// Any phase that is not terminal: initializing, building, validating, waiting to
+    /// retry, or not reported yet (or not readable).
+    Running,
+    /// The run ended in success.
+    Succeeded,
+    /// The run ended in failure with no retry left.
+    Failed,
+}
+
+impl JobPhase {
+    /// How a job in `phase` (its `status.phase`, legacy names included) counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::api::{JobPhase, Phase};
+    ///
+    /// assert_eq!(JobPhase::of(Some(Phase::Succeeded)), JobPhase::Succeeded);
+    /// assert_eq!(JobPhase::of(Some(Phase::ValidationRunning)), JobPhase::Running);
+    /// assert_eq!(JobPhase::of(Some(Phase::Running)), JobPhase::Running);
+    /// assert_eq!(JobPhase::of(None), JobPhase::Running);
+    /// ```
+    pub const fn of(phase: Option<Phase>) -> JobPhase {
+        match phase {
+            Some(Phase::Succeeded) => JobPhase::Succeeded,
+            Some(Phase::Failed) => JobPhase::Failed,
+            _ => JobPhase::Running,
+        }
+    }
+}
+
 impl fmt::Display for Phase {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.as_str())

@@ -5,38 +5,7 @@ use std::fmt;
 
 use super::wave::{Wave, WaveAnnotationError, block_wave, effective_wave, wave_complete};
 use crate::annotations::{ARGOCD_SYNC_WAVE, WAVE_FAILED};
-
-/// The phase of a job's current run, as the gate needs it.
-///
-/// Only [`RunPhase::Succeeded`] can satisfy a gate and only [`RunPhase::Failed`] fails
-/// it; the other two keep it waiting.
-///
-/// # Examples
-///
-/// ```
-/// use std::collections::BTreeMap;
-/// use nbv_core::waves::{gate, GateDecision, GateJob, RunPhase, Wave};
-///
-/// let annotations = BTreeMap::from([
-///     ("argocd.argoproj.io/sync-wave".to_string(), "3".to_string()),
-///     ("mlops.dev/block-wave".to_string(), "4".to_string()),
-///     ("mlops.dev/wave-complete".to_string(), "3".to_string()),
-/// ]);
-/// let job = |phase| GateJob { name: "train", annotations: &annotations, phase };
-/// assert!(gate(Wave::new(4), [job(RunPhase::Succeeded)]).is_open());
-/// assert!(matches!(gate(Wave::new(4), [job(RunPhase::Unknown)]), GateDecision::Waiting { .. }));
-/// ```
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub enum RunPhase {
-    /// The run has not ended yet (initializing, building, validating, waiting to retry).
-    Running,
-    /// The run ended in success.
-    Succeeded,
-    /// The run ended in failure with no retry left.
-    Failed,
-    /// The job reports no phase yet, or one this version does not know.
-    Unknown,
-}
+use crate::api::JobPhase;
 
 /// One job as the gate sees it: its name, its annotations and the phase of its run.
 ///
@@ -47,11 +16,12 @@ pub enum RunPhase {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use nbv_core::waves::{gate, GateJob, RunPhase, Wave};
+/// use nbv_core::waves::{gate, GateJob, Wave};
+/// use nbv_core::api::JobPhase;
 ///
 /// // A job without mlops.dev/block-wave never blocks anything.
 /// let annotations = BTreeMap::new();
-/// let job = GateJob { name: "lint", annotations: &annotations, phase: RunPhase::Failed };
+/// let job = GateJob { name: "lint", annotations: &annotations, phase: JobPhase::Failed };
 /// assert_eq!(gate(Wave::new(4), [job]).to_string(), "wave 4 is open: no job blocks it");
 /// ```
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -61,7 +31,7 @@ pub struct GateJob<'a> {
     /// The job's `metadata.annotations`.
     pub annotations: &'a BTreeMap<String, String>,
     /// The phase of the job's current run.
-    pub phase: RunPhase,
+    pub phase: JobPhase,
 }
 
 /// Why a job closes a gate for good (until someone acts).
@@ -70,10 +40,11 @@ pub struct GateJob<'a> {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use nbv_core::waves::{gate, FailureReason, GateDecision, GateJob, RunPhase, Wave};
+/// use nbv_core::waves::{gate, FailureReason, GateDecision, GateJob, Wave};
+/// use nbv_core::api::JobPhase;
 ///
 /// let annotations = BTreeMap::from([("mlops.dev/block-wave".to_string(), "4".to_string())]);
-/// let job = GateJob { name: "train", annotations: &annotations, phase: RunPhase::Running };
+/// let job = GateJob { name: "train", annotations: &annotations, phase: JobPhase::Running };
 /// let GateDecision::Failed { failed, .. } = gate(Wave::new(4), [job]) else { panic!() };
 /// assert_eq!(failed[0].reason, FailureReason::NoSyncWave);
 /// ```
@@ -115,10 +86,11 @@ impl fmt::Display for FailureReason {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use nbv_core::waves::{gate, GateDecision, GateJob, RunPhase, Wave};
+/// use nbv_core::waves::{gate, GateDecision, GateJob, Wave};
+/// use nbv_core::api::JobPhase;
 ///
 /// let annotations = BTreeMap::from([("mlops.dev/block-wave".to_string(), "four".to_string())]);
-/// let job = GateJob { name: "train", annotations: &annotations, phase: RunPhase::Running };
+/// let job = GateJob { name: "train", annotations: &annotations, phase: JobPhase::Running };
 /// let GateDecision::Failed { failed, .. } = gate(Wave::new(4), [job]) else { panic!() };
 /// assert_eq!(failed[0].job, "train");
 /// assert!(failed[0].to_string().starts_with("train (annotation mlops.dev/block-wave: \"four\""));
@@ -147,13 +119,14 @@ impl fmt::Display for GateFailure {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use nbv_core::waves::{gate, GateDecision, GateJob, RunPhase, Wave};
+/// use nbv_core::waves::{gate, GateDecision, GateJob, Wave};
+/// use nbv_core::api::JobPhase;
 ///
 /// let annotations = BTreeMap::from([
 ///     ("argocd.argoproj.io/sync-wave".to_string(), "3".to_string()),
 ///     ("mlops.dev/block-wave".to_string(), "4".to_string()),
 /// ]);
-/// let jobs = ["b", "a"].map(|name| GateJob { name, annotations: &annotations, phase: RunPhase::Running });
+/// let jobs = ["b", "a"].map(|name| GateJob { name, annotations: &annotations, phase: JobPhase::Running });
 /// let decision = gate(Wave::new(4), jobs);
 /// assert_eq!(
 ///     decision,
@@ -302,14 +275,14 @@ fn verdict(wave: Wave, job: &GateJob<'_>) -> Verdict {
         Some(own) => own,
         None => return Verdict::Failed(FailureReason::NoSyncWave),
     };
-    if job.phase == RunPhase::Failed || job.annotations.contains_key(WAVE_FAILED) {
+    if job.phase == JobPhase::Failed || job.annotations.contains_key(WAVE_FAILED) {
         return Verdict::Failed(FailureReason::RunFailed);
     }
     // A wave-complete for another wave is the record of an older configuration, and an
     // unreadable one proves nothing: both mean "not completed yet", never "failed", since
     // nbv rewrites the record when the run ends.
     let completed = matches!(wave_complete(job.annotations), Ok(Some(done)) if done == own_wave);
-    if completed && job.phase == RunPhase::Succeeded {
+    if completed && job.phase == JobPhase::Succeeded {
         Verdict::Satisfied
     } else {
         Verdict::Waiting
@@ -335,19 +308,20 @@ fn verdict(wave: Wave, job: &GateJob<'_>) -> Verdict {
 ///
 /// ```
 /// use std::collections::BTreeMap;
-/// use nbv_core::waves::{gate, GateJob, RunPhase, Wave};
+/// use nbv_core::waves::{gate, GateJob, Wave};
+/// use nbv_core::api::JobPhase;
 ///
 /// let train = BTreeMap::from([
 ///     ("argocd.argoproj.io/sync-wave".to_string(), "3".to_string()),
 ///     ("mlops.dev/block-wave".to_string(), "4".to_string()),
 /// ]);
-/// let running = GateJob { name: "train", annotations: &train, phase: RunPhase::Running };
+/// let running = GateJob { name: "train", annotations: &train, phase: JobPhase::Running };
 /// let decision = gate(Wave::new(4), [running]);
 /// assert_eq!(decision.to_string(), "wave 4 is waiting on 1 job: train");
 ///
 /// let mut done = train.clone();
 /// done.insert("mlops.dev/wave-complete".to_string(), "3".to_string());
-/// let succeeded = GateJob { name: "train", annotations: &done, phase: RunPhase::Succeeded };
+/// let succeeded = GateJob { name: "train", annotations: &done, phase: JobPhase::Succeeded };
 /// assert!(gate(Wave::new(4), [succeeded]).is_open());
 /// ```
 pub fn gate<'a>(wave: Wave, jobs: impl IntoIterator<Item = GateJob<'a>>) -> GateDecision {

@@ -15,7 +15,8 @@
 //! ```
 //! use std::collections::BTreeMap;
 //! use chrono::{TimeZone, Utc};
-//! use nbv_core::waves::{gate, wave_patch, GateJob, RunPhase, Wave, WaveOutcome};
+//! use nbv_core::api::JobPhase;
+//! use nbv_core::waves::{gate, wave_patch, GateJob, Wave, WaveOutcome};
 //!
 //! let mut annotations = BTreeMap::from([
 //!     ("argocd.argoproj.io/sync-wave".to_string(), "3".to_string()),
@@ -26,7 +27,7 @@
 //! assert_eq!(patch.unwrap()["metadata"]["annotations"]["mlops.dev/wave-failed"], "3");
 //!
 //! annotations.insert("mlops.dev/wave-failed".to_string(), "3".to_string());
-//! let job = GateJob { name: "train", annotations: &annotations, phase: RunPhase::Failed };
+//! let job = GateJob { name: "train", annotations: &annotations, phase: JobPhase::Failed };
 //! assert!(matches!(gate(Wave::new(4), [job]), nbv_core::waves::GateDecision::Failed { .. }));
 //! # Ok::<(), nbv_core::waves::WaveAnnotationError>(())
 //! ```
@@ -35,7 +36,7 @@ mod gate;
 mod patch;
 mod wave;
 
-pub use gate::{FailureReason, GateDecision, GateFailure, GateJob, RunPhase, gate};
+pub use gate::{FailureReason, GateDecision, GateFailure, GateJob, gate};
 pub use patch::{WaveOutcome, completion_time, wave_patch};
 pub use wave::{
     EffectiveWave, InvalidWave, InvalidWaveKind, Wave, WaveAnnotationError, block_wave,

@@ -9,7 +9,6 @@ use nbv_core::aggregate::{
     parent_application,
 };
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
-use nbv_core::api::Phase;
 
 use super::replay::{Index, ObjKey, RunState, annotations, rfc3339, string_map};
 use super::{Observation, Violation};
@@ -49,14 +48,6 @@ pub fn applications_show_their_aggregate(observation: &Observation<'_>) -> Vec<V
     shows_the_aggregate(observation, &index, &mut violations);
     rate_limited(observation, &mut violations);
     violations
-}
-
-fn job_phase(phase: Option<Phase>) -> JobPhase {
-    match phase {
-        Some(Phase::Succeeded) => JobPhase::Succeeded,
-        Some(Phase::Failed) => JobPhase::Failed,
-        _ => JobPhase::Running,
-    }
 }
 
 /// The Application object an [`AppId`] names at `at`, found as the operator finds it.
@@ -108,7 +99,7 @@ fn expected_at(
             .entry(parent.app.clone())
             .or_default()
             .insert(key.namespace.clone());
-        aggregates.upsert(job_key, Some(parent), job_phase(RunState::of(job).phase));
+        aggregates.upsert(job_key, Some(parent), JobPhase::of(RunState::of(job).phase));
     }
     // `lastUpdate` is not compared, so any fixed time will do.
     let fixed = observation.end;

@@ -9,28 +9,23 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use kube::api::DynamicObject;
-use nbv_core::api::Phase;
-use nbv_core::waves::{GateDecision, GateJob, RunPhase, Wave, gate};
+use nbv_core::api::{JobPhase, Phase};
+use nbv_core::waves::{GateDecision, GateJob, Wave, gate};
 
 /// The annotations of a job without any.
 static NO_ANNOTATIONS: BTreeMap<String, String> = BTreeMap::new();
 
 /// The phase of the job's run, from `status.phase`: `Succeeded` and `Failed` end the
-/// run, any other known phase means it runs, and no phase or an unknown one is
-/// [`RunPhase::Unknown`] (the gate waits on it, as on a running job).
-pub(super) fn run_phase(job: &DynamicObject) -> RunPhase {
+/// run; any other phase, no phase or one this version cannot read means it has not
+/// ended (the gate waits on it).
+pub(super) fn run_phase(job: &DynamicObject) -> JobPhase {
     let phase = job
         .data
         .get("status")
         .and_then(|status| status.get("phase"))
         .and_then(serde_json::Value::as_str)
         .and_then(|phase| phase.parse::<Phase>().ok());
-    match phase {
-        Some(Phase::Succeeded) => RunPhase::Succeeded,
-        Some(Phase::Failed) => RunPhase::Failed,
-        Some(_) => RunPhase::Running,
-        None => RunPhase::Unknown,
-    }
+    JobPhase::of(phase)
 }
 
 /// The job's annotations, empty when it has none.
@@ -74,18 +69,18 @@ mod tests {
         let cases = [
             (
                 serde_json::json!({"phase": "Succeeded"}),
-                RunPhase::Succeeded,
+                JobPhase::Succeeded,
             ),
-            (serde_json::json!({"phase": "Failed"}), RunPhase::Failed),
+            (serde_json::json!({"phase": "Failed"}), JobPhase::Failed),
             (
                 serde_json::json!({"phase": "ValidationRunning"}),
-                RunPhase::Running,
+                JobPhase::Running,
             ),
-            (serde_json::json!({"phase": "Pending"}), RunPhase::Running),
-            (serde_json::json!({"phase": "Exploded"}), RunPhase::Unknown),
-            (serde_json::json!({"phase": 3}), RunPhase::Unknown),
-            (serde_json::json!({}), RunPhase::Unknown),
-            (serde_json::json!(null), RunPhase::Unknown),
+            (serde_json::json!({"phase": "Pending"}), JobPhase::Running),
+            (serde_json::json!({"phase": "Exploded"}), JobPhase::Running),
+            (serde_json::json!({"phase": 3}), JobPhase::Running),
+            (serde_json::json!({}), JobPhase::Running),
+            (serde_json::json!(null), JobPhase::Running),
         ];
         for (status, expected) in cases {
             assert_eq!(run_phase(&job(status.clone())), expected, "status {status}");

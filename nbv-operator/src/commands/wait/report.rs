@@ -6,7 +6,8 @@ use std::sync::Arc;
 
 use kube::api::DynamicObject;
 use nbv_core::annotations::WAVE_FAILED;
-use nbv_core::waves::{FailureReason, GateDecision, GateFailure, RunPhase};
+use nbv_core::api::JobPhase;
+use nbv_core::waves::{FailureReason, GateDecision, GateFailure};
 
 use super::jobs;
 
@@ -24,7 +25,7 @@ pub(super) fn evidence(failed: &[GateFailure], all: &[Arc<DynamicObject>]) -> Ve
         .filter_map(|failure| {
             let job = all.iter().find(|job| jobs::name(job) == failure.job)?;
             let mut facts = Vec::new();
-            if jobs::run_phase(job) == RunPhase::Failed {
+            if jobs::run_phase(job) == JobPhase::Failed {
                 facts.push("status.phase is Failed".to_owned());
             }
             if let Some(value) = jobs::annotations(job).get(WAVE_FAILED) {
