@@ -14,6 +14,7 @@ use crate::metrics::Metrics;
 use crate::pods::PodRunner;
 use crate::publisher::Publisher;
 use crate::reconcile::RecentLedgers;
+use crate::tamper::Tamper;
 
 /// The shared state of the controller.
 pub struct Context {
@@ -39,6 +40,9 @@ pub struct Context {
     pub recent: RecentLedgers,
     /// How jobs are tracked to their parent Application.
     pub tracking: TrackingSettings,
+    /// A deliberate bug the simulation injects to prove its invariants catch it;
+    /// `None` in production (see [`Tamper`]).
+    pub tamper: Option<Arc<dyn Tamper>>,
 }
 
 impl Context {

@@ -48,6 +48,7 @@ use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::pods::PodRunner;
 use crate::publisher::Publisher;
 use crate::reconcile::{FIELD_MANAGER, RecentLedgers, error_policy, reconcile};
+use crate::tamper::Tamper;
 
 /// Argo CD's Application resource.
 pub fn application_resource() -> ApiResource {
@@ -214,6 +215,8 @@ pub struct Runtime {
     pub clock: Arc<dyn Clock>,
     /// `reportingInstance` of Events (the pod name).
     pub instance: String,
+    /// Deliberate bugs (the simulation's tests only); `None` in `nbv run`.
+    pub tamper: Option<Arc<dyn Tamper>>,
 }
 
 /// Runs the controller against `client` until `shutdown` resolves. The same function
@@ -228,6 +231,7 @@ pub async fn run(
         metrics,
         clock,
         instance,
+        tamper,
     } = runtime;
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
@@ -306,6 +310,7 @@ pub async fn run(
         retry_policy,
         effect_retry: EffectRetryPolicy::default(),
         recent: RecentLedgers::default(),
+        tamper,
     });
     let job_stream = watch_jobs(jobs, job_cache, context.clone());
     let mut controller = Controller::for_stream(job_stream, job_store);

@@ -16,4 +16,5 @@ pub mod publisher;
 pub mod reconcile;
 pub mod server;
 pub mod simulate;
+pub mod tamper;
 pub mod telemetry;

@@ -168,7 +168,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
 
     // Test-only mutation (`config::Mutation`, always `None` in production): the
     // upstream operator's order, effects before the status write.
-    let upstream_order = ctx.config.mutation == Some(crate::config::Mutation::UpstreamOrder);
+    let upstream_order = matches!(&ctx.tamper, Some(t) if t.effects_before_status());
     let mut unwritten = None;
 
     // 1. The phase machine and the validation Pod (default mode).
@@ -413,8 +413,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let has_records = !ledger.done.is_empty() || !ledger.failed.is_empty();
     // Test-only mutation (`config::Mutation`, always `None` in production): forget
     // what was carried out.
-    let forget =
-        upstream_order || ctx.config.mutation == Some(crate::config::Mutation::ForgetLedger);
+    let forget = upstream_order || matches!(&ctx.tamper, Some(t) if t.forget_ledger());
     if (carried_out || has_records) && !forget && persisted != Some(&ledger) {
         ctx.recent.remember(&uid, &ledger);
         let mut effects = serde_json::to_value(&ledger).unwrap_or_default();
