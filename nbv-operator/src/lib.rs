@@ -15,6 +15,7 @@ pub mod pods;
 pub mod publisher;
 pub mod reconcile;
 pub mod server;
+#[cfg(feature = "simulate")]
 pub mod simulate;
 pub mod tamper;
 pub mod telemetry;

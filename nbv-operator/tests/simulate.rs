@@ -1,6 +1,9 @@
 //! `nbv simulate`: the built-in ADR-049 scenario, the example scenarios, random
 //! scenarios under faults and restarts, determinism, and a deliberate bug that the
 //! invariants must catch.
+//!
+//! Needs the `simulate` feature (on by default; the image is built without it).
+#![cfg(feature = "simulate")]
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
