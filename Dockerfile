@@ -12,6 +12,11 @@ FROM rust:1.95-bookworm AS builder
 WORKDIR /src
 ENV CARGO_PROFILE_RELEASE_STRIP=symbols
 
+# Built without nbv-operator's default feature `simulate`: `nbv simulate`, its stand-in
+# kubelet, KServe and Argo CD, and the test kit they run on (nbv-testkit, proptest,
+# tokio's test-util) are for development machines and CI, not the cluster. `.ci/run`
+# checks that this build's dependency tree holds no test crate.
+#
 # 1. Dependencies only: the workspace manifests and the lock file with empty crates.
 #    This layer is rebuilt only when a Cargo.toml or Cargo.lock changes. The benchmarks
 #    are a workspace member that the image does not build; cargo only needs them to
@@ -24,7 +29,7 @@ COPY benches benches
 RUN mkdir -p nbv-core/src nbv-operator/src nbv-testkit/src \
     && touch nbv-core/src/lib.rs nbv-operator/src/lib.rs nbv-testkit/src/lib.rs \
     && echo 'fn main() {}' > nbv-operator/src/main.rs \
-    && cargo build --release --locked -p nbv-operator \
+    && cargo build --release --locked -p nbv-operator --no-default-features \
     && rm -rf nbv-core/src nbv-operator/src nbv-testkit/src
 
 # 2. nbv itself. COPY keeps the files' modification times, which may be older than the
@@ -33,11 +38,11 @@ COPY nbv-core nbv-core
 COPY nbv-operator nbv-operator
 COPY nbv-testkit nbv-testkit
 # Files compiled into nbv (include_str!): the manifests `nbv olm` and the metrics' alert
-# rules are rendered from, and the built-in scenario of `nbv simulate`.
+# rules are rendered from. (examples/ holds the built-in scenario of `nbv simulate`,
+# which this build leaves out.)
 COPY config config
-COPY examples examples
 RUN touch nbv-core/src/lib.rs nbv-operator/src/lib.rs nbv-operator/src/main.rs \
-    && cargo build --release --locked -p nbv-operator \
+    && cargo build --release --locked -p nbv-operator --no-default-features \
     && mkdir -p /out/usr/local/bin \
     && install -m 0755 target/release/nbv /out/nbv \
     && ln -s /nbv /out/usr/local/bin/nbv \

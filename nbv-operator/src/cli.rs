@@ -43,6 +43,7 @@ pub enum Command {
     /// Simulate the operator against an in-memory cluster in virtual time: a scenario
     /// file (default: ADR-049's end-to-end example) or `--random N` generated ones, with
     /// faults and restarts; checks the invariants (exit 1 when one breaks).
+    #[cfg(feature = "simulate")]
     Simulate(commands::simulate::SimulateArgs),
     /// Render the OLM bundle and file-based catalog from the sources of config/.
     #[command(subcommand)]
@@ -117,6 +118,7 @@ pub fn run(cli: Cli) -> ExitCode {
             &mut stdout.lock(),
             &mut stderr.lock(),
         ),
+        #[cfg(feature = "simulate")]
         Command::Simulate(args) => {
             commands::simulate::run(&args, &mut stdout.lock(), &mut stderr.lock())
         }

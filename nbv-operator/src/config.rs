@@ -97,27 +97,6 @@ pub struct OperatorConfig {
     /// When jobs are looked at again: after a deferred trigger, a failed reconcile,
     /// and to catch what watches missed.
     pub requeue: RequeuePolicy,
-    /// A deliberate bug, for the tests that show the simulation's invariants catch it.
-    /// Always `None` outside those tests.
-    #[doc(hidden)]
-    pub mutation: Option<Mutation>,
-}
-
-/// Deliberate bugs that tests switch on to prove the simulation's invariants detect
-/// them (`nbv-operator/tests/simulate.rs`). Never set by any flag.
-#[doc(hidden)]
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Mutation {
-    /// The shell never writes (nor remembers) the effect ledger `status.effects`, so
-    /// every reconcile plans a run's effects again and only their own idempotency
-    /// stands between a resync and a repeated trigger.
-    ForgetLedger,
-    /// The upstream operator's order: the GitOps effects of a terminal transition are
-    /// carried out before the terminal status is written, and no ledger is kept. A
-    /// status write that fails after the triggers fired (a conflict with the shell's
-    /// own annotation patch, an API error) leaves a run that the next reconcile ends
-    /// again, at another time, and fires again.
-    UpstreamOrder,
 }
 
 /// The tracking settings given by flags; what they leave open comes from `argocd-cm`.
@@ -205,7 +184,6 @@ impl Default for OperatorConfig {
             tracking: TrackingConfig::default(),
             max_retries: 3,
             requeue: RequeuePolicy::default(),
-            mutation: None,
         }
     }
 }

@@ -15,6 +15,7 @@ use crate::config::OperatorConfig;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
 use crate::reconcile::RecentLedgers;
+use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
 
 /// The shared state of the controller.
@@ -41,6 +42,9 @@ pub struct Context {
     pub recent: RecentLedgers,
     /// How jobs are tracked to their parent Application.
     pub tracking: TrackingSettings,
+    /// A deliberate bug the simulation injects to prove its invariants catch it;
+    /// `None` in production (see [`Tamper`]).
+    pub tamper: Option<Arc<dyn Tamper>>,
 }
 
 impl Context {

@@ -49,6 +49,7 @@ use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
+use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
 
 pub use crate::resources::application_resource;
@@ -209,6 +210,8 @@ pub struct Runtime {
     pub clock: Arc<dyn Clock>,
     /// `reportingInstance` of Events (the pod name).
     pub instance: String,
+    /// Deliberate bugs (the simulation's tests only); `None` in `nbv run`.
+    pub tamper: Option<Arc<dyn Tamper>>,
 }
 
 /// Runs the controller against `client` until `shutdown` resolves. The same function
@@ -223,6 +226,7 @@ pub async fn run(
         metrics,
         clock,
         instance,
+        tamper,
     } = runtime;
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
@@ -300,6 +304,7 @@ pub async fn run(
         retry_policy,
         effect_retry: EffectRetryPolicy::default(),
         recent: RecentLedgers::default(),
+        tamper,
     });
     let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed);
     let mut controller = Controller::for_stream(job_stream, job_store);

@@ -16,6 +16,8 @@ pub mod publisher;
 pub mod reconcile;
 pub mod resources;
 pub mod server;
+#[cfg(feature = "simulate")]
 pub mod simulate;
+pub mod tamper;
 pub mod telemetry;
 pub mod validation_pod;

@@ -160,9 +160,9 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let mut job = observed.clone();
     let mut wake = Wake::default();
 
-    // Test-only mutation (`config::Mutation`, always `None` in production): the
-    // upstream operator's order, effects before the status write.
-    let upstream_order = ctx.config.mutation == Some(crate::config::Mutation::UpstreamOrder);
+    // A deliberate bug the simulation may inject (the `Tamper` hook; never in
+    // production): the upstream operator's order, effects before the status write.
+    let upstream_order = matches!(&ctx.tamper, Some(t) if t.effects_before_status());
     let mut unwritten = None;
 
     // 1. The phase machine and the validation Pod (default mode).
@@ -200,10 +200,9 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     }
 
     // 4. Persist.
-    // Test-only mutation (`config::Mutation`, always `None` in production): forget
-    // what was carried out.
-    let forget =
-        upstream_order || ctx.config.mutation == Some(crate::config::Mutation::ForgetLedger);
+    // A deliberate bug the simulation may inject (the `Tamper` hook; never in
+    // production): forget what was carried out.
+    let forget = upstream_order || matches!(&ctx.tamper, Some(t) if t.forget_ledger());
     let persisted = observed.status.as_ref().and_then(|s| s.effects.as_ref());
     if let Some(ledger) = settlement.ledger_write(persisted).filter(|_| !forget) {
         ctx.recent.remember(&observed_uid(observed), &ledger);

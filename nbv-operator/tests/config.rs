@@ -339,6 +339,16 @@ fn what_the_default_installation_creates() {
     insta::assert_yaml_snapshot!(inventory("config/default"));
 }
 
+/// `nbv simulate` exists exactly when the `simulate` feature is on: the image, built
+/// without it, has no simulation (`.ci/run` runs this test both ways).
+#[test]
+fn nbv_simulate_exists_only_with_the_simulate_feature() {
+    let simulate = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == "simulate");
+    assert_eq!(simulate, cfg!(feature = "simulate"));
+}
+
 #[test]
 fn the_deployment_runs_nbv_run_as_the_image_user_with_real_flags() {
     let manifests = manifests();
@@ -470,6 +480,19 @@ fn the_dockerfile_builds_the_nbv_binary_and_runs_it_as_the_deployments_user() {
     let manifest: toml_lite::Manifest = toml_lite::parse(&read("nbv-operator/Cargo.toml"));
     assert_eq!(manifest.bin_name.as_deref(), Some("nbv"));
     assert!(has("cargo build --release --locked -p nbv-operator"));
+    // Both builds leave out the simulation and its test kit (`.ci/run` checks the tree).
+    let builds: Vec<&&str> = lines.iter().filter(|l| l.contains("cargo build")).collect();
+    assert_eq!(
+        builds.len(),
+        2,
+        "the dependency layer and the image: {builds:?}"
+    );
+    for build in builds {
+        assert!(
+            build.contains("--no-default-features"),
+            "the image must be built without the `simulate` feature: {build}"
+        );
+    }
     assert!(has("install -m 0755 target/release/nbv /out/nbv"));
     assert!(
         has("ln -s /nbv /out/usr/local/bin/nbv"),

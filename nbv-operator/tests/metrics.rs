@@ -245,7 +245,6 @@ mod in_the_controller {
 
     use chrono::{SecondsFormat, TimeDelta};
     use futures::FutureExt;
-    use nbv_operator::clock::VirtualClock;
     use nbv_operator::config::OperatorConfig;
     use nbv_operator::controller::{self, Runtime};
     use nbv_operator::metrics::{Metrics, MetricsOptions};
@@ -319,14 +318,16 @@ mod in_the_controller {
     ) -> (String, String) {
         let metrics = Arc::new(Metrics::with_options(options));
         let (stop, shutdown) = shutdown_pair();
+        let clock = cluster.clock();
         let runtime = Runtime {
             config: OperatorConfig {
                 gitops_only,
                 ..OperatorConfig::default()
             },
             metrics: metrics.clone(),
-            clock: Arc::new(VirtualClock::new(cluster.now())),
+            clock: Arc::new(move || clock.now()),
             instance: "nbv-operator-0".to_owned(),
+            tamper: None,
         };
         let operator = tokio::spawn(controller::run(cluster.client(), runtime, shutdown));
         scenario(cluster.clone(), metrics.clone()).await;

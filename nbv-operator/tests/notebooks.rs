@@ -7,6 +7,9 @@
 //! The last two tests run every NotebookValidationJob of the upstream samples
 //! (`nbv-core/tests/data/upstream/samples/`, found by listing the directory), once
 //! with a notebook that succeeds and once with one whose last cell raises.
+//!
+//! Needs the `simulate` feature (on by default; the image is built without it).
+#![cfg(feature = "simulate")]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;

@@ -23,7 +23,6 @@ use std::time::Duration;
 use chrono::{DateTime, SecondsFormat, Utc};
 use futures::FutureExt;
 use futures::future::Shared;
-use nbv_operator::clock::VirtualClock;
 use nbv_operator::commands::wait::{WaitArgs, wait};
 use nbv_operator::config::OperatorConfig;
 use nbv_operator::controller::{self, Runtime};
@@ -503,7 +502,7 @@ where
 {
     let (stop, shutdown) = shutdown_pair();
     let client = cluster.client();
-    let epoch = cluster.now();
+    let clock = cluster.clock();
     let config = OperatorConfig {
         gitops_only,
         ..OperatorConfig::default()
@@ -514,8 +513,9 @@ where
             let runtime = Runtime {
                 config: config.clone(),
                 metrics: Arc::new(Metrics::new()),
-                clock: Arc::new(VirtualClock::new(epoch)),
+                clock: Arc::new(move || clock.now()),
                 instance: "nbv-operator-0".to_owned(),
+                tamper: None,
             };
             controller::run(client.clone(), runtime, shutdown.clone())
         }

@@ -1,12 +1,15 @@
 //! `nbv simulate`: the built-in ADR-049 scenario, the example scenarios, random
 //! scenarios under faults and restarts, determinism, and a deliberate bug that the
 //! invariants must catch.
+//!
+//! Needs the `simulate` feature (on by default; the image is built without it).
+#![cfg(feature = "simulate")]
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
 use nbv_operator::commands::simulate::{SimulateArgs, run as simulate_command};
-use nbv_operator::config::Mutation;
+use nbv_operator::simulate::Mutation;
 use nbv_operator::simulate::{
     Options, Report, Who, case_seed, random_scenario, run, run_random, seed_scenario,
 };

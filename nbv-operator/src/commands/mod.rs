@@ -6,5 +6,6 @@ pub mod health;
 pub mod lint;
 pub mod olm;
 pub mod run;
+#[cfg(feature = "simulate")]
 pub mod simulate;
 pub mod wait;

@@ -112,6 +112,7 @@ pub async fn run(args: RunArgs) -> u8 {
                 metrics: metrics.clone(),
                 clock: Arc::new(SystemClock),
                 instance: instance.clone(),
+                tamper: None,
             };
             controller::run(client.clone(), runtime, shutdown.clone())
         }

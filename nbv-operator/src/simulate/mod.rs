@@ -31,6 +31,7 @@
 
 mod actions;
 mod expect;
+mod mutation;
 mod operator;
 mod panics;
 mod random;
@@ -41,8 +42,7 @@ mod timeline;
 
 use nbv_testkit::scenario::{Scenario, ScenarioError};
 
-use crate::config::Mutation;
-
+pub use mutation::Mutation;
 pub use random::{Coverage, FirstViolation, RandomSummary, case_seed, random_scenario, run_random};
 pub use report::{
     ApiStats, Completion, FinalJob, GateOutcome, OperatorStats, Report, TriggerFired,
@@ -92,7 +92,7 @@ pub struct Options {
     /// Seeds the jitter of kube-runtime's retry backoff, the one random choice inside
     /// the operator's libraries.
     pub seed: u64,
-    /// A deliberate bug to switch on in the operator (tests of the invariants only).
-    #[doc(hidden)]
+    /// A deliberate bug to switch on in the operator (tests of the invariants only),
+    /// handed to it as its [`Tamper`](crate::tamper::Tamper).
     pub mutation: Option<Mutation>,
 }

@@ -6,7 +6,6 @@ use std::pin::Pin;
 use std::sync::Arc;
 use std::time::Duration;
 
-use chrono::{DateTime, Utc};
 use futures::FutureExt;
 use futures::future::Shared;
 use nbv_testkit::FakeCluster;
@@ -14,19 +13,10 @@ use nbv_testkit::invariants::Uptime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::controller::{self, Runtime};
 use crate::metrics::Metrics;
-
-/// The cluster's clock as the operator's: both read the same virtual time.
-struct ClusterClock(nbv_testkit::clock::VirtualClock);
-
-impl Clock for ClusterClock {
-    fn now(&self) -> DateTime<Utc> {
-        self.0.now()
-    }
-}
+use crate::tamper::Tamper;
 
 type Shutdown = Shared<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>;
 
@@ -53,6 +43,8 @@ pub(super) enum Ended {
 pub(super) struct Operator {
     cluster: FakeCluster,
     config: OperatorConfig,
+    /// The deliberate bug every instance runs with, if any.
+    tamper: Option<Arc<dyn Tamper>>,
     current: Option<Instance>,
     uptimes: Vec<Uptime>,
     /// Names the instances, as Pod names would.
@@ -63,10 +55,15 @@ pub(super) struct Operator {
 const SHUTDOWN_GRACE: Duration = Duration::from_secs(60);
 
 impl Operator {
-    pub fn new(cluster: FakeCluster, config: OperatorConfig) -> Operator {
+    pub fn new(
+        cluster: FakeCluster,
+        config: OperatorConfig,
+        tamper: Option<Arc<dyn Tamper>>,
+    ) -> Operator {
         Operator {
             cluster,
             config,
+            tamper,
             current: None,
             uptimes: Vec::new(),
             started: 0,
@@ -86,11 +83,14 @@ impl Operator {
             let _ = receiver.await;
         });
         let shutdown: Shutdown = signal.shared();
+        // The cluster's clock is the operator's: both read the same virtual time.
+        let clock = self.cluster.clock();
         let runtime = Runtime {
             config: self.config.clone(),
             metrics: Arc::new(Metrics::new()),
-            clock: Arc::new(ClusterClock(self.cluster.clock())),
+            clock: Arc::new(move || clock.now()),
             instance: name.clone(),
+            tamper: self.tamper.clone(),
         };
         let handle = tokio::spawn(controller::run(self.cluster.client(), runtime, shutdown));
         self.current = Some(Instance { stop, handle });

@@ -2,6 +2,7 @@
 //! paused, current-thread Tokio runtime.
 
 use std::collections::{BTreeMap, BTreeSet};
+use std::sync::Arc;
 use std::time::Duration;
 
 use nbv_core::triggers::TriggerAccess;
@@ -20,6 +21,7 @@ use super::timeline::{Log, Who};
 use super::{Options, expect, panics};
 use crate::commands::wait::{WaitArgs, wait};
 use crate::config::OperatorConfig;
+use crate::tamper::Tamper;
 
 /// How often the stand-ins look at the cluster (virtual time).
 const TICK: Duration = Duration::from_secs(1);
@@ -112,7 +114,7 @@ pub fn run(scenario: &Scenario, options: &Options) -> Result<Report, SimulationE
     runtime.block_on(simulate(scenario, options))
 }
 
-fn operator_config(scenario: &Scenario, options: &Options) -> OperatorConfig {
+fn operator_config(scenario: &Scenario) -> OperatorConfig {
     let settings = &scenario.operator;
     OperatorConfig {
         gitops_only: scenario.mode == nbv_testkit::scenario::Mode::GitopsOnly,
@@ -121,7 +123,6 @@ fn operator_config(scenario: &Scenario, options: &Options) -> OperatorConfig {
         },
         application_namespaces: settings.application_namespaces.clone(),
         max_retries: settings.max_retries,
-        mutation: options.mutation,
         // Argo CD's default tracking, given by flags: the simulated cluster has no
         // argocd-cm, and the invariants find parents with the same defaults.
         tracking: default_tracking(),
@@ -328,7 +329,11 @@ async fn simulate(scenario: &Scenario, options: &Options) -> Result<Report, Simu
     let mut play = Play {
         scenario,
         cluster: cluster.clone(),
-        operator: Operator::new(cluster.clone(), operator_config(scenario, options)),
+        operator: Operator::new(
+            cluster.clone(),
+            operator_config(scenario),
+            options.mutation.map(|m| Arc::new(m) as Arc<dyn Tamper>),
+        ),
         log: Log::default(),
         stats: OperatorStats::default(),
         restart_at: None,

@@ -17,6 +17,8 @@ mod gitops;
 mod leader;
 mod notebooks;
 mod observability;
+// Compares with `nbv simulate`, which exists only with the `simulate` feature.
+#[cfg(feature = "simulate")]
 mod parity;
 mod refusals;
 mod resilience;

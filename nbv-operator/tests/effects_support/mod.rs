@@ -144,8 +144,7 @@ pub fn now() -> DateTime<Utc> {
 /// server's end.
 pub fn executor(config: ExecutorConfig) -> (Executor, Server) {
     let (client, server) = client();
-    let executor = Executor::new(client, config)
-        .with_clock(std::sync::Arc::new(nbv_operator::clock::FixedClock(now())));
+    let executor = Executor::new(client, config).with_clock(std::sync::Arc::new(now));
     (executor, server)
 }
 
