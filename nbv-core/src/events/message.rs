@@ -7,16 +7,7 @@ use crate::api::{NotebookValidationJob, Phase};
 use super::{MAX_MESSAGE_BYTES, NotificationContext, NotificationReason, redact_secrets};
 
 /// A suggested next step for a failure, chosen from the failure message.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::events::suggested_action;
-///
-/// assert!(suggested_action("ModuleNotFoundError: No module named 'torch'").contains("containerImage"));
-/// assert!(suggested_action("ErrImagePull").contains("containerImage"));
-/// ```
-pub fn suggested_action(failure: &str) -> &'static str {
+pub(crate) fn suggested_action(failure: &str) -> &'static str {
     let f = failure.to_ascii_lowercase();
     let rules: [(&[&str], &str); 7] = [
         (
@@ -164,4 +155,18 @@ fn truncate(s: &str, max: usize) -> String {
         return String::new();
     }
     format!("{}{MARK}", &s[..end])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suggested_action;
+
+    #[test]
+    fn missing_modules_and_images_point_at_the_container_image() {
+        assert!(
+            suggested_action("ModuleNotFoundError: No module named 'torch'")
+                .contains("containerImage")
+        );
+        assert!(suggested_action("ErrImagePull").contains("containerImage"));
+    }
 }

@@ -18,7 +18,6 @@ use serde::Serialize;
 use crate::annotations;
 use crate::api::{NotebookValidationJob, Phase};
 
-pub use message::suggested_action;
 pub use redact::redact_secrets;
 
 /// Longest message kept, in bytes: `events.k8s.io/v1` rejects a longer `note`, so a
