@@ -1,0 +1,146 @@
+//! The example operator, run against the in-memory API server: it watches the jobs,
+//! carries out what nbv-core plans and records it, exactly once.
+
+use std::time::Duration;
+
+use chrono::{DateTime, TimeZone, Utc};
+use nbv_core::api::Phase;
+use nbv_embed_example::{COMPONENT, Context, TRIGGERS_NOT_SUPPORTED, run};
+use nbv_testkit::FakeCluster;
+use nbv_testkit::cluster::VerbKind;
+use nbv_testkit::fixtures::{JobBuilder, namespace};
+use serde_json::Value;
+
+fn at(minute: u32) -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 24, 22, minute, 0).unwrap()
+}
+
+fn job(cluster: &FakeCluster, name: &str) -> Value {
+    cluster
+        .get("notebookvalidationjobs", Some("ml"), name)
+        .expect("the cluster answers")
+        .expect("the job exists")
+}
+
+fn done(job: &Value) -> Vec<&str> {
+    job["status"]["effects"]["done"]
+        .as_array()
+        .map(|keys| keys.iter().filter_map(Value::as_str).collect())
+        .unwrap_or_default()
+}
+
+/// Starts the operator and waits (in virtual time) until `until` holds.
+async fn operate(cluster: &FakeCluster, until: impl Fn(&FakeCluster) -> bool) {
+    let clock = cluster.clone();
+    let ctx = Context::new(cluster.client()).with_clock(move || clock.now());
+    let operator = tokio::spawn(run(ctx));
+    for _ in 0..600 {
+        if until(cluster) {
+            // Let the reconciles that the operator's own writes caused run too.
+            tokio::time::sleep(Duration::from_secs(30)).await;
+            operator.abort();
+            return;
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    panic!("the operator did not converge: {:#?}", cluster.objects_of("NotebookValidationJob"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_succeeded_job_gets_its_waves_and_one_notification() {
+    let cluster = FakeCluster::new(at(31));
+    cluster.apply_object(namespace("ml")).unwrap();
+    let succeeded = JobBuilder::new("ml", "train")
+        .sync_wave(3)
+        .phase(Phase::Succeeded)
+        .started_at(at(29))
+        .completed_at(at(30))
+        .build();
+    cluster.apply_object(succeeded).unwrap();
+    let running = JobBuilder::new("ml", "eval")
+        .sync_wave(4)
+        .phase(Phase::ValidationRunning)
+        .started_at(at(29))
+        .build();
+    cluster.apply_object(running).unwrap();
+
+    operate(&cluster, |c| done(&job(c, "train")).len() == 2).await;
+
+    let train = job(&cluster, "train");
+    assert_eq!(done(&train), ["notify", "wave"]);
+    assert_eq!(
+        train["metadata"]["annotations"]["mlops.dev/wave-complete"],
+        "3"
+    );
+    let events = cluster.objects_of("Event");
+    assert_eq!(events.len(), 1, "one notification: {events:#?}");
+    let event = &events[0];
+    assert_eq!(event["reason"], "ValidationSucceeded");
+    assert_eq!(event["type"], "Normal");
+    assert_eq!(event["involvedObject"]["name"], "train");
+    assert_eq!(event["source"]["component"], COMPONENT);
+
+    // A running job owes nothing: no annotation, no ledger.
+    let eval = job(&cluster, "eval");
+    assert!(eval["status"].get("effects").is_none(), "{eval:#}");
+    assert!(
+        eval["metadata"]["annotations"]
+            .get("mlops.dev/wave-complete")
+            .is_none()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_restart_of_the_operator_repeats_nothing() {
+    let cluster = FakeCluster::new(at(31));
+    cluster.apply_object(namespace("ml")).unwrap();
+    let failed = JobBuilder::new("ml", "train")
+        .sync_wave(3)
+        .phase(Phase::Failed)
+        .started_at(at(29))
+        .completed_at(at(30))
+        .build();
+    cluster.apply_object(failed).unwrap();
+    operate(&cluster, |c| done(&job(c, "train")).len() == 2).await;
+    assert_eq!(
+        job(&cluster, "train")["metadata"]["annotations"]["mlops.dev/wave-failed"],
+        "3"
+    );
+
+    cluster.clear_requests();
+    operate(&cluster, |_| true).await;
+    let writes: usize = cluster
+        .request_counts()
+        .iter()
+        .filter(|(verb, _)| verb.is_write())
+        .map(|(_, count)| count)
+        .sum();
+    assert_eq!(writes, 0, "{:#?}", cluster.requests());
+    let events = cluster.objects_of("Event");
+    assert_eq!(events.len(), 1);
+    assert_eq!(events[0]["type"], "Warning");
+}
+
+#[tokio::test(start_paused = true)]
+async fn triggers_are_given_up_with_the_reason() {
+    let cluster = FakeCluster::new(at(31));
+    cluster.apply_object(namespace("ml")).unwrap();
+    let with_trigger = JobBuilder::new("ml", "train")
+        .on_success_trigger("- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}")
+        .phase(Phase::Succeeded)
+        .started_at(at(29))
+        .completed_at(at(30))
+        .build();
+    cluster.apply_object(with_trigger).unwrap();
+
+    let reported = |c: &FakeCluster| done(&job(c, "train")).iter().any(|k| k.starts_with("gave-up/"));
+    operate(&cluster, reported).await;
+
+    let train = job(&cluster, "train");
+    let failed = &train["status"]["effects"]["failed"];
+    assert_eq!(failed.as_array().map(Vec::len), Some(1), "{train:#}");
+    assert_eq!(failed[0]["key"], "trigger/restart:apps/Deployment:ml/web");
+    assert_eq!(failed[0]["gaveUp"], true);
+    assert_eq!(failed[0]["lastError"], TRIGGERS_NOT_SUPPORTED);
+    assert!(done(&train).contains(&"notify"), "{train:#}");
+}
