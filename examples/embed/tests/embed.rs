@@ -7,7 +7,6 @@ use chrono::{DateTime, TimeZone, Utc};
 use nbv_core::api::Phase;
 use nbv_embed_example::{COMPONENT, Context, TRIGGERS_NOT_SUPPORTED, run};
 use nbv_testkit::FakeCluster;
-use nbv_testkit::cluster::VerbKind;
 use nbv_testkit::fixtures::{JobBuilder, namespace};
 use serde_json::Value;
 
