@@ -109,6 +109,7 @@
 //! | [`plan`](mod@plan) | the effects a shell must carry out for a job |
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
 //! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
+//! | [`text`] | cutting messages to the byte budgets Kubernetes sets |
 // Denied rather than forbidden: the `lua` feature's number-format hook
 // (`health::lua::numbers`) is the one place that needs it.
 #![deny(unsafe_code)]
@@ -123,6 +124,7 @@ pub mod phase;
 pub mod plan;
 pub mod pod;
 pub mod sync;
+pub mod text;
 pub mod triggers;
 pub mod waves;
 

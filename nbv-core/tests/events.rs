@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use nbv_core::api::{NotebookValidationJobStatus, Phase};
 use nbv_core::events::{
-    EventType, MAX_MESSAGE_BYTES, NotificationContext, notification, redact_secrets,
+    EventType, MAX_EVENT_MESSAGE_BYTES, NotificationContext, notification, redact_secrets,
 };
 use nbv_testkit::fixtures::JobBuilder;
 use proptest::prelude::*;
@@ -67,7 +67,7 @@ fn success_message() {
 fn an_oversized_error_is_cut_but_the_facts_stay() {
     let long = format!("Traceback: {}", "x".repeat(5000));
     let event = notification(&JobBuilder::new(NAMESPACE, "train").uid("7d1c").status(terminal(Phase::Failed, &long, 1, 5)).typed().unwrap(), &ctx()).unwrap();
-    assert!(event.message.len() <= MAX_MESSAGE_BYTES);
+    assert!(event.message.len() <= MAX_EVENT_MESSAGE_BYTES);
     assert!(event.message.contains("Suggested action:"));
     assert!(event.message.ends_with(
         "Logs: kubectl logs -n self-healing-platform predictive-analytics-kserve-validation-pod"
@@ -99,7 +99,7 @@ proptest! {
                 if failed { "validation-failure" } else { "validation-success" }
             );
             prop_assert_eq!(e.labels["app.kubernetes.io/part-of"].as_str(), "self-healing-platform");
-            prop_assert!(e.message.len() <= MAX_MESSAGE_BYTES);
+            prop_assert!(e.message.len() <= MAX_EVENT_MESSAGE_BYTES);
             let want = format!("Phase: {p}");
             prop_assert!(e.message.contains(&want));
             // However long the failure, the facts a person acts on survive the size cap.

@@ -239,7 +239,7 @@ fn a_clock_behind_the_recorded_start_keeps_times_ordered() {
 #[test]
 fn huge_messages_are_bounded_everywhere() {
     let transitions = run(None, &[(0, observe(1))]);
-    let failure = Failure::permanent(reason("CellFailed"), "x".repeat(10 * MAX_MESSAGE_BYTES));
+    let failure = Failure::permanent(reason("CellFailed"), "x".repeat(10 * MAX_CONDITION_MESSAGE_BYTES));
     let event = PhaseEvent::PodFailed {
         pod: pod(1, 0),
         failure,
@@ -252,9 +252,9 @@ fn huge_messages_are_bounded_everywhere() {
         &RetryPolicy::default(),
     );
     let message = t.status.message.as_deref().unwrap_or_default();
-    assert!(message.len() <= MAX_MESSAGE_BYTES && message.ends_with(TRUNCATION_MARKER));
+    assert!(message.len() <= MAX_CONDITION_MESSAGE_BYTES && message.ends_with(TRUNCATION_MARKER));
     let ready = condition(&t.status, &ConditionType::READY).expect("Ready");
-    assert!(ready.message.len() <= MAX_MESSAGE_BYTES);
+    assert!(ready.message.len() <= MAX_CONDITION_MESSAGE_BYTES);
 }
 
 #[test]

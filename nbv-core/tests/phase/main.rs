@@ -12,7 +12,7 @@ use nbv_core::api::{
 };
 use nbv_core::phase::{
     Attempt, ConditionStatus, ConditionType, Failure, FailureKind, Ignored, InvalidRetryPolicy,
-    MAX_MESSAGE_BYTES, Next, PhaseEvent, PodRef, Reason, RetryPolicy, TRUNCATION_MARKER,
+    MAX_CONDITION_MESSAGE_BYTES, Next, PhaseEvent, PodRef, Reason, RetryPolicy, TRUNCATION_MARKER,
     Transition, backoff, find_condition, parse_phase, set_condition, step, truncate_message,
 };
 use proptest::prelude::*;

@@ -381,13 +381,13 @@ fn assert_consistent(s: &Status, policy: &RetryPolicy) -> Result<(), TestCaseErr
         prop_assert!(s.last_retry_time.unwrap_or(start) <= done);
     }
     let message = s.message.as_deref().unwrap_or_default();
-    prop_assert!(!message.is_empty() && message.len() <= MAX_MESSAGE_BYTES);
+    prop_assert!(!message.is_empty() && message.len() <= MAX_CONDITION_MESSAGE_BYTES);
 
     let conditions = s.conditions.as_deref().unwrap_or_default();
     let mut types = HashSet::new();
     for c in conditions {
         prop_assert!(types.insert(c.type_.as_str()), "two {} conditions", c.type_);
-        prop_assert!(c.message.len() <= MAX_MESSAGE_BYTES);
+        prop_assert!(c.message.len() <= MAX_CONDITION_MESSAGE_BYTES);
         prop_assert!(c.status.parse::<ConditionStatus>().is_ok());
         prop_assert!(ConditionType::new(c.type_.clone()).is_ok());
         prop_assert!(
@@ -640,13 +640,13 @@ proptest! {
     ) {
         let message = unit.repeat(count);
         let cut = truncate_message(&message);
-        prop_assert!(cut.len() <= MAX_MESSAGE_BYTES);
-        if message.len() <= MAX_MESSAGE_BYTES {
+        prop_assert!(cut.len() <= MAX_CONDITION_MESSAGE_BYTES);
+        if message.len() <= MAX_CONDITION_MESSAGE_BYTES {
             prop_assert_eq!(&*cut, message.as_str());
         } else {
             let kept = cut.strip_suffix(TRUNCATION_MARKER).expect("marked");
             prop_assert!(message.starts_with(kept));
-            prop_assert!(kept.len() + unit.len() > MAX_MESSAGE_BYTES - TRUNCATION_MARKER.len());
+            prop_assert!(kept.len() + unit.len() > MAX_CONDITION_MESSAGE_BYTES - TRUNCATION_MARKER.len());
         }
     }
 
