@@ -141,10 +141,9 @@ pub use waves::{GateJob, Wave, gate};
 /// embedding operator calls (see the [crate documentation](crate)).
 pub mod prelude {
     pub use crate::{
-        AggregateIndex, Effect, GateJob, HealthStatus, HealthStatusCode, Next,
-        NotebookStatus, NotebookValidationJob, NotebookValidationJobStatus,
-        NotificationEvent, Outcome, Phase, PhaseEvent, Plan, PlanContext, RetryPolicy,
-        Transition, Variant, Wave, assess_job, gate, notification, parse_triggers, plan,
-        record, step,
+        AggregateIndex, Effect, GateJob, HealthStatus, HealthStatusCode, Next, NotebookStatus,
+        NotebookValidationJob, NotebookValidationJobStatus, NotificationEvent, Outcome, Phase,
+        PhaseEvent, Plan, PlanContext, RetryPolicy, Transition, Variant, Wave, assess_job, gate,
+        notification, parse_triggers, plan, record, step,
     };
 }

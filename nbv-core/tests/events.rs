@@ -37,12 +37,16 @@ fn ctx() -> NotificationContext {
 
 #[test]
 fn failure_message_of_the_seed_example() {
-    let job = JobBuilder::new(NAMESPACE, "predictive-analytics-kserve-validation").uid("7d1c").status(terminal(
+    let job = JobBuilder::new(NAMESPACE, "predictive-analytics-kserve-validation")
+        .uid("7d1c")
+        .status(terminal(
             Phase::Failed,
             "ModuleNotFoundError: No module named 'kserve_wrapper'",
             3,
             41,
-        )).typed().unwrap();
+        ))
+        .typed()
+        .unwrap();
     let event = notification(&job, &ctx()).unwrap();
     insta::assert_snapshot!(event.message);
     insta::assert_json_snapshot!(event, {".message" => "[message]"});
@@ -50,7 +54,16 @@ fn failure_message_of_the_seed_example() {
 
 #[test]
 fn success_message() {
-    let job = JobBuilder::new(NAMESPACE, "train").uid("7d1c").status(terminal(Phase::Succeeded, "Notebook validation succeeded", 0, 3725)).typed().unwrap();
+    let job = JobBuilder::new(NAMESPACE, "train")
+        .uid("7d1c")
+        .status(terminal(
+            Phase::Succeeded,
+            "Notebook validation succeeded",
+            0,
+            3725,
+        ))
+        .typed()
+        .unwrap();
     let event = notification(
         &job,
         &NotificationContext {
@@ -66,7 +79,15 @@ fn success_message() {
 #[test]
 fn an_oversized_error_is_cut_but_the_facts_stay() {
     let long = format!("Traceback: {}", "x".repeat(5000));
-    let event = notification(&JobBuilder::new(NAMESPACE, "train").uid("7d1c").status(terminal(Phase::Failed, &long, 1, 5)).typed().unwrap(), &ctx()).unwrap();
+    let event = notification(
+        &JobBuilder::new(NAMESPACE, "train")
+            .uid("7d1c")
+            .status(terminal(Phase::Failed, &long, 1, 5))
+            .typed()
+            .unwrap(),
+        &ctx(),
+    )
+    .unwrap();
     assert!(event.message.len() <= MAX_EVENT_MESSAGE_BYTES);
     assert!(event.message.contains("Suggested action:"));
     assert!(event.message.ends_with(

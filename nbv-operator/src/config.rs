@@ -291,14 +291,19 @@ mod tests {
 
     #[test]
     fn max_retries_out_of_range_is_an_error_that_names_the_range() {
-        for value in ["2147483648", "4294967295", "4294967296", "99999999999999999999"] {
+        for value in [
+            "2147483648",
+            "4294967295",
+            "4294967296",
+            "99999999999999999999",
+        ] {
             let error = max_retries(value).expect_err(value);
-            assert!(
-                error.contains("use 0 to 2147483647"),
-                "{value}: {error}"
-            );
+            assert!(error.contains("use 0 to 2147483647"), "{value}: {error}");
         }
         let error = max_retries("three").unwrap_err();
-        assert!(error.contains("\"three\" is not a whole number of retries"), "{error}");
+        assert!(
+            error.contains("\"three\" is not a whole number of retries"),
+            "{error}"
+        );
     }
 }

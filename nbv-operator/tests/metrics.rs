@@ -245,11 +245,11 @@ mod in_the_controller {
 
     use chrono::{SecondsFormat, TimeDelta};
     use futures::FutureExt;
+    use nbv_core::api::Phase;
     use nbv_operator::clock::VirtualClock;
     use nbv_operator::config::OperatorConfig;
     use nbv_operator::controller::{self, Runtime};
     use nbv_operator::metrics::{Metrics, MetricsOptions};
-    use nbv_core::api::Phase;
     use nbv_testkit::cluster::FakeCluster;
     use nbv_testkit::fixtures::JobBuilder;
     use serde_json::json;
@@ -526,9 +526,8 @@ mod census {
         }
         let not_started = typed(JobBuilder::new("ml", "n").spec_field("timeout", json!("1m")));
         assert_eq!(past(&not_started, 60), 0);
-        let invalid = typed(
-            started("i", Phase::ValidationRunning).spec_field("timeout", json!("soon")),
-        );
+        let invalid =
+            typed(started("i", Phase::ValidationRunning).spec_field("timeout", json!("soon")));
         assert_eq!(past(&invalid, 600), 0);
     }
 
@@ -552,7 +551,10 @@ mod census {
             JobBuilder::new("ml", "b")
                 .instance("platform")
                 .phase(Phase::Failed)
-                .status_field("conditions", effects_applied("True", "EffectsApplied", "ok")),
+                .status_field(
+                    "conditions",
+                    effects_applied("True", "EffectsApplied", "ok"),
+                ),
         );
         let census = Census::of(
             [&unset, &abandoned, &applied],

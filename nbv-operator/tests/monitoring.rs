@@ -21,10 +21,10 @@ use kube::runtime::watcher;
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_operator::clock::Clock;
-use nbv_testkit::fixtures::JobBuilder;
 use nbv_operator::metrics::{
     ClusterView, JobScope, Metrics, MetricsOptions, ReconcileOutcome, TriggerStatus,
 };
+use nbv_testkit::fixtures::JobBuilder;
 use repository::{assert_valid, documents, read};
 use serde_json::{Value, json};
 
@@ -189,7 +189,9 @@ async fn exposition() -> String {
         "message": "gave up", "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
     for job in [
         in_platform("a").phase(Phase::Succeeded),
-        in_platform("b").phase(Phase::Failed).status_field("conditions", gave_up),
+        in_platform("b")
+            .phase(Phase::Failed)
+            .status_field("conditions", gave_up),
         in_platform("c")
             .spec_field("timeout", json!("10m"))
             .phase(Phase::ValidationRunning)

@@ -162,8 +162,13 @@ fn now() -> DateTime<Utc> {
 
 /// The attempt's Pod as the API server returns it, with `status`.
 fn stored_pod(status: Value) -> Value {
-    let pod =
-        validation_pod(&train().typed().expect("a job"), ATTEMPT, None, &PodDefaults::default()).expect("a pod");
+    let pod = validation_pod(
+        &train().typed().expect("a job"),
+        ATTEMPT,
+        None,
+        &PodDefaults::default(),
+    )
+    .expect("a pod");
     let mut value = serde_json::to_value(pod).expect("JSON");
     value["metadata"]["uid"] = json!("uid-pod");
     value["metadata"]["creationTimestamp"] = json!("2026-01-24T22:00:00Z");
@@ -258,8 +263,11 @@ async fn a_pod_that_already_exists_is_the_attempts_pod() {
 
 #[tokio::test]
 async fn a_spec_nbv_refuses_sends_nothing_and_fails_the_attempt() {
-    let job = train().spec_fields(json!({"podConfig": {"containerImage": "i",
-        "volumes": [{"name": "host", "hostPath": {"path": "/"}}]}})).typed().expect("a job");
+    let job = train()
+        .spec_fields(json!({"podConfig": {"containerImage": "i",
+        "volumes": [{"name": "host", "hostPath": {"path": "/"}}]}}))
+        .typed()
+        .expect("a job");
     let err = run(Vec::new(), |runner| async move {
         runner.ensure_started(&job, ATTEMPT, None).await
     })
@@ -340,7 +348,9 @@ async fn pods_the_api_server_rejects_fail_the_attempt_other_errors_do_not() {
 async fn observe(answer: (u16, Value)) -> Result<Option<PhaseEvent>, PodError> {
     let script = vec![expect(&format!("GET {POD_PATH}"), None, answer.0, answer.1)];
     run(script, |runner| async move {
-        runner.observe(&train().typed().expect("a job"), ATTEMPT, now()).await
+        runner
+            .observe(&train().typed().expect("a job"), ATTEMPT, now())
+            .await
     })
     .await
 }
@@ -440,7 +450,9 @@ async fn a_pod_left_by_an_earlier_job_of_the_same_name_is_deleted_not_observed()
         ),
     ];
     let err = run(script, |runner| async move {
-        runner.observe(&train().typed().expect("a job"), ATTEMPT, now()).await
+        runner
+            .observe(&train().typed().expect("a job"), ATTEMPT, now())
+            .await
     })
     .await
     .expect_err("not this job's pod");
@@ -471,7 +483,9 @@ async fn other_attempts_are_deleted_by_label() {
         list,
     )];
     let deleted = run(script, |runner| async move {
-        runner.delete_other_attempts(&train().typed().expect("a job"), ATTEMPT).await
+        runner
+            .delete_other_attempts(&train().typed().expect("a job"), ATTEMPT)
+            .await
     })
     .await
     .expect("deleted");

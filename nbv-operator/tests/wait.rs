@@ -171,7 +171,11 @@ fn lists(log: &Log) -> usize {
 
 #[tokio::test]
 async fn opens_when_the_blocking_job_already_completed_its_wave() {
-    let unrelated = listed(JobBuilder::new("ml", "lint").sync_wave(1).phase(Phase::Failed));
+    let unrelated = listed(
+        JobBuilder::new("ml", "lint")
+            .sync_wave(1)
+            .phase(Phase::Failed),
+    );
     let (client, log) = client(vec![Answer::List(vec![completed("train"), unrelated])]);
     let (code, transcript) = run(client, None).await;
     assert_eq!(code, WaitStatus::Open.code(), "{transcript}");
@@ -182,7 +186,12 @@ async fn opens_when_the_blocking_job_already_completed_its_wave() {
 
 #[tokio::test]
 async fn opens_at_once_when_no_job_blocks_the_wave() {
-    let other_wave = listed(JobBuilder::new("ml", "eval").sync_wave(5).block_wave(6).phase(Phase::Failed));
+    let other_wave = listed(
+        JobBuilder::new("ml", "eval")
+            .sync_wave(5)
+            .block_wave(6)
+            .phase(Phase::Failed),
+    );
     let (client, _) = client(vec![Answer::List(vec![other_wave])]);
     let (code, transcript) = run(client, None).await;
     assert_eq!(code, 0, "{transcript}");
@@ -219,7 +228,9 @@ async fn waits_then_opens_when_the_jobs_complete() {
 async fn a_succeeded_job_without_its_wave_record_is_still_awaited() {
     let (events, stream) = mpsc::unbounded();
     let (client, _) = client(vec![
-        Answer::List(vec![listed(blocker("train", Phase::Succeeded).annotation("mlops.dev/wave-complete", "2"))]),
+        Answer::List(vec![listed(
+            blocker("train", Phase::Succeeded).annotation("mlops.dev/wave-complete", "2"),
+        )]),
         Answer::Watch(stream),
     ]);
     events
@@ -241,7 +252,10 @@ async fn deleting_the_last_blocking_job_opens_the_gate() {
         Answer::Watch(stream),
     ]);
     events
-        .unbounded_send(event("DELETED", listed(blocker("train", Phase::ValidationRunning))))
+        .unbounded_send(event(
+            "DELETED",
+            listed(blocker("train", Phase::ValidationRunning)),
+        ))
         .expect("the watch is open");
     let (code, transcript) = run(client, None).await;
     assert_eq!(code, 0, "{transcript}");
@@ -275,8 +289,16 @@ async fn fails_fast_when_a_blocking_job_fails_its_wave() {
 
 #[tokio::test]
 async fn an_unreadable_block_wave_fails_the_gate_safe() {
-    let broken = listed(JobBuilder::new("ml", "train").sync_wave(3).block_wave("four"));
-    let missing_wave = listed(JobBuilder::new("ml", "eval").block_wave(4).phase(Phase::Succeeded));
+    let broken = listed(
+        JobBuilder::new("ml", "train")
+            .sync_wave(3)
+            .block_wave("four"),
+    );
+    let missing_wave = listed(
+        JobBuilder::new("ml", "eval")
+            .block_wave(4)
+            .phase(Phase::Succeeded),
+    );
     let (client, _) = client(vec![Answer::List(vec![broken, missing_wave])]);
     let (code, transcript) = run(client, None).await;
     assert_eq!(code, 1, "{transcript}");
@@ -305,7 +327,12 @@ async fn the_gate_is_not_evaluated_on_a_partial_list() {
     // The first page holds no blocking job: evaluating it alone would open the gate.
     let (_events, stream) = mpsc::unbounded();
     let (client, log) = client(vec![
-        Answer::ListPage(vec![listed(JobBuilder::new("ml", "lint").phase(Phase::Succeeded))], "page-2"),
+        Answer::ListPage(
+            vec![listed(
+                JobBuilder::new("ml", "lint").phase(Phase::Succeeded),
+            )],
+            "page-2",
+        ),
         Answer::List(vec![listed(blocker("train", Phase::ValidationRunning))]),
         Answer::Watch(stream),
     ]);

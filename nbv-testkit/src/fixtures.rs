@@ -352,7 +352,11 @@ impl JobBuilder {
     /// ```
     #[must_use]
     pub fn image(self, image: impl Into<String>) -> Self {
-        let mut pod_config = self.spec.get("podConfig").cloned().unwrap_or_else(|| json!({}));
+        let mut pod_config = self
+            .spec
+            .get("podConfig")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
         pod_config["containerImage"] = Value::String(image.into());
         self.spec_field("podConfig", pod_config)
     }

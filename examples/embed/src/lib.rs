@@ -95,7 +95,11 @@ pub const RETRY_AFTER: Duration = Duration::from_secs(10);
 pub async fn run(ctx: Context) {
     let jobs: Api<NotebookValidationJob> = Api::all(ctx.client.clone());
     Controller::new(jobs, watcher::Config::default())
-        .run(reconcile, |_, _, _| Action::requeue(RETRY_AFTER), Arc::new(ctx))
+        .run(
+            reconcile,
+            |_, _, _| Action::requeue(RETRY_AFTER),
+            Arc::new(ctx),
+        )
         .for_each(|_| async {})
         .await;
 }
@@ -167,7 +171,10 @@ fn plan_after(
     now: DateTime<Utc>,
 ) -> Option<DateTime<Utc>> {
     let mut persisted = job.clone();
-    persisted.status.get_or_insert_with(Default::default).effects = Some(ledger);
+    persisted
+        .status
+        .get_or_insert_with(Default::default)
+        .effects = Some(ledger);
     plan(&persisted, ctx, now).retry_at
 }
 

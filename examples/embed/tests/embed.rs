@@ -42,7 +42,10 @@ async fn operate(cluster: &FakeCluster, until: impl Fn(&FakeCluster) -> bool) {
         }
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
-    panic!("the operator did not converge: {:#?}", cluster.objects_of("NotebookValidationJob"));
+    panic!(
+        "the operator did not converge: {:#?}",
+        cluster.objects_of("NotebookValidationJob")
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -132,7 +135,11 @@ async fn triggers_are_given_up_with_the_reason() {
         .build();
     cluster.apply_object(with_trigger).unwrap();
 
-    let reported = |c: &FakeCluster| done(&job(c, "train")).iter().any(|k| k.starts_with("gave-up/"));
+    let reported = |c: &FakeCluster| {
+        done(&job(c, "train"))
+            .iter()
+            .any(|k| k.starts_with("gave-up/"))
+    };
     operate(&cluster, reported).await;
 
     let train = job(&cluster, "train");

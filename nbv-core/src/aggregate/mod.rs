@@ -51,9 +51,8 @@ mod status;
 pub use entry::JobEntry;
 pub use index::{Aggregate, AggregateIndex, JobKey, JobPhase};
 pub use parent::{
-    AppId, AppPart, AppRef, InvalidAppName, ParentLookup,
-    ParentProblem, ParentSource, TrackingMethod, TrackingSettings,
-    UnknownTrackingMethod, parent_application,
+    AppId, AppPart, AppRef, InvalidAppName, ParentLookup, ParentProblem, ParentSource,
+    TrackingMethod, TrackingSettings, UnknownTrackingMethod, parent_application,
 };
 pub use preserved::{application_set_owner, application_status_condition};
 pub use publish::{MIN_INTERVAL, PublishDecision, RESYNC_INTERVAL, decide_publish};

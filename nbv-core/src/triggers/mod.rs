@@ -62,8 +62,7 @@ pub use error::{
     Field, FieldProblem, TriggerError, TriggerErrors, TriggerWarning, ValueKind, YamlLocation,
 };
 pub use names::{
-    Kind, KindError, KindProblem, NameError, NameKind, NameProblem, Namespace,
-    ObjectName,
+    Kind, KindError, KindProblem, NameError, NameKind, NameProblem, Namespace, ObjectName,
 };
 pub use target::{ActionNotSupported, TargetRef, Trigger};
 mod access;

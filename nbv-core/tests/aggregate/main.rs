@@ -88,7 +88,7 @@ fn seed_aggregate() -> Aggregate {
     aggregate_of(&borrowed)
 }
 
-mod parent;
 mod index;
-mod status;
+mod parent;
 mod publish;
+mod status;

@@ -54,7 +54,7 @@ fn health(status: HealthStatusCode, message: &str) -> Option<HealthStatus> {
 }
 
 mod differential;
+mod goto;
+mod hostile;
 mod return_values;
 mod sandboxes;
-mod hostile;
-mod goto;

@@ -239,7 +239,10 @@ fn a_clock_behind_the_recorded_start_keeps_times_ordered() {
 #[test]
 fn huge_messages_are_bounded_everywhere() {
     let transitions = run(None, &[(0, observe(1))]);
-    let failure = Failure::permanent(reason("CellFailed"), "x".repeat(10 * MAX_CONDITION_MESSAGE_BYTES));
+    let failure = Failure::permanent(
+        reason("CellFailed"),
+        "x".repeat(10 * MAX_CONDITION_MESSAGE_BYTES),
+    );
     let event = PhaseEvent::PodFailed {
         pod: pod(1, 0),
         failure,

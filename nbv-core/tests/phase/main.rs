@@ -141,6 +141,6 @@ fn condition<'a>(status: &'a Status, type_: &ConditionType) -> Option<&'a Condit
     find_condition(status.conditions.as_deref().unwrap_or(&[]), type_)
 }
 
-mod sequences;
 mod edge_cases;
 mod properties;
+mod sequences;

@@ -177,8 +177,8 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
     })
 }
 
-mod spec;
 mod properties;
 mod report;
 mod scripts;
+mod spec;
 mod status;

@@ -276,7 +276,7 @@ fn parse_checked(value: &str, entries: Option<usize>) -> Result<TriggerSet, Trig
     result
 }
 
-mod properties;
 mod examples;
 mod hostile;
 mod messages;
+mod properties;

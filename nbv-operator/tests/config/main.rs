@@ -82,7 +82,7 @@ fn find<'a>(manifests: &'a [(String, Value)], kind: &str, name: &str) -> &'a Val
         .unwrap_or_else(|| panic!("no {kind} {name} under config/"))
 }
 
+mod deployment;
 mod generated;
 mod kustomize;
-mod deployment;
 mod samples;

@@ -348,6 +348,6 @@ fn assert_one_retry_then_success(
     assert_eq!(view.triggers, [TRIGGER]);
 }
 
+mod lifecycle;
 mod outcomes;
 mod samples;
-mod lifecycle;

@@ -138,9 +138,15 @@ fn a_run_longer_than_spec_timeout_is_stopped_at_the_deadline_and_fails_for_good(
     let report = play(&scenario(
         "timeout",
         vec![
-            restarting("slow").spec_field("timeout", json!("1m")).build(),
-            restarting("quick").spec_field("timeout", json!("5m")).build(),
-            restarting("stuck").spec_field("timeout", json!("1m")).build(),
+            restarting("slow")
+                .spec_field("timeout", json!("1m"))
+                .build(),
+            restarting("quick")
+                .spec_field("timeout", json!("5m"))
+                .build(),
+            restarting("stuck")
+                .spec_field("timeout", json!("1m"))
+                .build(),
         ],
         json!([
             {"job": "ml/slow", "outcome": "succeeded", "runFor": "3m", "cells": 6},

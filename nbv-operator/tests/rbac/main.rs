@@ -287,5 +287,5 @@ fn violations(
     problems
 }
 
-mod scenario;
 mod rules;
+mod scenario;

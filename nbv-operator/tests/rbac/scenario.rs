@@ -262,7 +262,10 @@ async fn gitops_scenario(cluster: FakeCluster) {
                 .on_success_trigger(TRIGGERS),
         ),
     );
-    apply(&cluster, running(platform_job("anomaly-training").sync_wave(3)));
+    apply(
+        &cluster,
+        running(platform_job("anomaly-training").sync_wave(3)),
+    );
     apply(
         &cluster,
         running(

@@ -60,5 +60,5 @@ fn application_resource() -> ApiResource {
 }
 
 mod objects;
-mod writes;
 mod observability;
+mod writes;

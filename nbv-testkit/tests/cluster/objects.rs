@@ -180,7 +180,9 @@ async fn notebook_validation_job_round_trip_and_status_subresource() -> TestResu
     let cluster = FakeCluster::default();
     let jobs: Api<NotebookValidationJob> = Api::namespaced(cluster.client(), "ml");
 
-    let with_status = JobBuilder::new("ml", "train").phase(Phase::Succeeded).typed()?;
+    let with_status = JobBuilder::new("ml", "train")
+        .phase(Phase::Succeeded)
+        .typed()?;
     let created = jobs.create(&PostParams::default(), &with_status).await?;
     assert!(
         created.status.is_none(),

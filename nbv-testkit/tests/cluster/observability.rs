@@ -137,7 +137,11 @@ async fn faults_fail_requests_without_side_effects() -> TestResult {
 
     // Faults on the status subresource only.
     let jobs: Api<NotebookValidationJob> = Api::default_namespaced(cluster.client());
-    jobs.create(&PostParams::default(), &JobBuilder::new("default", "j").typed()?).await?;
+    jobs.create(
+        &PostParams::default(),
+        &JobBuilder::new("default", "j").typed()?,
+    )
+    .await?;
     cluster.inject(Fault::new(
         FaultMatch::any().resource("notebookvalidationjobs/status"),
         Fault::status(500),
@@ -226,7 +230,12 @@ async fn kube_runtime_event_recorder_creates_then_patches_a_series() -> TestResu
     use kube::runtime::events::{Event, EventType, Recorder, Reporter};
     let cluster = FakeCluster::default();
     let jobs: Api<NotebookValidationJob> = Api::namespaced(cluster.client(), "ml");
-    let created = jobs.create(&PostParams::default(), &JobBuilder::new("ml", "train").typed()?).await?;
+    let created = jobs
+        .create(
+            &PostParams::default(),
+            &JobBuilder::new("ml", "train").typed()?,
+        )
+        .await?;
     let recorder = Recorder::new(cluster.client(), Reporter::from("nbv"));
     let event = Event {
         type_: EventType::Normal,
