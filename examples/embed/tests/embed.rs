@@ -48,23 +48,31 @@ async fn operate(cluster: &FakeCluster, until: impl Fn(&FakeCluster) -> bool) {
     );
 }
 
-#[tokio::test(start_paused = true)]
-async fn a_succeeded_job_gets_its_waves_and_one_notification() {
+/// A cluster at 22:31 holding the namespace `ml` and `jobs`.
+fn cluster_with(jobs: impl IntoIterator<Item = JobBuilder>) -> FakeCluster {
     let cluster = FakeCluster::new(at(31));
     cluster.apply_object(namespace("ml")).unwrap();
-    let succeeded = JobBuilder::new("ml", "train")
-        .sync_wave(3)
-        .phase(Phase::Succeeded)
+    for job in jobs {
+        cluster.apply_object(job.build()).unwrap();
+    }
+    cluster
+}
+
+/// `ml/name`, whose run ran from 22:29 to 22:30 and ended in `phase`.
+fn ended(name: &str, phase: Phase) -> JobBuilder {
+    JobBuilder::new("ml", name)
+        .phase(phase)
         .started_at(at(29))
         .completed_at(at(30))
-        .build();
-    cluster.apply_object(succeeded).unwrap();
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_succeeded_job_gets_its_waves_and_one_notification() {
     let running = JobBuilder::new("ml", "eval")
         .sync_wave(4)
         .phase(Phase::ValidationRunning)
-        .started_at(at(29))
-        .build();
-    cluster.apply_object(running).unwrap();
+        .started_at(at(29));
+    let cluster = cluster_with([ended("train", Phase::Succeeded).sync_wave(3), running]);
 
     operate(&cluster, |c| done(&job(c, "train")).len() == 2).await;
 
@@ -94,15 +102,7 @@ async fn a_succeeded_job_gets_its_waves_and_one_notification() {
 
 #[tokio::test(start_paused = true)]
 async fn a_restart_of_the_operator_repeats_nothing() {
-    let cluster = FakeCluster::new(at(31));
-    cluster.apply_object(namespace("ml")).unwrap();
-    let failed = JobBuilder::new("ml", "train")
-        .sync_wave(3)
-        .phase(Phase::Failed)
-        .started_at(at(29))
-        .completed_at(at(30))
-        .build();
-    cluster.apply_object(failed).unwrap();
+    let cluster = cluster_with([ended("train", Phase::Failed).sync_wave(3)]);
     operate(&cluster, |c| done(&job(c, "train")).len() == 2).await;
     assert_eq!(
         job(&cluster, "train")["metadata"]["annotations"]["mlops.dev/wave-failed"],
@@ -125,15 +125,8 @@ async fn a_restart_of_the_operator_repeats_nothing() {
 
 #[tokio::test(start_paused = true)]
 async fn triggers_are_given_up_with_the_reason() {
-    let cluster = FakeCluster::new(at(31));
-    cluster.apply_object(namespace("ml")).unwrap();
-    let with_trigger = JobBuilder::new("ml", "train")
-        .on_success_trigger("- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}")
-        .phase(Phase::Succeeded)
-        .started_at(at(29))
-        .completed_at(at(30))
-        .build();
-    cluster.apply_object(with_trigger).unwrap();
+    let restart = "- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}";
+    let cluster = cluster_with([ended("train", Phase::Succeeded).on_success_trigger(restart)]);
 
     let reported = |c: &FakeCluster| {
         done(&job(c, "train"))
