@@ -154,5 +154,5 @@ fn suite_stream() -> (Vec<String>, String) {
     (names, docs.join("---\n"))
 }
 
-mod eval;
+mod evaluation;
 mod suites;
