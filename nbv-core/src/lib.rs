@@ -29,7 +29,7 @@
 //!
 //! Everything else lives in the modules below, for shells that need finer control.
 //! `docs/embedding.md` walks through a complete minimal operator built on these items
-//! (`examples/embed` in the repository).
+//! (`nbv-core/examples/embed.rs` in the repository, run by `tests/embed.rs`).
 //!
 //! # A reconcile, step by step
 //!

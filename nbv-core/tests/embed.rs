@@ -1,11 +1,16 @@
-//! The example operator, run against the in-memory API server: it watches the jobs,
-//! carries out what nbv-core plans and records it, exactly once.
+//! The embedding example (`examples/embed.rs`), run against the in-memory API server:
+//! it watches the jobs, carries out what nbv-core plans and records it, exactly once.
+
+// The example's `main` runs it against a real cluster; here its operator runs alone.
+#[allow(dead_code)]
+#[path = "../examples/embed.rs"]
+mod embed;
 
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
+use embed::{COMPONENT, Context, TRIGGERS_NOT_SUPPORTED, run};
 use nbv_core::api::Phase;
-use nbv_embed_example::{COMPONENT, Context, TRIGGERS_NOT_SUPPORTED, run};
 use nbv_testkit::FakeCluster;
 use nbv_testkit::fixtures::{JobBuilder, namespace};
 use serde_json::Value;

@@ -16,15 +16,9 @@
 //! records them as given up, with the reason, so the plan stops owing them and the
 //! ledger says why they did not happen.
 //!
-//! # Examples
-//!
-//! ```no_run
-//! # async fn demo() -> Result<(), kube::Error> {
-//! let client = kube::Client::try_default().await?;
-//! nbv_embed_example::run(nbv_embed_example::Context::new(client)).await;
-//! # Ok(())
-//! # }
-//! ```
+//! `cargo run -p nbv-core --example embed` runs it against the cluster of the current
+//! kubeconfig (or the in-cluster service account); `nbv-core/tests/embed.rs` runs it
+//! against nbv-testkit's in-memory API server.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -42,6 +36,14 @@ use nbv_core::api::{API_VERSION, EffectLedger, KIND};
 use nbv_core::events::EventType;
 use nbv_core::prelude::*;
 use serde_json::json;
+
+/// Runs the operator until the job watch ends.
+#[tokio::main]
+async fn main() -> Result<(), kube::Error> {
+    let client = kube::Client::try_default().await?;
+    run(Context::new(client)).await;
+    Ok(())
+}
 
 /// The name this operator gives itself in Events.
 pub const COMPONENT: &str = "nbv-embed-example";
