@@ -1,14 +1,100 @@
 //! # nbv-core
 //!
 //! The decision logic of nbv, as pure and I/O-free Rust: given a
-//! [`NotebookValidationJob`](api::NotebookValidationJob) and what a shell has observed
-//! about the cluster, decide what Argo CD should see and what should happen next.
+//! [`NotebookValidationJob`] and what a shell has observed about the cluster, decide
+//! what Argo CD should see and what should happen next.
 //!
 //! nbv-core never performs an effect. Every module returns values: a health
 //! assessment, a JSON merge patch, a gate decision, a list of effects with idempotency
 //! keys. A shell (the `nbv` operator, or your own controller) carries them out and
 //! records what it did, so that a re-reconcile, a conflict or a restart never repeats
 //! or loses an effect.
+//!
+//! # The front door
+//!
+//! An operator that embeds nbv-core needs a handful of items, re-exported here and in
+//! [`prelude`] (`use nbv_core::prelude::*;`). In the order a reconcile meets them:
+//!
+//! | item | what it is for |
+//! |---|---|
+//! | [`NotebookValidationJob`], [`NotebookValidationJobStatus`], [`Phase`] | the resource (`mlops.mlops.dev/v1alpha1`), its status and the phase of its run |
+//! | [`step`], [`PhaseEvent`], [`Transition`], [`Next`], [`RetryPolicy`] | the phase machine: from the status and what was observed to the status to write and what to do next |
+//! | [`plan()`], [`PlanContext`], [`Plan`], [`Effect`] | the GitOps effects a job owes now: wave annotations, on-success triggers, the notification Event |
+//! | [`record`], [`Outcome`] | recording what became of an effect in the job's ledger (`status.effects`), which makes every effect happen once |
+//! | [`assess_job`], [`Variant`], [`HealthStatus`], [`HealthStatusCode`] | the Argo CD health of a job, as the shipped Lua scripts compute it |
+//! | [`parse_triggers`] | reading and validating the `mlops.dev/on-success-trigger` annotation |
+//! | [`gate`], [`GateJob`], [`Wave`] | the `mlops.dev/block-wave` gate: may wave N start? |
+//! | [`AggregateIndex`], [`NotebookStatus`] | the per-Application notebook status published to Argo CD |
+//! | [`notification`], [`NotificationEvent`] | the Event of a terminal transition |
+//!
+//! Everything else lives in the modules below, for shells that need finer control.
+//! `docs/embedding.md` walks through a complete minimal operator built on these items
+//! (`nbv-core/examples/embed.rs` in the repository, run by `tests/embed.rs`).
+//!
+//! # A reconcile, step by step
+//!
+//! A job without a status starts its run: the phase machine writes `Initializing` and
+//! asks for the validation Pod. Once the run has ended and its terminal status is
+//! written, the plan owes the wave annotations and the notification Event; the shell
+//! carries each out and records it, and the next plan owes nothing.
+//!
+//! ```
+//! use std::collections::BTreeMap;
+//! use chrono::{TimeZone, Utc};
+//! use nbv_core::prelude::*;
+//!
+//! let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+//! let mut job = NotebookValidationJob::new("train", Default::default());
+//! job.metadata.namespace = Some("ml".into());
+//! job.metadata.generation = Some(1);
+//! job.metadata.annotations = Some(BTreeMap::from([(
+//!     "argocd.argoproj.io/sync-wave".to_string(),
+//!     "3".to_string(),
+//! )]));
+//!
+//! // 1. The phase machine: write `t.status` when `t.changed`, then do `t.next`.
+//! let t = step(job.status.as_ref(), &PhaseEvent::observe(&job), now, &RetryPolicy::default());
+//! assert!(t.changed);
+//! assert_eq!(t.status.phase, Some(Phase::Initializing));
+//! assert!(matches!(t.next, Next::StartPod(_)));
+//!
+//! // The run ends (the shell observed the Pod succeed) and its status is written.
+//! job.status = Some(NotebookValidationJobStatus {
+//!     phase: Some(Phase::Succeeded),
+//!     start_time: Some(now),
+//!     completion_time: Some(now),
+//!     ..t.status
+//! });
+//! assert_eq!(assess_job(&job, Variant::Basic).status, HealthStatusCode::Healthy);
+//!
+//! // 2. The plan: carry out each effect, record it, write the ledger to `status.effects`.
+//! let ctx = PlanContext::default();
+//! let owed = plan(&job, &ctx, now);
+//! let keys: Vec<String> = owed.effects.iter().map(|e| e.key.to_string()).collect();
+//! assert_eq!(keys, ["wave", "notify"]);
+//! let mut ledger = owed.ledger();
+//! for effect in &owed.effects {
+//!     // Carry `effect.effect` out: here the wave annotations are merged into the job
+//!     // (a shell patches it); the Event would be created.
+//!     if let Effect::PatchJob { patch } = &effect.effect {
+//!         let annotations = job.metadata.annotations.get_or_insert_default();
+//!         for (key, value) in patch["metadata"]["annotations"].as_object().into_iter().flatten() {
+//!             match value.as_str() {
+//!                 Some(value) => annotations.insert(key.clone(), value.to_owned()),
+//!                 None => annotations.remove(key),
+//!             };
+//!         }
+//!     }
+//!     ledger = record(ledger, &effect.key, Outcome::Done, now, &ctx.retry).ledger;
+//! }
+//! assert_eq!(job.metadata.annotations.as_ref().unwrap()["mlops.dev/wave-complete"], "3");
+//! job.status.as_mut().unwrap().effects = Some(ledger);
+//!
+//! // A re-reconcile (or a restart of the shell) owes nothing more.
+//! assert!(plan(&job, &ctx, now).is_empty());
+//! ```
+//!
+//! # Modules
 //!
 //! | module | decides |
 //! |---|---|
@@ -20,11 +106,12 @@
 //! | [`aggregate`] | per-Application notebook status and when to publish it |
 //! | [`health`] | the Argo CD health of a job, natively and as shipped Lua |
 //! | [`events`] | the notification Event of a terminal transition |
-//! | [`plan`] | the effects a shell must carry out for a job |
+//! | [`plan`](mod@plan) | the effects a shell must carry out for a job |
 //! | [`reconcile`] | one reconcile: what a step asks of the Pods, what each carried-out effect means, what to persist, when to look again |
-//! | [`actions`] | how a trigger, or the sync it started, stands after the shell acted |
+//! | [`actions`] | what each trigger action does to its target, and how it stands after the shell acted |
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
 //! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
+//! | [`text`] | cutting messages to the byte budgets Kubernetes sets |
 // Denied rather than forbidden: the `lua` feature's number-format hook
 // (`health::lua::numbers`) is the one place that needs it.
 #![deny(unsafe_code)]
@@ -41,5 +128,26 @@ pub mod plan;
 pub mod pod;
 pub mod reconcile;
 pub mod sync;
+pub mod text;
 pub mod triggers;
 pub mod waves;
+
+pub use aggregate::{AggregateIndex, NotebookStatus};
+pub use api::{NotebookValidationJob, NotebookValidationJobStatus, Phase};
+pub use events::{NotificationEvent, notification};
+pub use health::{HealthStatus, HealthStatusCode, Variant, assess_job};
+pub use phase::{Next, PhaseEvent, RetryPolicy, Transition, step};
+pub use plan::{Effect, Outcome, Plan, PlanContext, plan, record};
+pub use triggers::parse_triggers;
+pub use waves::{GateJob, Wave, gate};
+
+/// The front door in one `use`: `use nbv_core::prelude::*;` brings the items an
+/// embedding operator calls (see the [crate documentation](crate)).
+pub mod prelude {
+    pub use crate::{
+        AggregateIndex, Effect, GateJob, HealthStatus, HealthStatusCode, Next, NotebookStatus,
+        NotebookValidationJob, NotebookValidationJobStatus, NotificationEvent, Outcome, Phase,
+        PhaseEvent, Plan, PlanContext, RetryPolicy, Transition, Variant, Wave, assess_job, gate,
+        notification, parse_triggers, plan, record, step,
+    };
+}

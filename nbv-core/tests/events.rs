@@ -1,24 +1,15 @@
 //! Notification Events: properties and snapshots.
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
-use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus, Phase};
+use nbv_core::api::{NotebookValidationJobStatus, Phase};
 use nbv_core::events::{
-    EventType, MAX_MESSAGE_BYTES, NotificationContext, notification, redact_secrets,
+    EventType, MAX_EVENT_MESSAGE_BYTES, NotificationContext, notification, redact_secrets,
 };
+use nbv_testkit::fixtures::JobBuilder;
 use proptest::prelude::*;
 
-fn job(name: &str, status: NotebookValidationJobStatus) -> NotebookValidationJob {
-    let mut job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
-        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-        "metadata": {"name": name, "namespace": "self-healing-platform", "uid": "7d1c"},
-        "spec": {"notebook": {"git": {"url": "https://github.com/example/models", "ref": "main"},
-                 "path": "notebooks/predictive-analytics.ipynb"},
-                 "podConfig": {"containerImage": "quay.io/jupyter/scipy-notebook:latest"}}
-    }))
-    .unwrap();
-    job.status = Some(status);
-    job
-}
+/// The seed's namespace, which the Events of its jobs name.
+const NAMESPACE: &str = "self-healing-platform";
 
 fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 24, 22, 29, 19).unwrap()
@@ -46,15 +37,16 @@ fn ctx() -> NotificationContext {
 
 #[test]
 fn failure_message_of_the_seed_example() {
-    let job = job(
-        "predictive-analytics-kserve-validation",
-        terminal(
+    let job = JobBuilder::new(NAMESPACE, "predictive-analytics-kserve-validation")
+        .uid("7d1c")
+        .status(terminal(
             Phase::Failed,
             "ModuleNotFoundError: No module named 'kserve_wrapper'",
             3,
             41,
-        ),
-    );
+        ))
+        .typed()
+        .unwrap();
     let event = notification(&job, &ctx()).unwrap();
     insta::assert_snapshot!(event.message);
     insta::assert_json_snapshot!(event, {".message" => "[message]"});
@@ -62,10 +54,16 @@ fn failure_message_of_the_seed_example() {
 
 #[test]
 fn success_message() {
-    let job = job(
-        "train",
-        terminal(Phase::Succeeded, "Notebook validation succeeded", 0, 3725),
-    );
+    let job = JobBuilder::new(NAMESPACE, "train")
+        .uid("7d1c")
+        .status(terminal(
+            Phase::Succeeded,
+            "Notebook validation succeeded",
+            0,
+            3725,
+        ))
+        .typed()
+        .unwrap();
     let event = notification(
         &job,
         &NotificationContext {
@@ -81,8 +79,16 @@ fn success_message() {
 #[test]
 fn an_oversized_error_is_cut_but_the_facts_stay() {
     let long = format!("Traceback: {}", "x".repeat(5000));
-    let event = notification(&job("train", terminal(Phase::Failed, &long, 1, 5)), &ctx()).unwrap();
-    assert!(event.message.len() <= MAX_MESSAGE_BYTES);
+    let event = notification(
+        &JobBuilder::new(NAMESPACE, "train")
+            .uid("7d1c")
+            .status(terminal(Phase::Failed, &long, 1, 5))
+            .typed()
+            .unwrap(),
+        &ctx(),
+    )
+    .unwrap();
+    assert!(event.message.len() <= MAX_EVENT_MESSAGE_BYTES);
     assert!(event.message.contains("Suggested action:"));
     assert!(event.message.ends_with(
         "Logs: kubectl logs -n self-healing-platform predictive-analytics-kserve-validation-pod"
@@ -103,7 +109,7 @@ proptest! {
     fn exactly_the_terminal_phases_notify_and_the_event_agrees_with_the_phase(
         p in phase(), msg in ".{0,1500}", retries in 0i32..10, secs in 0i64..100_000
     ) {
-        let event = notification(&job("j", terminal(p, &msg, retries, secs)), &ctx());
+        let event = notification(&JobBuilder::new(NAMESPACE, "j").uid("7d1c").status(terminal(p, &msg, retries, secs)).typed().unwrap(), &ctx());
         prop_assert_eq!(event.is_some(), p.is_terminal());
         if let Some(e) = event {
             let failed = p == Phase::Failed;
@@ -114,7 +120,7 @@ proptest! {
                 if failed { "validation-failure" } else { "validation-success" }
             );
             prop_assert_eq!(e.labels["app.kubernetes.io/part-of"].as_str(), "self-healing-platform");
-            prop_assert!(e.message.len() <= MAX_MESSAGE_BYTES);
+            prop_assert!(e.message.len() <= MAX_EVENT_MESSAGE_BYTES);
             let want = format!("Phase: {p}");
             prop_assert!(e.message.contains(&want));
             // However long the failure, the facts a person acts on survive the size cap.
@@ -126,7 +132,7 @@ proptest! {
     fn a_terminal_job_without_completion_time_does_not_notify(p in phase()) {
         let mut status = terminal(p, "m", 0, 1);
         status.completion_time = None;
-        prop_assert!(notification(&job("j", status), &ctx()).is_none());
+        prop_assert!(notification(&JobBuilder::new(NAMESPACE, "j").uid("7d1c").status(status).typed().unwrap(), &ctx()).is_none());
     }
 
     #[test]
@@ -139,7 +145,7 @@ proptest! {
             format!("{before} {key}={secret} {after}"),
             format!("{before} {key}: {secret} {after}"),
         ] {
-            let e = notification(&job("j", terminal(Phase::Failed, &msg, 3, 1)), &ctx()).unwrap();
+            let e = notification(&JobBuilder::new(NAMESPACE, "j").uid("7d1c").status(terminal(Phase::Failed, &msg, 3, 1)).typed().unwrap(), &ctx()).unwrap();
             prop_assert!(!e.message.contains(&secret), "{} leaked in {}", secret, e.message);
         }
     }
@@ -154,8 +160,8 @@ proptest! {
         name in dns_name(), p in prop_oneof![Just(Phase::Succeeded), Just(Phase::Failed)],
         a in 0i64..1_000_000, b in 0i64..1_000_000
     ) {
-        let ea = notification(&job(&name, terminal(p, "m", 0, a)), &ctx()).unwrap();
-        let eb = notification(&job(&name, terminal(p, "m", 0, b)), &ctx()).unwrap();
+        let ea = notification(&JobBuilder::new(NAMESPACE, &name).uid("7d1c").status(terminal(p, "m", 0, a)).typed().unwrap(), &ctx()).unwrap();
+        let eb = notification(&JobBuilder::new(NAMESPACE, &name).uid("7d1c").status(terminal(p, "m", 0, b)).typed().unwrap(), &ctx()).unwrap();
         prop_assert!(ea.name.len() <= 253);
         prop_assert!(ea.name.bytes().all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-' || c == b'.'));
         prop_assert!(ea.name.starts_with(|c: char| c.is_ascii_alphanumeric()));

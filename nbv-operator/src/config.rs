@@ -54,7 +54,7 @@ pub struct RunArgs {
     #[arg(long, env = "NBV_NO_PART_OF")]
     pub no_part_of: bool,
     /// Retries of a failed notebook run (backoff 1m, 2m, 4m, …).
-    #[arg(long, env = "NBV_MAX_RETRIES", default_value_t = 3)]
+    #[arg(long, env = "NBV_MAX_RETRIES", default_value_t = 3, value_parser = parse_max_retries)]
     pub max_retries: u32,
     /// Address of the /metrics, /healthz and /readyz endpoints.
     #[arg(long, env = "NBV_METRICS_ADDR", default_value = "0.0.0.0:8080")]
@@ -167,6 +167,20 @@ impl TrackingConfig {
     }
 }
 
+/// `--max-retries`: `status.retryCount` is an int32, so a run retries at most
+/// `i32::MAX` times. Out of range is an error at start-up, not another limit.
+fn parse_max_retries(value: &str) -> Result<u32, String> {
+    let range = format!("use 0 to {}", i32::MAX);
+    let retries: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("{value:?} is not a whole number of retries; {range}"))?;
+    u32::try_from(retries)
+        .ok()
+        .filter(|&n| i32::try_from(n).is_ok())
+        .ok_or_else(|| format!("{retries} retries do not fit status.retryCount (int32); {range}"))
+}
+
 fn parse_tracking_method(value: &str) -> Result<TrackingMethod, String> {
     value
         .parse()
@@ -226,5 +240,46 @@ impl RunArgs {
             max_retries: self.max_retries,
             ..OperatorConfig::default()
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use crate::cli::{Cli, Command};
+
+    fn max_retries(value: &str) -> Result<u32, String> {
+        let cli = Cli::try_parse_from(["nbv", "run", "--max-retries", value])
+            .map_err(|e| e.to_string())?;
+        let Command::Run(run) = cli.command else {
+            panic!("`nbv run` parses as the run command");
+        };
+        Ok(run.max_retries)
+    }
+
+    #[test]
+    fn max_retries_accepts_what_status_retry_count_holds() {
+        assert_eq!(max_retries("0"), Ok(0));
+        assert_eq!(max_retries("5"), Ok(5));
+        assert_eq!(max_retries("2147483647"), Ok(2_147_483_647));
+    }
+
+    #[test]
+    fn max_retries_out_of_range_is_an_error_that_names_the_range() {
+        for value in [
+            "2147483648",
+            "4294967295",
+            "4294967296",
+            "99999999999999999999",
+        ] {
+            let error = max_retries(value).expect_err(value);
+            assert!(error.contains("use 0 to 2147483647"), "{value}: {error}");
+        }
+        let error = max_retries("three").unwrap_err();
+        assert!(
+            error.contains("\"three\" is not a whole number of retries"),
+            "{error}"
+        );
     }
 }

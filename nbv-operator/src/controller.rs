@@ -256,13 +256,20 @@ pub async fn run(
     );
 
     let jobs: Api<NotebookValidationJob> = watched(&client, config.watch_namespace.as_deref());
-    let retry_policy = RetryPolicy::new(
+    // `--max-retries` is range-checked when the flags are parsed; a configuration built
+    // in code with a value out of range stops here rather than running with another.
+    let retry_policy = match RetryPolicy::new(
         config.max_retries,
         std::time::Duration::from_secs(60),
         2,
         std::time::Duration::from_secs(3600),
-    )
-    .unwrap_or_default();
+    ) {
+        Ok(policy) => policy,
+        Err(error) => {
+            tracing::error!(%error, "the controller does not start");
+            return;
+        }
+    };
     let job_cache = reflector::store::Writer::<NotebookValidationJob>::default();
     let job_store = job_cache.as_reader();
     tokio::spawn(publisher.run(shutdown.clone()));

@@ -245,10 +245,12 @@ mod in_the_controller {
 
     use chrono::{SecondsFormat, TimeDelta};
     use futures::FutureExt;
+    use nbv_core::api::Phase;
     use nbv_operator::config::OperatorConfig;
     use nbv_operator::controller::{self, Runtime};
     use nbv_operator::metrics::{Metrics, MetricsOptions};
     use nbv_testkit::cluster::FakeCluster;
+    use nbv_testkit::fixtures::JobBuilder;
     use serde_json::json;
 
     use super::sample;
@@ -263,17 +265,16 @@ mod in_the_controller {
         (tx, fut.shared())
     }
 
-    fn job(cluster: &FakeCluster, name: &str, status: serde_json::Value) {
+    /// A job of the Application `platform` (Argo CD 3's tracking id).
+    fn platform_job(name: &str) -> JobBuilder {
+        JobBuilder::new("ml", name)
+            .tracking_id("platform")
+            .image("quay.io/ml/sklearn-notebook:1")
+    }
+
+    fn store(cluster: &FakeCluster, job: JobBuilder) {
         cluster
-            .apply_object(json!({
-                "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-                "metadata": {"name": name, "namespace": "ml", "annotations": {
-                    "argocd.argoproj.io/tracking-id":
-                        format!("platform:mlops.mlops.dev/NotebookValidationJob:ml/{name}")}},
-                "spec": {"notebook": {"git": {"url": "https://github.com/example/models", "ref": "main"},
-                                      "path": "t.ipynb"},
-                         "podConfig": {"containerImage": "quay.io/ml/sklearn-notebook:1"}},
-                "status": status}))
+            .apply_object(job.build())
             .expect("the job is stored");
     }
 
@@ -283,12 +284,10 @@ mod in_the_controller {
 
     /// The job `ml/train`, running since now (as another controller reports it).
     fn running_train(cluster: &FakeCluster) {
-        let now = at(cluster.now());
-        job(
-            cluster,
-            "train",
-            json!({"phase": "ValidationRunning", "startTime": now}),
-        );
+        let running = platform_job("train")
+            .phase(Phase::ValidationRunning)
+            .started_at(cluster.now());
+        store(cluster, running);
     }
 
     /// Half a minute later, another controller ends `ml/train`'s run in `phase`, after
@@ -349,7 +348,7 @@ mod in_the_controller {
         };
         let (running, stopped) = observe(&cluster, true, options, |cluster, _| async move {
             end_train(&cluster, "Succeeded", 42).await;
-            job(&cluster, "other", json!({"phase": "Failed"}));
+            store(&cluster, platform_job("other").phase(Phase::Failed));
             tokio::time::sleep(Duration::from_secs(30)).await;
         })
         .await;
@@ -453,7 +452,7 @@ mod in_the_controller {
     #[tokio::test(start_paused = true)]
     async fn running_notebooks_counts_the_pods_nbv_creates() {
         let cluster = FakeCluster::default();
-        job(&cluster, "fresh", json!(null));
+        store(&cluster, platform_job("fresh"));
         let (running, _) = observe(&cluster, false, MetricsOptions::default(), |_, _| async {
             tokio::time::sleep(Duration::from_secs(30)).await;
         })
@@ -473,29 +472,22 @@ mod census {
     //! The cluster gauges' arithmetic on single jobs.
 
     use chrono::{DateTime, TimeZone, Utc};
-    use nbv_core::api::NotebookValidationJob;
+    use nbv_core::api::{NotebookValidationJob, Phase};
     use nbv_operator::metrics::{Census, NO_PHASE};
-    use serde_json::{Value, json};
-
-    fn job(name: &str, extra: Value) -> NotebookValidationJob {
-        let mut object = json!({
-            "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-            "metadata": {"name": name, "namespace": "ml"},
-            "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
-                                  "path": "t.ipynb"},
-                     "podConfig": {"containerImage": "quay.io/example/papermill:1"}}});
-        for (key, value) in extra.as_object().unwrap() {
-            match key.as_str() {
-                "timeout" => object["spec"]["timeout"] = value.clone(),
-                "labels" | "annotations" => object["metadata"][key] = value.clone(),
-                _ => object[key] = value.clone(),
-            }
-        }
-        serde_json::from_value(object).unwrap()
-    }
+    use nbv_testkit::fixtures::JobBuilder;
+    use serde_json::json;
 
     fn at(minutes: i64) -> DateTime<Utc> {
         Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap() + chrono::Duration::minutes(minutes)
+    }
+
+    /// `ml/name`, its run in `phase` since minute 0.
+    fn started(name: &str, phase: Phase) -> JobBuilder {
+        JobBuilder::new("ml", name).phase(phase).started_at(at(0))
+    }
+
+    fn typed(job: JobBuilder) -> NotebookValidationJob {
+        job.typed().expect("a valid job")
     }
 
     fn past(job: &NotebookValidationJob, minutes: i64) -> i64 {
@@ -508,10 +500,9 @@ mod census {
 
     #[test]
     fn past_timeout_counts_from_the_current_attempt_and_only_while_in_progress() {
-        let running = job(
-            "r",
-            json!({"timeout": "10m", "status": {
-            "phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}}),
+        let ten_minutes = json!("10m");
+        let running = typed(
+            started("r", Phase::ValidationRunning).spec_field("timeout", ten_minutes.clone()),
         );
         assert_eq!(
             past(&running, 10),
@@ -520,53 +511,51 @@ mod census {
         );
         assert_eq!(past(&running, 11), 1);
         // The default timeout is 30 minutes.
-        let default = job(
-            "d",
-            json!({"status": {"phase": "Initializing", "startTime": "2026-01-01T00:00:00Z"}}),
-        );
+        let default = typed(started("d", Phase::Initializing));
         assert_eq!((past(&default, 30), past(&default, 31)), (0, 1));
         // A retry restarts the clock.
-        let retried = job(
-            "t",
-            json!({"timeout": "10m", "status": {
-            "phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z",
-            "lastRetryTime": "2026-01-01T00:08:00Z"}}),
+        let retried = typed(
+            started("t", Phase::ValidationRunning)
+                .spec_field("timeout", ten_minutes)
+                .status_field("lastRetryTime", json!("2026-01-01T00:08:00Z")),
         );
         assert_eq!((past(&retried, 17), past(&retried, 19)), (0, 1));
         // Ended, not started, or with a timeout nbv refuses: never past it.
-        for ended in ["Succeeded", "Failed"] {
-            let done = job(
-                "e",
-                json!({"timeout": "1m", "status": {"phase": ended, "startTime": "2026-01-01T00:00:00Z"}}),
-            );
-            assert_eq!(past(&done, 60), 0, "{ended}");
+        for ended in [Phase::Succeeded, Phase::Failed] {
+            let done = typed(started("e", ended).spec_field("timeout", json!("1m")));
+            assert_eq!(past(&done, 60), 0, "{ended:?}");
         }
-        assert_eq!(past(&job("n", json!({"timeout": "1m"})), 60), 0);
-        let invalid = job(
-            "i",
-            json!({"timeout": "soon", "status": {"phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}}),
-        );
+        let not_started = typed(JobBuilder::new("ml", "n").spec_field("timeout", json!("1m")));
+        assert_eq!(past(&not_started, 60), 0);
+        let invalid =
+            typed(started("i", Phase::ValidationRunning).spec_field("timeout", json!("soon")));
         assert_eq!(past(&invalid, 600), 0);
     }
 
     #[test]
     fn phases_applications_and_abandoned_effects() {
-        let unset = job("u", json!({}));
-        let abandoned = job(
-            "a",
-            json!({
-            "labels": {"app.kubernetes.io/instance": "platform"},
-            "status": {"phase": "Succeeded", "conditions": [
-                {"type": "EffectsApplied", "status": "False", "reason": "EffectAbandoned",
-                 "message": "gave up", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+        let effects_applied = |status: &str, reason: &str, message: &str| {
+            json!([{"type": "EffectsApplied", "status": status, "reason": reason,
+                    "message": message, "lastTransitionTime": "2026-01-01T00:00:00Z"}])
+        };
+        let unset = typed(JobBuilder::new("ml", "u"));
+        let abandoned = typed(
+            JobBuilder::new("ml", "a")
+                .instance("platform")
+                .phase(Phase::Succeeded)
+                .status_field(
+                    "conditions",
+                    effects_applied("False", "EffectAbandoned", "gave up"),
+                ),
         );
-        let applied = job(
-            "b",
-            json!({
-            "labels": {"app.kubernetes.io/instance": "platform"},
-            "status": {"phase": "Failed", "conditions": [
-                {"type": "EffectsApplied", "status": "True", "reason": "EffectsApplied",
-                 "message": "ok", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
+        let applied = typed(
+            JobBuilder::new("ml", "b")
+                .instance("platform")
+                .phase(Phase::Failed)
+                .status_field(
+                    "conditions",
+                    effects_applied("True", "EffectsApplied", "ok"),
+                ),
         );
         let census = Census::of(
             [&unset, &abandoned, &applied],

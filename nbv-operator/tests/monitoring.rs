@@ -24,6 +24,7 @@ use nbv_operator::clock::Clock;
 use nbv_operator::metrics::{
     ClusterView, JobScope, Metrics, MetricsOptions, ReconcileOutcome, TriggerStatus,
 };
+use nbv_testkit::fixtures::JobBuilder;
 use repository::{assert_valid, documents, read};
 use serde_json::{Value, json};
 
@@ -155,25 +156,6 @@ impl Clock for At {
     }
 }
 
-fn job(value: Value) -> NotebookValidationJob {
-    let mut object = json!({
-        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-        "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
-                              "path": "t.ipynb"},
-                 "podConfig": {"containerImage": "quay.io/example/papermill:1"}},
-    });
-    for (key, v) in value.as_object().unwrap() {
-        if key == "spec" {
-            for (k, v) in v.as_object().unwrap() {
-                object["spec"][k] = v.clone();
-            }
-        } else {
-            object[key] = v.clone();
-        }
-    }
-    serde_json::from_value(object).expect("a valid job")
-}
-
 /// The exposition of a registry in which every family has series with every label
 /// value the rules and the dashboard select on.
 async fn exposition() -> String {
@@ -201,19 +183,22 @@ async fn exposition() -> String {
     metrics.pod_created("ml", true);
     let start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
     let mut jobs = Writer::<NotebookValidationJob>::default();
-    let app = json!({"app.kubernetes.io/instance": "platform"});
-    for object in [
-        json!({"metadata": {"name": "a", "namespace": "ml", "labels": app},
-               "status": {"phase": "Succeeded"}}),
-        json!({"metadata": {"name": "b", "namespace": "ml", "labels": app},
-               "status": {"phase": "Failed", "conditions": [{
-                   "type": "EffectsApplied", "status": "False", "reason": "EffectAbandoned",
-                   "message": "gave up", "lastTransitionTime": "2026-01-01T00:00:00Z"}]}}),
-        json!({"metadata": {"name": "c", "namespace": "ml", "labels": app},
-               "spec": {"timeout": "10m"},
-               "status": {"phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}}),
+    let in_platform = |name: &str| JobBuilder::new("ml", name).instance("platform");
+    let gave_up = json!([{
+        "type": "EffectsApplied", "status": "False", "reason": "EffectAbandoned",
+        "message": "gave up", "lastTransitionTime": "2026-01-01T00:00:00Z"}]);
+    for job in [
+        in_platform("a").phase(Phase::Succeeded),
+        in_platform("b")
+            .phase(Phase::Failed)
+            .status_field("conditions", gave_up),
+        in_platform("c")
+            .spec_field("timeout", json!("10m"))
+            .phase(Phase::ValidationRunning)
+            .started_at(start),
     ] {
-        jobs.apply_watcher_event(&watcher::Event::Apply(job(object)));
+        let job = job.typed().expect("a valid job");
+        jobs.apply_watcher_event(&watcher::Event::Apply(job));
     }
     let mut pods = Writer::<Pod>::default();
     for phase in ["Pending", "Running"] {

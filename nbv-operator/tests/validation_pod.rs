@@ -7,10 +7,10 @@ use chrono::{DateTime, TimeZone, Utc};
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use kube::client::Body;
-use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::{Attempt, FailureKind, PhaseEvent};
 use nbv_core::pod::{PodDefaults, validation_pod};
 use nbv_operator::validation_pod::{PodError, PodRunner};
+use nbv_testkit::fixtures::JobBuilder;
 use serde_json::{Value, json};
 use tower_test::mock::Handle;
 
@@ -140,23 +140,18 @@ const ATTEMPT: Attempt = Attempt {
 
 const POD_PATH: &str = "/api/v1/namespaces/ml/pods/train-g2-r1";
 
-fn job(spec: Value) -> NotebookValidationJob {
-    let mut base = json!({
-        "notebook": {"git": {"url": "https://example.com/org/repo.git", "ref": "main",
-                             "credentialsSecret": "git-creds"},
-                     "path": "notebooks/train.ipynb"},
-        "podConfig": {"containerImage": "quay.io/example/papermill:1"},
-        "timeout": "45m"
-    });
-    if let (Some(base), Value::Object(spec)) = (base.as_object_mut(), spec) {
-        base.extend(spec);
-    }
-    serde_json::from_value(json!({
-        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-        "metadata": {"name": "train", "namespace": "ml", "uid": "uid-train", "generation": 2},
-        "spec": base
-    }))
-    .expect("a job")
+/// `ml/train` at generation 2: a notebook in a private repository, 45 minutes to run.
+fn train() -> JobBuilder {
+    JobBuilder::new("ml", "train")
+        .uid("uid-train")
+        .generation(2)
+        .spec_fields(json!({
+            "notebook": {"git": {"url": "https://example.com/org/repo.git", "ref": "main",
+                                 "credentialsSecret": "git-creds"},
+                         "path": "notebooks/train.ipynb"},
+            "podConfig": {"containerImage": "quay.io/example/papermill:1"},
+            "timeout": "45m"
+        }))
 }
 
 fn now() -> DateTime<Utc> {
@@ -167,8 +162,13 @@ fn now() -> DateTime<Utc> {
 
 /// The attempt's Pod as the API server returns it, with `status`.
 fn stored_pod(status: Value) -> Value {
-    let pod =
-        validation_pod(&job(json!({})), ATTEMPT, None, &PodDefaults::default()).expect("a pod");
+    let pod = validation_pod(
+        &train().typed().expect("a job"),
+        ATTEMPT,
+        None,
+        &PodDefaults::default(),
+    )
+    .expect("a pod");
     let mut value = serde_json::to_value(pod).expect("JSON");
     value["metadata"]["uid"] = json!("uid-pod");
     value["metadata"]["creationTimestamp"] = json!("2026-01-24T22:00:00Z");
@@ -188,7 +188,7 @@ fn notebook_terminated(exit_code: i32, message: &str) -> Value {
 
 #[tokio::test]
 async fn the_attempts_pod_is_created_as_the_core_builds_it() {
-    let job = job(json!({}));
+    let job = train().typed().expect("a job");
     let expected = validation_pod(&job, ATTEMPT, None, &PodDefaults::default()).expect("a pod");
     let body = serde_json::to_value(&expected).expect("JSON");
     insta::assert_yaml_snapshot!("created_pod", body, {
@@ -211,7 +211,7 @@ async fn the_attempts_pod_is_created_as_the_core_builds_it() {
 
 #[tokio::test]
 async fn a_built_image_is_the_one_the_pod_runs() {
-    let job = job(json!({}));
+    let job = train().typed().expect("a job");
     let expected = validation_pod(
         &job,
         ATTEMPT,
@@ -241,7 +241,7 @@ async fn a_built_image_is_the_one_the_pod_runs() {
 
 #[tokio::test]
 async fn a_pod_that_already_exists_is_the_attempts_pod() {
-    let job = job(json!({}));
+    let job = train().typed().expect("a job");
     let script = vec![expect(
         "POST /api/v1/namespaces/ml/pods?fieldManager=nbv-operator",
         Some(
@@ -263,8 +263,11 @@ async fn a_pod_that_already_exists_is_the_attempts_pod() {
 
 #[tokio::test]
 async fn a_spec_nbv_refuses_sends_nothing_and_fails_the_attempt() {
-    let job = job(json!({"podConfig": {"containerImage": "i",
-        "volumes": [{"name": "host", "hostPath": {"path": "/"}}]}}));
+    let job = train()
+        .spec_fields(json!({"podConfig": {"containerImage": "i",
+        "volumes": [{"name": "host", "hostPath": {"path": "/"}}]}}))
+        .typed()
+        .expect("a job");
     let err = run(Vec::new(), |runner| async move {
         runner.ensure_started(&job, ATTEMPT, None).await
     })
@@ -305,7 +308,7 @@ async fn pods_the_api_server_rejects_fail_the_attempt_other_errors_do_not() {
         (500, "InternalError", "etcdserver: request timed out", false),
     ];
     for (code, reason, message, permanent) in cases {
-        let job = job(json!({}));
+        let job = train().typed().expect("a job");
         let body = serde_json::to_value(
             validation_pod(&job, ATTEMPT, None, &PodDefaults::default()).expect("pod"),
         )
@@ -345,7 +348,9 @@ async fn pods_the_api_server_rejects_fail_the_attempt_other_errors_do_not() {
 async fn observe(answer: (u16, Value)) -> Result<Option<PhaseEvent>, PodError> {
     let script = vec![expect(&format!("GET {POD_PATH}"), None, answer.0, answer.1)];
     run(script, |runner| async move {
-        runner.observe(&job(json!({})), ATTEMPT, now()).await
+        runner
+            .observe(&train().typed().expect("a job"), ATTEMPT, now())
+            .await
     })
     .await
 }
@@ -445,7 +450,9 @@ async fn a_pod_left_by_an_earlier_job_of_the_same_name_is_deleted_not_observed()
         ),
     ];
     let err = run(script, |runner| async move {
-        runner.observe(&job(json!({})), ATTEMPT, now()).await
+        runner
+            .observe(&train().typed().expect("a job"), ATTEMPT, now())
+            .await
     })
     .await
     .expect_err("not this job's pod");
@@ -476,7 +483,9 @@ async fn other_attempts_are_deleted_by_label() {
         list,
     )];
     let deleted = run(script, |runner| async move {
-        runner.delete_other_attempts(&job(json!({})), ATTEMPT).await
+        runner
+            .delete_other_attempts(&train().typed().expect("a job"), ATTEMPT)
+            .await
     })
     .await
     .expect("deleted");
@@ -485,7 +494,7 @@ async fn other_attempts_are_deleted_by_label() {
 
 #[tokio::test]
 async fn a_long_job_name_is_selected_by_its_hashed_label() {
-    let mut long = job(json!({}));
+    let mut long = train().typed().expect("a job");
     long.metadata.name = Some(format!("{}.v2", "training".repeat(10)));
     let label = nbv_core::pod::job_label_value(long.metadata.name.as_deref().unwrap_or_default());
     assert!(label.len() <= 63);
@@ -526,7 +535,7 @@ async fn a_cached_pod_is_observed_without_a_request() {
     let event = run(Vec::new(), |runner| async move {
         runner
             .with_cache(cache)
-            .observe(&job(json!({})), ATTEMPT, now())
+            .observe(&train().typed().expect("a job"), ATTEMPT, now())
             .await
     })
     .await
@@ -543,7 +552,7 @@ async fn a_cached_pod_is_not_created_again() {
     let name = run(Vec::new(), |runner| async move {
         runner
             .with_cache(cache)
-            .ensure_started(&job(json!({})), ATTEMPT, None)
+            .ensure_started(&train().typed().expect("a job"), ATTEMPT, None)
             .await
     })
     .await
@@ -566,7 +575,7 @@ async fn a_pod_the_cache_lacks_is_read_from_the_api_server() {
     let event = run(script, |runner| async move {
         runner
             .with_cache(cache)
-            .observe(&job(json!({})), ATTEMPT, now())
+            .observe(&train().typed().expect("a job"), ATTEMPT, now())
             .await
     })
     .await

@@ -12,7 +12,9 @@ use futures::channel::mpsc;
 use http::{Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
+use nbv_core::api::Phase;
 use nbv_operator::commands::wait::{WaitArgs, WaitStatus, format_duration, parse_duration, wait};
+use nbv_testkit::fixtures::JobBuilder;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -111,35 +113,22 @@ fn client(answers: Vec<Answer>) -> (kube::Client, Log) {
     (kube::Client::new(service, "default"), log)
 }
 
-fn job(name: &str, annotations: &[(&str, &str)], phase: Option<&str>) -> Value {
-    let annotations: serde_json::Map<String, Value> = annotations
-        .iter()
-        .map(|(key, value)| ((*key).to_owned(), json!(value)))
-        .collect();
-    let mut job = json!({
-        "apiVersion": "mlops.mlops.dev/v1alpha1",
-        "kind": "NotebookValidationJob",
-        "metadata": {"name": name, "namespace": "ml", "resourceVersion": "1", "annotations": annotations},
-        "spec": {},
-    });
-    if let Some(phase) = phase {
-        job["status"] = json!({"phase": phase});
-    }
-    job
+/// The job as the API server lists it.
+fn listed(job: JobBuilder) -> Value {
+    job.resource_version("1").build()
 }
 
-/// A job in wave 3 that blocks wave 4.
-fn blocker(name: &str, phase: &str, extra: &[(&str, &str)]) -> Value {
-    let mut annotations = vec![
-        ("argocd.argoproj.io/sync-wave", "3"),
-        ("mlops.dev/block-wave", "4"),
-    ];
-    annotations.extend_from_slice(extra);
-    job(name, &annotations, Some(phase))
+/// `ml/name`, in wave 3, blocking wave 4, its run in `phase`.
+fn blocker(name: &str, phase: Phase) -> JobBuilder {
+    JobBuilder::new("ml", name)
+        .sync_wave(3)
+        .block_wave(4)
+        .phase(phase)
 }
 
+/// A blocker that completed its wave.
 fn completed(name: &str) -> Value {
-    blocker(name, "Succeeded", &[("mlops.dev/wave-complete", "3")])
+    listed(blocker(name, Phase::Succeeded).annotation("mlops.dev/wave-complete", "3"))
 }
 
 fn event(kind: &str, object: Value) -> Value {
@@ -182,10 +171,10 @@ fn lists(log: &Log) -> usize {
 
 #[tokio::test]
 async fn opens_when_the_blocking_job_already_completed_its_wave() {
-    let unrelated = job(
-        "lint",
-        &[("argocd.argoproj.io/sync-wave", "1")],
-        Some("Failed"),
+    let unrelated = listed(
+        JobBuilder::new("ml", "lint")
+            .sync_wave(1)
+            .phase(Phase::Failed),
     );
     let (client, log) = client(vec![Answer::List(vec![completed("train"), unrelated])]);
     let (code, transcript) = run(client, None).await;
@@ -197,13 +186,11 @@ async fn opens_when_the_blocking_job_already_completed_its_wave() {
 
 #[tokio::test]
 async fn opens_at_once_when_no_job_blocks_the_wave() {
-    let other_wave = job(
-        "eval",
-        &[
-            ("argocd.argoproj.io/sync-wave", "5"),
-            ("mlops.dev/block-wave", "6"),
-        ],
-        Some("Failed"),
+    let other_wave = listed(
+        JobBuilder::new("ml", "eval")
+            .sync_wave(5)
+            .block_wave(6)
+            .phase(Phase::Failed),
     );
     let (client, _) = client(vec![Answer::List(vec![other_wave])]);
     let (code, transcript) = run(client, None).await;
@@ -215,16 +202,16 @@ async fn opens_at_once_when_no_job_blocks_the_wave() {
 async fn waits_then_opens_when_the_jobs_complete() {
     let (events, stream) = mpsc::unbounded();
     let (client, log) = client(vec![
-        Answer::List(vec![blocker("train", "ValidationRunning", &[])]),
+        Answer::List(vec![listed(blocker("train", Phase::ValidationRunning))]),
         Answer::Watch(stream),
     ]);
     let script = [
         // Progress that changes nothing awaited prints nothing.
         event(
             "MODIFIED",
-            blocker("train", "ValidationRunning", &[("note", "x")]),
+            listed(blocker("train", Phase::ValidationRunning).annotation("note", "x")),
         ),
-        event("ADDED", blocker("eval", "Initializing", &[])),
+        event("ADDED", listed(blocker("eval", Phase::Initializing))),
         event("MODIFIED", completed("train")),
         event("MODIFIED", completed("eval")),
     ];
@@ -241,10 +228,8 @@ async fn waits_then_opens_when_the_jobs_complete() {
 async fn a_succeeded_job_without_its_wave_record_is_still_awaited() {
     let (events, stream) = mpsc::unbounded();
     let (client, _) = client(vec![
-        Answer::List(vec![blocker(
-            "train",
-            "Succeeded",
-            &[("mlops.dev/wave-complete", "2")],
+        Answer::List(vec![listed(
+            blocker("train", Phase::Succeeded).annotation("mlops.dev/wave-complete", "2"),
         )]),
         Answer::Watch(stream),
     ]);
@@ -263,11 +248,14 @@ async fn a_succeeded_job_without_its_wave_record_is_still_awaited() {
 async fn deleting_the_last_blocking_job_opens_the_gate() {
     let (events, stream) = mpsc::unbounded();
     let (client, _) = client(vec![
-        Answer::List(vec![blocker("train", "ValidationRunning", &[])]),
+        Answer::List(vec![listed(blocker("train", Phase::ValidationRunning))]),
         Answer::Watch(stream),
     ]);
     events
-        .unbounded_send(event("DELETED", blocker("train", "ValidationRunning", &[])))
+        .unbounded_send(event(
+            "DELETED",
+            listed(blocker("train", Phase::ValidationRunning)),
+        ))
         .expect("the watch is open");
     let (code, transcript) = run(client, None).await;
     assert_eq!(code, 0, "{transcript}");
@@ -282,8 +270,8 @@ async fn fails_fast_when_a_blocking_job_fails_its_wave() {
     let (events, stream) = mpsc::unbounded();
     let (client, _) = client(vec![
         Answer::List(vec![
-            blocker("train", "ValidationRunning", &[]),
-            blocker("eval", "ValidationRunning", &[]),
+            listed(blocker("train", Phase::ValidationRunning)),
+            listed(blocker("eval", Phase::ValidationRunning)),
         ]),
         Answer::Watch(stream),
     ]);
@@ -291,7 +279,7 @@ async fn fails_fast_when_a_blocking_job_fails_its_wave() {
     events
         .unbounded_send(event(
             "MODIFIED",
-            blocker("train", "Failed", &[("mlops.dev/wave-failed", "3")]),
+            listed(blocker("train", Phase::Failed).annotation("mlops.dev/wave-failed", "3")),
         ))
         .expect("the watch is open");
     let (code, transcript) = run(client, None).await;
@@ -301,15 +289,16 @@ async fn fails_fast_when_a_blocking_job_fails_its_wave() {
 
 #[tokio::test]
 async fn an_unreadable_block_wave_fails_the_gate_safe() {
-    let broken = job(
-        "train",
-        &[
-            ("argocd.argoproj.io/sync-wave", "3"),
-            ("mlops.dev/block-wave", "four"),
-        ],
-        None,
+    let broken = listed(
+        JobBuilder::new("ml", "train")
+            .sync_wave(3)
+            .block_wave("four"),
     );
-    let missing_wave = job("eval", &[("mlops.dev/block-wave", "4")], Some("Succeeded"));
+    let missing_wave = listed(
+        JobBuilder::new("ml", "eval")
+            .block_wave(4)
+            .phase(Phase::Succeeded),
+    );
     let (client, _) = client(vec![Answer::List(vec![broken, missing_wave])]);
     let (code, transcript) = run(client, None).await;
     assert_eq!(code, 1, "{transcript}");
@@ -321,7 +310,7 @@ async fn times_out_naming_the_jobs_still_awaited() {
     let (_events, stream) = mpsc::unbounded();
     let (client, _) = client(vec![
         Answer::List(vec![
-            blocker("train", "ValidationRunning", &[]),
+            listed(blocker("train", Phase::ValidationRunning)),
             completed("eval"),
         ]),
         Answer::Watch(stream),
@@ -338,8 +327,13 @@ async fn the_gate_is_not_evaluated_on_a_partial_list() {
     // The first page holds no blocking job: evaluating it alone would open the gate.
     let (_events, stream) = mpsc::unbounded();
     let (client, log) = client(vec![
-        Answer::ListPage(vec![job("lint", &[], Some("Succeeded"))], "page-2"),
-        Answer::List(vec![blocker("train", "ValidationRunning", &[])]),
+        Answer::ListPage(
+            vec![listed(
+                JobBuilder::new("ml", "lint").phase(Phase::Succeeded),
+            )],
+            "page-2",
+        ),
+        Answer::List(vec![listed(blocker("train", Phase::ValidationRunning))]),
         Answer::Watch(stream),
     ]);
     let (code, transcript) = run(client, Some(Duration::from_secs(1))).await;

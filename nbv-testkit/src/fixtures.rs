@@ -37,6 +37,7 @@ use nbv_core::annotations::{
     KSERVE_INFERENCESERVICE, ON_SUCCESS_TRIGGER,
 };
 use nbv_core::api::{API_VERSION, GROUP, KIND, NotebookValidationJob, Phase};
+use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 fn rfc3339(time: DateTime<Utc>) -> String {
@@ -79,8 +80,10 @@ pub struct JobBuilder {
     annotations: BTreeMap<String, String>,
     labels: BTreeMap<String, String>,
     generation: Option<i64>,
+    uid: Option<String>,
+    resource_version: Option<String>,
     spec: Value,
-    status: Map<String, Value>,
+    status: Value,
 }
 
 impl JobBuilder {
@@ -102,6 +105,8 @@ impl JobBuilder {
             annotations: BTreeMap::new(),
             labels: BTreeMap::new(),
             generation: None,
+            uid: None,
+            resource_version: None,
             spec: json!({
                 "notebook": {
                     "git": {"url": "https://github.com/example/models", "ref": "main"},
@@ -109,7 +114,7 @@ impl JobBuilder {
                 },
                 "podConfig": {"containerImage": "quay.io/jupyter/scipy-notebook:2026-01-05"}
             }),
-            status: Map::new(),
+            status: Value::Null,
         }
     }
 
@@ -259,6 +264,142 @@ impl JobBuilder {
         self
     }
 
+    /// `metadata.uid` (kept by pure uses; the cluster assigns its own).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::fixtures::JobBuilder;
+    ///
+    /// assert_eq!(JobBuilder::new("ml", "t").uid("uid-t").build()["metadata"]["uid"], "uid-t");
+    /// ```
+    #[must_use]
+    pub fn uid(mut self, uid: impl Into<String>) -> Self {
+        self.uid = Some(uid.into());
+        self
+    }
+
+    /// `metadata.resourceVersion`, as a list or watch answer carries it (kept by pure
+    /// uses; the cluster assigns its own).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::fixtures::JobBuilder;
+    ///
+    /// let job = JobBuilder::new("ml", "t").resource_version("1").build();
+    /// assert_eq!(job["metadata"]["resourceVersion"], "1");
+    /// ```
+    #[must_use]
+    pub fn resource_version(mut self, version: impl Into<String>) -> Self {
+        self.resource_version = Some(version.into());
+        self
+    }
+
+    /// Sets one field of the spec, keeping the others (`spec` replaces them all).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::fixtures::JobBuilder;
+    /// use serde_json::json;
+    ///
+    /// let job = JobBuilder::new("ml", "t").spec_field("timeout", json!("45m")).build();
+    /// assert_eq!(job["spec"]["timeout"], "45m");
+    /// assert_eq!(job["spec"]["notebook"]["path"], "notebooks/train.ipynb");
+    /// ```
+    #[must_use]
+    pub fn spec_field(mut self, field: impl Into<String>, value: Value) -> Self {
+        if !self.spec.is_object() {
+            self.spec = Value::Object(Map::new());
+        }
+        self.spec[field.into()] = value;
+        self
+    }
+
+    /// Sets every field of the object `fields` in the spec, keeping the others.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::fixtures::JobBuilder;
+    /// use serde_json::json;
+    ///
+    /// let job = JobBuilder::new("ml", "t").spec_fields(json!({"timeout": "1m", "x": 1})).build();
+    /// assert_eq!((&job["spec"]["timeout"], &job["spec"]["x"]), (&json!("1m"), &json!(1)));
+    /// assert!(job["spec"]["podConfig"].is_object());
+    /// ```
+    #[must_use]
+    pub fn spec_fields(self, fields: Value) -> Self {
+        match fields {
+            Value::Object(fields) => fields
+                .into_iter()
+                .fold(self, |job, (field, value)| job.spec_field(field, value)),
+            // Not an object: there are no fields to set, so the spec becomes it.
+            other => self.spec(other),
+        }
+    }
+
+    /// The container image that runs the notebook (`spec.podConfig.containerImage`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::fixtures::JobBuilder;
+    ///
+    /// let job = JobBuilder::new("ml", "t").image("quay.io/ml/sklearn-notebook:1").build();
+    /// assert_eq!(job["spec"]["podConfig"]["containerImage"], "quay.io/ml/sklearn-notebook:1");
+    /// ```
+    #[must_use]
+    pub fn image(self, image: impl Into<String>) -> Self {
+        let mut pod_config = self
+            .spec
+            .get("podConfig")
+            .cloned()
+            .unwrap_or_else(|| json!({}));
+        pod_config["containerImage"] = Value::String(image.into());
+        self.spec_field("podConfig", pod_config)
+    }
+
+    /// The notebook at `path` in the Git repository `url` at `ref`
+    /// (`spec.notebook`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::fixtures::JobBuilder;
+    ///
+    /// let job = JobBuilder::new("ml", "t").notebook("https://example.com/r.git", "main", "t.ipynb").build();
+    /// assert_eq!(job["spec"]["notebook"]["git"]["url"], "https://example.com/r.git");
+    /// assert_eq!(job["spec"]["notebook"]["path"], "t.ipynb");
+    /// ```
+    #[must_use]
+    pub fn notebook(self, url: &str, git_ref: &str, path: &str) -> Self {
+        self.spec_field(
+            "notebook",
+            json!({"git": {"url": url, "ref": git_ref}, "path": path}),
+        )
+    }
+
+    /// Replaces the status with `status`: a typed `NotebookValidationJobStatus` or any
+    /// JSON (hostile values included: a status that is not an object is written as it is).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::fixtures::JobBuilder;
+    /// use serde_json::json;
+    ///
+    /// let job = JobBuilder::new("ml", "t").status(json!({"phase": "Failed"})).build();
+    /// assert_eq!(job["status"], json!({"phase": "Failed"}));
+    /// ```
+    #[must_use]
+    pub fn status(mut self, status: impl Serialize) -> Self {
+        // Serializing a `Value` or a typed status cannot fail: their maps have string keys.
+        self.status = serde_json::to_value(status).unwrap_or(Value::Null);
+        self
+    }
+
     /// Replaces the spec.
     ///
     /// # Examples
@@ -339,7 +480,10 @@ impl JobBuilder {
     /// ```
     #[must_use]
     pub fn status_field(mut self, field: impl Into<String>, value: Value) -> Self {
-        self.status.insert(field.into(), value);
+        if !self.status.is_object() {
+            self.status = Value::Object(Map::new());
+        }
+        self.status[field.into()] = value;
         self
     }
 
@@ -367,14 +511,20 @@ impl JobBuilder {
         if let Some(generation) = self.generation {
             metadata.insert("generation".into(), json!(generation));
         }
+        if let Some(uid) = &self.uid {
+            metadata.insert("uid".into(), Value::String(uid.clone()));
+        }
+        if let Some(version) = &self.resource_version {
+            metadata.insert("resourceVersion".into(), Value::String(version.clone()));
+        }
         let mut job = json!({
             "apiVersion": API_VERSION,
             "kind": KIND,
             "metadata": metadata,
             "spec": self.spec,
         });
-        if !self.status.is_empty() {
-            job["status"] = Value::Object(self.status.clone());
+        if !self.status.is_null() {
+            job["status"] = self.status.clone();
         }
         job
     }

@@ -59,10 +59,9 @@ pub use board::{Board, Due, Publication, PublishOutcome, RETRY_INTERVAL};
 pub use entry::JobEntry;
 pub use index::{Aggregate, AggregateIndex, JobKey};
 pub use parent::{
-    AppId, AppPart, AppRef, INSTALLATION_ID_KEY, INSTANCE_LABEL_KEY, InvalidAppName, ParentLookup,
-    ParentProblem, ParentSource, TRACKING_METHOD_KEY, TrackingMethod, TrackingSettings,
-    UnknownTrackingMethod, parent_application,
+    AppId, AppPart, AppRef, InvalidAppName, ParentLookup, ParentProblem, ParentSource,
+    TrackingMethod, TrackingSettings, UnknownTrackingMethod, parent_application,
 };
-pub use preserved::{APPLICATION_SET_KIND, application_set_owner, application_status_condition};
+pub use preserved::{application_set_owner, application_status_condition};
 pub use publish::{MIN_INTERVAL, PublishDecision, RESYNC_INTERVAL, decide_publish};
 pub use status::{NotebookStatus, StatusLimit, StatusLimitTooSmall};

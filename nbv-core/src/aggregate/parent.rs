@@ -287,11 +287,11 @@ impl FromStr for TrackingMethod {
 }
 
 /// The `argocd-cm` key of the tracking method.
-pub const TRACKING_METHOD_KEY: &str = "application.resourceTrackingMethod";
+pub(crate) const TRACKING_METHOD_KEY: &str = "application.resourceTrackingMethod";
 /// The `argocd-cm` key of the instance label.
-pub const INSTANCE_LABEL_KEY: &str = "application.instanceLabelKey";
+pub(crate) const INSTANCE_LABEL_KEY: &str = "application.instanceLabelKey";
 /// The `argocd-cm` key of the installation id.
-pub const INSTALLATION_ID_KEY: &str = "installationID";
+pub(crate) const INSTALLATION_ID_KEY: &str = "installationID";
 
 /// How to find a job's parent Application: Argo CD's tracking settings, and whether
 /// nbv's own `app.kubernetes.io/part-of` convention applies.

@@ -16,7 +16,7 @@ use crate::phase::{ConditionStatus, ConditionType, Reason};
 use crate::plan::ConditionUpdate;
 
 /// The kind of an Argo CD ApplicationSet.
-pub const APPLICATION_SET_KIND: &str = "ApplicationSet";
+pub(crate) const APPLICATION_SET_KIND: &str = "ApplicationSet";
 
 /// The name of the ApplicationSet that owns `application` (an `ownerReferences` entry
 /// of kind `ApplicationSet` in group `argoproj.io`), if any.

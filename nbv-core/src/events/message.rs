@@ -4,19 +4,10 @@ use std::fmt::Write;
 
 use crate::api::{NotebookValidationJob, Phase};
 
-use super::{MAX_MESSAGE_BYTES, NotificationContext, NotificationReason, redact_secrets};
+use super::{MAX_EVENT_MESSAGE_BYTES, NotificationContext, NotificationReason, redact_secrets};
 
 /// A suggested next step for a failure, chosen from the failure message.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::events::suggested_action;
-///
-/// assert!(suggested_action("ModuleNotFoundError: No module named 'torch'").contains("containerImage"));
-/// assert!(suggested_action("ErrImagePull").contains("containerImage"));
-/// ```
-pub fn suggested_action(failure: &str) -> &'static str {
+pub(crate) fn suggested_action(failure: &str) -> &'static str {
     let f = failure.to_ascii_lowercase();
     let rules: [(&[&str], &str); 7] = [
         (
@@ -132,14 +123,14 @@ pub(super) fn render(
     // The detail is what gets cut when the message is too long: the facts are what a
     // person needs to act, and they are short.
     let frame = headline.len() + ":\n\n\n".len() + facts.len();
-    let room = MAX_MESSAGE_BYTES.saturating_sub(frame);
+    let room = MAX_EVENT_MESSAGE_BYTES.saturating_sub(frame);
     let detail = truncate(&detail, room);
     let text = if detail.is_empty() {
         format!("{headline}\n\n{facts}")
     } else {
         format!("{headline}:\n{detail}\n\n{facts}")
     };
-    truncate(&text, MAX_MESSAGE_BYTES)
+    truncate(&text, MAX_EVENT_MESSAGE_BYTES)
 }
 
 fn human_duration(secs: i64) -> String {
@@ -152,16 +143,19 @@ fn human_duration(secs: i64) -> String {
 
 /// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with `…`.
 fn truncate(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
+    crate::text::truncate(s, max, "…").into_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::suggested_action;
+
+    #[test]
+    fn missing_modules_and_images_point_at_the_container_image() {
+        assert!(
+            suggested_action("ModuleNotFoundError: No module named 'torch'")
+                .contains("containerImage")
+        );
+        assert!(suggested_action("ErrImagePull").contains("containerImage"));
     }
-    const MARK: &str = "…";
-    let mut end = max.saturating_sub(MARK.len());
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    if end == 0 {
-        return String::new();
-    }
-    format!("{}{MARK}", &s[..end])
 }

@@ -19,13 +19,12 @@ use serde::Serialize;
 use crate::annotations;
 use crate::api::{NotebookValidationJob, Phase};
 
-pub use message::suggested_action;
 pub use redact::redact_secrets;
 pub use report::{Report, ReportReason};
 
-/// Longest message kept, in bytes: `events.k8s.io/v1` rejects a longer `note`, so a
+/// Longest Event message kept, in bytes: `events.k8s.io/v1` rejects a longer `note`, so a
 /// message that fits is valid for both Event APIs.
-pub const MAX_MESSAGE_BYTES: usize = 1024;
+pub const MAX_EVENT_MESSAGE_BYTES: usize = 1024;
 
 /// Severity of an Event, as Kubernetes spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]

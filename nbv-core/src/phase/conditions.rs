@@ -15,34 +15,27 @@ use super::{ConditionType, Reason};
 ///
 /// The CRD limits `conditions[].message` to 32768 characters; a byte bound is never
 /// looser than that, whatever the message's script.
-pub const MAX_MESSAGE_BYTES: usize = 32 * 1024;
+pub const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
 
 /// Appended to a message that [`truncate_message`] shortened.
 pub const TRUNCATION_MARKER: &str = "… [truncated]";
 
-/// `message` cut to at most [`MAX_MESSAGE_BYTES`] bytes, on a character boundary,
+/// `message` cut to at most [`MAX_CONDITION_MESSAGE_BYTES`] bytes, on a character boundary,
 /// ending with [`TRUNCATION_MARKER`] when something was cut.
 ///
 /// # Examples
 ///
 /// ```
-/// use nbv_core::phase::{truncate_message, MAX_MESSAGE_BYTES, TRUNCATION_MARKER};
+/// use nbv_core::phase::{truncate_message, MAX_CONDITION_MESSAGE_BYTES, TRUNCATION_MARKER};
 ///
 /// assert_eq!(truncate_message("cell 3 failed"), "cell 3 failed");
-/// let long = "é".repeat(MAX_MESSAGE_BYTES);
+/// let long = "é".repeat(MAX_CONDITION_MESSAGE_BYTES);
 /// let cut = truncate_message(&long);
-/// assert!(cut.len() <= MAX_MESSAGE_BYTES);
+/// assert!(cut.len() <= MAX_CONDITION_MESSAGE_BYTES);
 /// assert!(cut.ends_with(TRUNCATION_MARKER));
 /// ```
 pub fn truncate_message(message: &str) -> Cow<'_, str> {
-    if message.len() <= MAX_MESSAGE_BYTES {
-        return Cow::Borrowed(message);
-    }
-    let mut end = MAX_MESSAGE_BYTES - TRUNCATION_MARKER.len();
-    while !message.is_char_boundary(end) {
-        end -= 1;
-    }
-    Cow::Owned(format!("{}{TRUNCATION_MARKER}", &message[..end]))
+    crate::text::truncate(message, MAX_CONDITION_MESSAGE_BYTES, TRUNCATION_MARKER)
 }
 
 /// The status of a condition: `True`, `False` or `Unknown`.
@@ -290,15 +283,15 @@ mod tests {
     #[test]
     fn truncation_keeps_short_messages_and_cuts_on_a_char_boundary() {
         assert!(matches!(truncate_message("x"), Cow::Borrowed("x")));
-        let exact = "x".repeat(MAX_MESSAGE_BYTES);
+        let exact = "x".repeat(MAX_CONDITION_MESSAGE_BYTES);
         assert_eq!(truncate_message(&exact), exact);
         let long = format!(
             "{}{}",
-            "x".repeat(MAX_MESSAGE_BYTES - TRUNCATION_MARKER.len() - 1),
+            "x".repeat(MAX_CONDITION_MESSAGE_BYTES - TRUNCATION_MARKER.len() - 1),
             "€".repeat(10)
         );
         let cut = truncate_message(&long);
-        assert!(cut.len() <= MAX_MESSAGE_BYTES);
+        assert!(cut.len() <= MAX_CONDITION_MESSAGE_BYTES);
         assert!(cut.ends_with(TRUNCATION_MARKER));
         assert!(!cut.contains('€'));
     }

@@ -1,5 +1,5 @@
 //! The human-readable `status.message` of each state, in one place so that the wording
-//! stays consistent (and is reviewed in the snapshots of `tests/phase.rs`).
+//! stays consistent (and is reviewed in the snapshots of `tests/phase/sequences.rs`).
 
 use chrono::{DateTime, SecondsFormat, Utc};
 

@@ -72,8 +72,8 @@ mod transition;
 
 pub use adopt::parse_phase;
 pub use conditions::{
-    ConditionStatus, InvalidConditionStatus, MAX_MESSAGE_BYTES, TRUNCATION_MARKER, find_condition,
-    remove_condition, set_condition, truncate_message,
+    ConditionStatus, InvalidConditionStatus, MAX_CONDITION_MESSAGE_BYTES, TRUNCATION_MARKER,
+    find_condition, remove_condition, set_condition, truncate_message,
 };
 pub use event::{Attempt, Failure, FailureKind, InvalidAttempt, PhaseEvent, PodRef};
 pub use identifiers::{ConditionType, InvalidConditionType, InvalidReason, Reason};

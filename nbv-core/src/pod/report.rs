@@ -360,14 +360,7 @@ fn clean(text: &str, limit: usize) -> String {
             }
         })
         .collect();
-    if text.len() <= limit {
-        return text;
-    }
-    let mut cut = limit.saturating_sub(3);
-    while !text.is_char_boundary(cut) {
-        cut -= 1;
-    }
-    format!("{}...", &text[..cut])
+    crate::text::truncate(&text, limit, "...").into_owned()
 }
 
 fn json<T: Serialize>(value: &T) -> String {

@@ -56,7 +56,7 @@ use super::target::Trigger;
 pub const ACCEPT_TRIGGERS_FROM: &str = "mlops.dev/accept-triggers-from";
 
 /// The entry that stands for every namespace, in the flag and in the annotation.
-pub const ANY_NAMESPACE: &str = "*";
+pub(crate) const ANY_NAMESPACE: &str = "*";
 
 /// The operator's configuration of where triggers may act beyond their job's namespace.
 ///

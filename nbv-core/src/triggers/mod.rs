@@ -62,12 +62,11 @@ pub use error::{
     Field, FieldProblem, TriggerError, TriggerErrors, TriggerWarning, ValueKind, YamlLocation,
 };
 pub use names::{
-    Kind, KindError, KindProblem, MAX_KIND_LEN, NameError, NameKind, NameProblem, Namespace,
-    ObjectName,
+    Kind, KindError, KindProblem, NameError, NameKind, NameProblem, Namespace, ObjectName,
 };
 pub use target::{ActionNotSupported, TargetRef, Trigger};
 mod access;
-pub use access::{ACCEPT_TRIGGERS_FROM, ANY_NAMESPACE, AccessFacts, Grant, Refusal, TriggerAccess};
+pub use access::{ACCEPT_TRIGGERS_FROM, AccessFacts, Grant, Refusal, TriggerAccess};
 
 use crate::annotations::ON_SUCCESS_TRIGGER;
 use yaml::Node;

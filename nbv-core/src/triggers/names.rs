@@ -384,7 +384,7 @@ dns_name!(
 
 /// The longest kind accepted, in characters (the DNS label limit that
 /// Kubernetes applies to the lowercased kind of a CustomResourceDefinition).
-pub const MAX_KIND_LEN: usize = 63;
+pub(crate) const MAX_KIND_LEN: usize = 63;
 
 /// Kinds that triggers commonly target, used to suggest the right spelling
 /// when a kind is written in the wrong case.

@@ -5,7 +5,7 @@ use k8s_openapi::api::core::v1::{Event, EventSource, ObjectReference};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time};
 use kube::api::{Api, PostParams};
 use nbv_core::api::{API_VERSION, KIND, NotebookValidationJob};
-use nbv_core::events::{EventType, MAX_MESSAGE_BYTES, NotificationEvent, ReportReason};
+use nbv_core::events::{EventType, MAX_EVENT_MESSAGE_BYTES, NotificationEvent, ReportReason};
 
 use super::target::{JobRef, cut, timestamp};
 use super::{EffectError, Executor};
@@ -232,7 +232,7 @@ impl Executor {
             ),
             reason: Some(parts.reason.to_owned()),
             action: Some(parts.action.to_owned()),
-            message: Some(cut(parts.message, MAX_MESSAGE_BYTES).to_owned()),
+            message: Some(cut(parts.message, MAX_EVENT_MESSAGE_BYTES).to_owned()),
             first_timestamp: Some(Time(at)),
             last_timestamp: Some(Time(at)),
             event_time: Some(MicroTime(at)),

@@ -14,9 +14,10 @@ use chrono::{DateTime, TimeZone, Utc};
 use http::{Request, Response};
 use http_body_util::BodyExt;
 use kube::client::Body;
-use nbv_core::api::NotebookValidationJob;
+use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_core::triggers::{Trigger, parse_triggers};
 use nbv_operator::effects::{Executor, ExecutorConfig};
+use nbv_testkit::fixtures::JobBuilder;
 use serde::Serialize;
 use serde_json::{Value, json};
 use tower_test::mock::Handle;
@@ -295,17 +296,17 @@ pub fn completed_at() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap()
 }
 
-/// A job `namespace/name` with uid `uid-<name>`.
+/// A job `namespace/name` with uid `uid-<name>` whose run (generation 1) succeeded at
+/// [`completed_at`], a minute after it started.
 pub fn job(namespace: &str, name: &str) -> NotebookValidationJob {
-    serde_json::from_value(json!({
-        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-        "metadata": {"name": name, "namespace": namespace, "uid": format!("uid-{name}")},
-        "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
-                 "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}},
-        "status": {"phase": "Succeeded", "observedGeneration": 1,
-                   "startTime": "2026-01-24T22:29:00Z", "completionTime": "2026-01-24T22:30:00Z"}
-    }))
-    .expect("valid job")
+    JobBuilder::new(namespace, name)
+        .uid(format!("uid-{name}"))
+        .phase(Phase::Succeeded)
+        .status_field("observedGeneration", json!(1))
+        .started_at(completed_at() - chrono::Duration::minutes(1))
+        .completed_at(completed_at())
+        .typed()
+        .expect("valid job")
 }
 
 /// The single trigger of an annotation value (flow-style entry) for a job in `namespace`.

@@ -1,0 +1,184 @@
+//! The validation Pod: snapshots of the Pod of every upstream sample, the properties
+//! every Pod has (restricted profile, names, owner, no job value in a script), the
+//! result format and its 4 KiB budget (also against the Python writer), the scripts
+//! run for real where `sh`, `git` and `python3` exist, and the classification of Pod
+//! statuses.
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::os::unix::fs::PermissionsExt;
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+use std::time::Duration;
+
+use chrono::{DateTime, TimeDelta, TimeZone, Utc};
+use k8s_openapi::api::core::v1::{Container, Pod};
+use nbv_core::api::{CellStatus, NotebookValidationJob};
+use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
+use nbv_core::pod::{
+    ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
+    MANAGED_BY, MANAGED_BY_LABEL, MAX_REPORT_BYTES, NOTEBOOK_CONTAINER, PodDefaults, PodSpecError,
+    ReportedCell, RunError, RunErrorKind, RunReport, build_unsupported, is_controlled_by,
+    is_dns_label, job_label_value, observe_pod, pod_name, pod_ref, validation_pod,
+};
+use proptest::prelude::*;
+use proptest::strategy::ValueTree;
+use proptest::test_runner::TestRunner;
+use serde_json::{Value, json};
+
+// ---------------------------------------------------------------------------------------
+// Fixtures
+// ---------------------------------------------------------------------------------------
+
+fn samples_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("tests/data/upstream/samples")
+}
+
+/// Every NotebookValidationJob of the upstream samples, as read from the API server:
+/// with a namespace (`default` when the sample has none), a uid and a generation.
+fn sample_jobs() -> Vec<NotebookValidationJob> {
+    let mut files: Vec<_> = std::fs::read_dir(samples_dir())
+        .expect("samples dir")
+        .map(|e| e.expect("dir entry").path())
+        .collect();
+    files.sort();
+    let mut jobs = Vec::new();
+    for path in files {
+        let text = std::fs::read_to_string(&path).expect("readable sample");
+        for doc in serde_yaml_ng::Deserializer::from_str(&text) {
+            let value: Value = serde::Deserialize::deserialize(doc).expect("YAML");
+            if value["kind"] != "NotebookValidationJob" {
+                continue;
+            }
+            let mut job: NotebookValidationJob = serde_json::from_value(value).expect("a job");
+            let name = job.metadata.name.clone().expect("named");
+            job.metadata
+                .namespace
+                .get_or_insert_with(|| "default".to_owned());
+            job.metadata.uid = Some(format!("uid-{name}"));
+            job.metadata.generation = Some(1);
+            jobs.push(job);
+        }
+    }
+    jobs
+}
+
+/// A job `ml/train` with `spec` merged over a minimal spec.
+fn job_with(spec: Value) -> NotebookValidationJob {
+    let mut base = json!({
+        "notebook": {"git": {"url": "https://example.com/org/repo.git", "ref": "main"},
+                     "path": "notebooks/train.ipynb"},
+        "podConfig": {"containerImage": "quay.io/example/papermill:1"}
+    });
+    merge(&mut base, spec);
+    serde_json::from_value(json!({
+        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+        "metadata": {"name": "train", "namespace": "ml", "uid": "uid-train", "generation": 3},
+        "spec": base
+    }))
+    .expect("a job")
+}
+
+fn merge(base: &mut Value, patch: Value) {
+    match (base, patch) {
+        (Value::Object(base), Value::Object(patch)) => {
+            for (key, value) in patch {
+                merge(base.entry(key).or_insert(Value::Null), value);
+            }
+        }
+        (base, patch) => *base = patch,
+    }
+}
+
+const ATTEMPT: Attempt = Attempt {
+    generation: 3,
+    retry: 1,
+};
+
+fn pod_of(job: &NotebookValidationJob) -> Pod {
+    validation_pod(job, ATTEMPT, None, &PodDefaults::default()).expect("a pod")
+}
+
+/// The scripts are constant and long; snapshots show where they go, not their text.
+macro_rules! assert_pod_snapshot {
+    ($name:expr, $pod:expr) => {
+        insta::assert_yaml_snapshot!($name, $pod, {
+            ".spec.initContainers[].command[2]" => "[clone.sh]",
+            ".spec.containers[].command[2]" => "[run_notebook.py]",
+        })
+    };
+}
+
+fn containers(pod: &Pod) -> Vec<&Container> {
+    let spec = pod.spec.as_ref().expect("spec");
+    spec.init_containers
+        .iter()
+        .flatten()
+        .chain(spec.containers.iter())
+        .collect()
+}
+
+fn env_value<'a>(container: &'a Container, name: &str) -> Option<&'a str> {
+    container
+        .env
+        .iter()
+        .flatten()
+        .rev() // the last definition wins
+        .find(|e| e.name == name)
+        .and_then(|e| e.value.as_deref())
+}
+
+fn container<'a>(pod: &'a Pod, name: &str) -> &'a Container {
+    containers(pod)
+        .into_iter()
+        .find(|c| c.name == name)
+        .expect("container")
+}
+
+fn arbitrary_report() -> impl Strategy<Value = RunReport> {
+    let outcome = prop_oneof![
+        Just(CellOutcome::Succeeded),
+        Just(CellOutcome::Failed),
+        Just(CellOutcome::Skipped),
+    ];
+    let seconds = proptest::option::of((0u32..100_000).prop_map(|c| f64::from(c) / 100.0));
+    let text = prop_oneof!["\\PC{0,300}", "[\\x00-\\x1f\"\\\\]{0,400}", "é{0,200}"];
+    let cell = (outcome, seconds, proptest::option::of(text.clone()));
+    let cells = proptest::collection::vec(cell, 0..400);
+    let kind = prop_oneof![
+        Just(RunErrorKind::Cell),
+        Just(RunErrorKind::Missing),
+        Just(RunErrorKind::Setup),
+        Just(RunErrorKind::Internal),
+    ];
+    let error = proptest::option::of((kind, text.clone(), text, any::<prop::sample::Index>()));
+    (cells, error).prop_map(|(cells, error)| {
+        let cells: Vec<ReportedCell> = cells
+            .into_iter()
+            .enumerate()
+            .map(|(i, (outcome, seconds, error))| ReportedCell {
+                index: i as u64 * 2,
+                outcome,
+                seconds,
+                error,
+            })
+            .collect();
+        let error = error.map(|(kind, ename, evalue, at)| RunError {
+            kind,
+            cell: (kind == RunErrorKind::Cell && !cells.is_empty())
+                .then(|| cells[at.index(cells.len())].index),
+            ename,
+            evalue,
+        });
+        RunReport {
+            cells,
+            error,
+            dropped: 0,
+        }
+    })
+}
+
+mod properties;
+mod report;
+mod scripts;
+mod spec;
+mod status;

@@ -1,0 +1,281 @@
+//! The Pod of every upstream sample, and the specs nbv refuses.
+
+use super::*;
+
+// ---------------------------------------------------------------------------------------
+// The Pod of every upstream sample
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn every_upstream_sample_becomes_a_pod() {
+    let jobs = sample_jobs();
+    assert!(
+        jobs.len() >= 12,
+        "expected the upstream samples, found {}",
+        jobs.len()
+    );
+    let names: BTreeSet<_> = jobs.iter().map(|j| j.metadata.name.clone()).collect();
+    assert_eq!(names.len(), jobs.len(), "sample job names are unique");
+    let mut refused = BTreeSet::new();
+    for job in &jobs {
+        let name = job.metadata.name.as_deref().expect("named");
+        let pod = validation_pod(
+            job,
+            Attempt {
+                generation: 1,
+                retry: 0,
+            },
+            None,
+            &PodDefaults::default(),
+        );
+        match pod {
+            Ok(pod) => assert_pod_snapshot!(format!("sample_{name}"), pod),
+            // A check nbv does not carry out yet fails the job by name.
+            Err(PodSpecError::NotImplemented { field, .. }) => {
+                refused.insert((name.to_owned(), field));
+            }
+            Err(e) => panic!("{name}: {e}"),
+        }
+    }
+    let refused: Vec<(&str, &str)> = refused
+        .iter()
+        .map(|(n, f)| (n.as_str(), f.as_str()))
+        .collect();
+    insta::assert_debug_snapshot!(refused);
+}
+
+#[test]
+fn only_samples_that_enable_a_build_are_refused_as_unsupported() {
+    let refused: Vec<_> = sample_jobs()
+        .iter()
+        .filter(|job| build_unsupported(job).is_some())
+        .map(|job| job.metadata.name.clone().unwrap_or_default())
+        .collect();
+    assert_eq!(
+        refused,
+        [
+            "credentials-sugar-example",
+            "notebookvalidationjob-tekton-sample"
+        ]
+    );
+    let failure = build_unsupported(&job_with(
+        json!({"podConfig": {"buildConfig": {"enabled": true}}}),
+    ))
+    .expect("refused");
+    assert_eq!(failure.kind, FailureKind::Permanent);
+    // The phase machine words it as the job's failure, not a failed build.
+    assert_eq!(failure.reason, Reason::BUILD_NOT_SUPPORTED);
+    insta::assert_snapshot!("build_not_supported", failure.message);
+    assert!(
+        build_unsupported(&job_with(
+            json!({"podConfig": {"buildConfig": {"enabled": false}}})
+        ))
+        .is_none()
+    );
+}
+
+#[test]
+fn a_built_image_replaces_the_container_image() {
+    let job = job_with(json!({}));
+    let pod = validation_pod(
+        &job,
+        ATTEMPT,
+        Some("registry/built:abc"),
+        &PodDefaults::default(),
+    )
+    .expect("a pod");
+    assert_eq!(
+        container(&pod, NOTEBOOK_CONTAINER).image.as_deref(),
+        Some("registry/built:abc")
+    );
+    // An empty built image is no image: fall back to the spec's.
+    let pod = validation_pod(&job, ATTEMPT, Some(" "), &PodDefaults::default()).expect("a pod");
+    assert_eq!(
+        container(&pod, NOTEBOOK_CONTAINER).image.as_deref(),
+        Some("quay.io/example/papermill:1")
+    );
+}
+
+#[test]
+fn https_credentials_come_from_the_secret_as_optional_keys() {
+    let pod = pod_of(&job_with(
+        json!({"notebook": {"git": {"credentialsSecret": "git-creds"}}}),
+    ));
+    let clone = container(&pod, CLONE_CONTAINER);
+    let refs: Vec<_> = clone
+        .env
+        .iter()
+        .flatten()
+        .filter_map(|e| {
+            let key = e.value_from.as_ref()?.secret_key_ref.as_ref()?;
+            Some((
+                e.name.as_str(),
+                key.name.as_str(),
+                key.key.as_str(),
+                key.optional,
+            ))
+        })
+        .collect();
+    assert_eq!(
+        refs,
+        [
+            ("NBV_GIT_USERNAME", "git-creds", "username", Some(true)),
+            ("NBV_GIT_PASSWORD", "git-creds", "password", Some(true)),
+            ("NBV_GIT_TOKEN", "git-creds", "token", Some(true)),
+        ]
+    );
+    // The notebook never sees the Git credentials.
+    let notebook = container(&pod, NOTEBOOK_CONTAINER);
+    assert!(
+        notebook
+            .env
+            .iter()
+            .flatten()
+            .all(|e| e.value_from.is_none())
+    );
+}
+
+#[test]
+fn ssh_credentials_are_a_volume_of_the_clone_container_alone() {
+    let pod = pod_of(&job_with(json!({"notebook": {"git": {
+        "url": "git@github.com:org/repo.git", "credentialsSecret": "git-ssh"}}})));
+    let volumes = pod
+        .spec
+        .as_ref()
+        .and_then(|s| s.volumes.clone())
+        .unwrap_or_default();
+    let ssh = volumes
+        .iter()
+        .find(|v| v.secret.as_ref().and_then(|s| s.secret_name.as_deref()) == Some("git-ssh"))
+        .expect("the Secret volume");
+    let mounted_in: Vec<_> = containers(&pod)
+        .into_iter()
+        .filter(|c| c.volume_mounts.iter().flatten().any(|m| m.name == ssh.name))
+        .map(|c| {
+            (
+                c.name.as_str(),
+                c.volume_mounts
+                    .iter()
+                    .flatten()
+                    .find(|m| m.name == ssh.name)
+                    .and_then(|m| m.read_only),
+            )
+        })
+        .collect();
+    assert_eq!(mounted_in, [(CLONE_CONTAINER, Some(true))]);
+}
+
+#[test]
+fn the_notebook_container_reports_through_its_termination_message() {
+    let pod = pod_of(&job_with(json!({"podConfig": {
+        "credentials": ["aws"], "envFrom": [{"configMapRef": {"name": "settings"}}],
+        "env": [{"name": "HOME", "value": "/data"}, {"name": "NBV_NOTEBOOK", "value": "other.ipynb"}]
+    }})));
+    let notebook = container(&pod, NOTEBOOK_CONTAINER);
+    assert_eq!(
+        notebook.termination_message_path.as_deref(),
+        Some("/dev/termination-log")
+    );
+    assert_eq!(
+        notebook.termination_message_policy.as_deref(),
+        Some("FallbackToLogsOnError")
+    );
+    assert_eq!(
+        env_value(notebook, "NBV_RESULT"),
+        Some("/dev/termination-log")
+    );
+    // The job may override nbv's defaults, not the script's settings.
+    assert_eq!(env_value(notebook, "HOME"), Some("/data"));
+    assert_eq!(
+        env_value(notebook, "NBV_NOTEBOOK"),
+        Some("notebooks/train.ipynb")
+    );
+    let env_from = serde_json::to_value(&notebook.env_from).expect("JSON");
+    assert_eq!(
+        env_from,
+        json!([{"secretRef": {"name": "aws"}}, {"configMapRef": {"name": "settings"}}])
+    );
+    let spec = pod.spec.as_ref().expect("spec");
+    assert_eq!(spec.restart_policy.as_deref(), Some("Never"));
+    assert_eq!(spec.automount_service_account_token, Some(false));
+}
+
+#[test]
+fn a_hostile_ref_and_path_stay_data() {
+    let job = job_with(json!({"notebook": {
+        "git": {"url": "https://example.com/r.git; rm -rf /", "ref": "main; rm -rf /"},
+        "path": "$(rm -rf /)/`reboot`/x'\"; rm -rf /.ipynb"
+    }}));
+    let pod = pod_of(&job);
+    assert_pod_snapshot!("hostile_values", pod);
+    let clone = container(&pod, CLONE_CONTAINER);
+    assert_eq!(env_value(clone, "NBV_GIT_REF"), Some("main; rm -rf /"));
+    assert_eq!(
+        env_value(clone, "NBV_GIT_URL"),
+        Some("https://example.com/r.git; rm -rf /")
+    );
+    let reference = pod_of(&job_with(json!({})));
+    for (hostile, plain) in containers(&pod).into_iter().zip(containers(&reference)) {
+        assert_eq!(hostile.command, plain.command, "{}", hostile.name);
+        assert_eq!(hostile.args, None);
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Specs nbv refuses
+// ---------------------------------------------------------------------------------------
+
+#[test]
+fn refused_specs_name_the_field_and_the_fix() {
+    let cases = [
+        json!({"podConfig": {"volumes": [
+            {"name": "data", "persistentVolumeClaim": {"claimName": "d"}},
+            {"name": "host", "hostPath": {"path": "/var/run/docker.sock"}}]}}),
+        json!({"podConfig": {"volumes": [{"name": "share", "nfs": {"server": "s", "path": "/"}}]}}),
+        json!({"podConfig": {"volumes": [{"name": "nbv-workspace", "emptyDir": {}}]}}),
+        json!({"podConfig": {"volumes": [{"name": "d", "emptyDir": {}}],
+                             "volumeMounts": [{"name": "d", "mountPath": "/workspace/"}]}}),
+        json!({"podConfig": {"volumeMounts": [{"name": "missing", "mountPath": "/data"}]}}),
+        json!({"podConfig": {"containerImage": ""}}),
+        json!({"timeout": "30 minutes"}),
+        json!({"timeout": "0s"}),
+        json!({"notebook": {"git": {"url": "ext::sh -c touch% /tmp/pwned"}}}),
+        json!({"notebook": {"git": {"url": "https://bot:ghp_secret@example.com\n/r.git"}}}),
+        json!({"notebook": {"git": {"ref": "--upload-pack=touch /tmp/pwned"}}}),
+        json!({"notebook": {"git": {"url": "http://example.com/r.git", "credentialsSecret": "c"}}}),
+        json!({"notebook": {"path": "/etc/passwd.ipynb"}}),
+        json!({"notebook": {"path": "notebooks/../../x.ipynb"}}),
+    ];
+    let mut report = String::new();
+    for spec in cases {
+        let err = validation_pod(
+            &job_with(spec.clone()),
+            ATTEMPT,
+            None,
+            &PodDefaults::default(),
+        )
+        .expect_err("refused");
+        assert!(!err.to_string().contains("ghp_secret"), "{err}");
+        report.push_str(&format!("{spec}\n  {}\n  {}\n", err.field(), err));
+    }
+    let mut anonymous = job_with(json!({}));
+    anonymous.metadata.uid = None;
+    let err =
+        validation_pod(&anonymous, ATTEMPT, None, &PodDefaults::default()).expect_err("refused");
+    report.push_str(&format!("no uid\n  {}\n  {err}\n", err.field()));
+    insta::assert_snapshot!("refused_specs", report);
+}
+
+#[test]
+fn a_host_path_volume_is_refused_by_its_index() {
+    let job = job_with(json!({"podConfig": {"volumes": [
+        {"name": "a", "emptyDir": {}}, {"name": "b", "configMap": {"name": "c"}},
+        {"name": "host", "hostPath": {"path": "/"}}]}}));
+    let err = validation_pod(&job, ATTEMPT, None, &PodDefaults::default()).expect_err("refused");
+    assert_eq!(err.field(), "spec.podConfig.volumes[2].hostPath");
+    assert!(matches!(
+        err,
+        PodSpecError::ForbiddenVolume { index: 2, .. }
+    ));
+    assert_eq!(err.failure().reason.as_str(), "PodSpecInvalid");
+}

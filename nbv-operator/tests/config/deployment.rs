@@ -1,0 +1,261 @@
+//! The Deployment and the Dockerfile run the binary with flags, variables, ports and the
+//! user it really has.
+
+use super::*;
+
+#[test]
+fn the_deployment_runs_nbv_run_as_the_image_user_with_real_flags() {
+    let manifests = manifests();
+    let deployment = find(&manifests, "Deployment", "nbv-operator");
+    let pod = &deployment["spec"]["template"]["spec"];
+    let container = &pod["containers"][0];
+
+    // The arguments parse as `nbv run`.
+    let args: Vec<&str> = container["args"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(Value::as_str)
+        .collect();
+    let cli = Cli::try_parse_from(std::iter::once("nbv").chain(args.iter().copied()))
+        .unwrap_or_else(|e| panic!("the Deployment's args {args:?} do not parse: {e}"));
+    let Command::Run(run) = cli.command else {
+        panic!("the Deployment does not run `nbv run`: {args:?}");
+    };
+
+    // Every NBV_ variable is one that `nbv run` reads, and parses.
+    let command = Cli::command();
+    let run_command = command
+        .get_subcommands()
+        .find(|c| c.get_name() == "run")
+        .expect("nbv has a run subcommand");
+    let known: BTreeSet<String> = run_command
+        .get_arguments()
+        .filter_map(|a| a.get_env())
+        .map(|e| e.to_string_lossy().into_owned())
+        .collect();
+    let env: BTreeMap<String, &Value> = container["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|e| Some((e["name"].as_str()?.to_owned(), e)))
+        .collect();
+    for name in env.keys().filter(|n| n.starts_with("NBV_")) {
+        assert!(
+            known.contains(name),
+            "the Deployment sets {name}, which nbv run does not read; known: {known:?}"
+        );
+    }
+    for (name, field) in [
+        ("POD_NAME", "metadata.name"),
+        ("POD_NAMESPACE", "metadata.namespace"),
+    ] {
+        assert_eq!(
+            env.get(name)
+                .map(|e| &e["valueFrom"]["fieldRef"]["fieldPath"]),
+            Some(&Value::from(field)),
+            "{name} must come from the downward API ({field}): leader election uses it"
+        );
+    }
+
+    // Probes and the metrics port are where `nbv run` listens.
+    assert!(!run.no_leader_election, "two replicas need leader election");
+    assert!(
+        deployment["spec"]["replicas"]
+            .as_u64()
+            .is_some_and(|r| r >= 2)
+    );
+    let port = &container["ports"][0];
+    assert_eq!(port["name"], "metrics");
+    assert_eq!(
+        port["containerPort"].as_u64(),
+        Some(u64::from(run.metrics_addr.port()))
+    );
+    assert_eq!(container["livenessProbe"]["httpGet"]["path"], "/healthz");
+    assert_eq!(container["readinessProbe"]["httpGet"]["path"], "/readyz");
+    for probe in ["livenessProbe", "readinessProbe"] {
+        assert_eq!(container[probe]["httpGet"]["port"], "metrics", "{probe}");
+    }
+    let service = find(&manifests, "Service", "nbv-operator-metrics");
+    assert_eq!(service["spec"]["ports"][0]["targetPort"], "metrics");
+    assert_eq!(
+        service["spec"]["selector"],
+        deployment["spec"]["selector"]["matchLabels"]
+    );
+
+    // Hardened: the restricted Pod Security Standard and the image's user.
+    let security = &container["securityContext"];
+    assert_eq!(pod["securityContext"]["runAsNonRoot"], true);
+    assert_eq!(pod["securityContext"]["runAsUser"], 65532);
+    assert_eq!(
+        pod["securityContext"]["seccompProfile"]["type"],
+        "RuntimeDefault"
+    );
+    assert_eq!(security["allowPrivilegeEscalation"], false);
+    assert_eq!(security["readOnlyRootFilesystem"], true);
+    assert_eq!(security["capabilities"]["drop"], serde_json::json!(["ALL"]));
+    for kind in ["requests", "limits"] {
+        for resource in ["cpu", "memory"] {
+            assert!(
+                container["resources"][kind][resource].is_string(),
+                "no {kind}.{resource}"
+            );
+        }
+    }
+    assert!(
+        pod["terminationGracePeriodSeconds"]
+            .as_u64()
+            .is_some_and(|s| s > 5),
+        "the Lease release takes up to 5 s"
+    );
+    let account = find(&manifests, "ServiceAccount", "nbv-operator");
+    assert_eq!(pod["serviceAccountName"], account["metadata"]["name"]);
+    assert_eq!(
+        deployment["metadata"]["namespace"],
+        account["metadata"]["namespace"]
+    );
+    assert_eq!(
+        container["image"],
+        format!("ghcr.io/nbv-dev/nbv:{}", env!("CARGO_PKG_VERSION"))
+    );
+}
+
+#[test]
+fn the_dockerfile_builds_the_nbv_binary_and_runs_it_as_the_deployments_user() {
+    let dockerfile = read("Dockerfile");
+    let lines: Vec<&str> = dockerfile
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.starts_with('#'))
+        .collect();
+    let has = |needle: &str| lines.iter().any(|l| l.contains(needle));
+
+    // The binary's name comes from nbv-operator's [[bin]].
+    let manifest: toml_lite::Manifest = toml_lite::parse(&read("nbv-operator/Cargo.toml"));
+    assert_eq!(manifest.bin_name.as_deref(), Some("nbv"));
+    assert!(has("cargo build --release --locked -p nbv-operator"));
+    // Both builds leave out the simulation and its test kit (`.ci/run` checks the tree).
+    let builds: Vec<&&str> = lines.iter().filter(|l| l.contains("cargo build")).collect();
+    assert_eq!(
+        builds.len(),
+        2,
+        "the dependency layer and the image: {builds:?}"
+    );
+    for build in builds {
+        assert!(
+            build.contains("--no-default-features"),
+            "the image must be built without the `simulate` feature: {build}"
+        );
+    }
+    assert!(has("install -m 0755 target/release/nbv /out/nbv"));
+    assert!(
+        has("ln -s /nbv /out/usr/local/bin/nbv"),
+        "`nbv` must also be on PATH (docs/wait.md runs command: [nbv])"
+    );
+    assert!(has("COPY --from=builder /out/ /"));
+    assert!(has("ENTRYPOINT [\"/nbv\"]"));
+    assert!(has("USER 65532:65532"));
+    assert!(has("FROM gcr.io/distroless/cc-debian12:nonroot"));
+
+    // The toolchain is the workspace's rust-version, on the runtime's Debian release.
+    let workspace = read("Cargo.toml");
+    let rust_version = workspace
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("rust-version = "))
+        .map(|v| v.trim_matches('"'))
+        .expect("the workspace declares rust-version");
+    assert!(
+        has(&format!("FROM rust:{rust_version}-bookworm AS builder")),
+        "the builder must be rust:{rust_version}-bookworm"
+    );
+
+    // Both builds see every workspace member, or cargo cannot load the workspace: the
+    // dependency layer copies each member's manifest (or the whole member) before the
+    // first `cargo build`, and the crates of the image are copied whole.
+    let members = workspace
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("members = "))
+        .expect("the workspace lists its members");
+    let first_build = lines
+        .iter()
+        .position(|l| l.contains("cargo build"))
+        .expect("the Dockerfile runs cargo build");
+    let before = &lines[..first_build];
+    for member in members.trim_matches(|c| c == '[' || c == ']').split(',') {
+        let member = member.trim().trim_matches('"');
+        let copied = |line: &&str| {
+            *line == format!("COPY {member}/Cargo.toml {member}/")
+                || *line == format!("COPY {member} {member}")
+        };
+        assert!(
+            before.iter().any(copied),
+            "the Dockerfile's dependency layer does not copy the workspace member {member}"
+        );
+        assert!(
+            has(&format!("COPY {member} {member}")),
+            "the Dockerfile does not copy {member}"
+        );
+    }
+    // The placeholder crates of the dependency layer have only src/lib.rs and
+    // src/main.rs: a target declared with another path would not load there.
+    for krate in ["nbv-core", "nbv-operator", "nbv-testkit"] {
+        let manifest = read(&format!("{krate}/Cargo.toml"));
+        for line in manifest.lines().map(str::trim) {
+            assert!(
+                !line.starts_with("[[") || line == "[[bin]]",
+                "{krate}/Cargo.toml declares {line}: give the Dockerfile's dependency layer a placeholder for it"
+            );
+            if let Some(path) = line.strip_prefix("path = ") {
+                assert!(
+                    ["\"src/main.rs\"", "\"src/lib.rs\""].contains(&path),
+                    "{krate}/Cargo.toml: target path {path} has no placeholder in the Dockerfile"
+                );
+            }
+        }
+    }
+    let ignored = read(".dockerignore");
+    assert!(
+        ignored.lines().any(|l| l.trim() == "target/"),
+        ".dockerignore must keep target/ out of the context"
+    );
+
+    let deployment = manifests()
+        .into_iter()
+        .find(|(_, m)| m["kind"] == "Deployment")
+        .map(|(_, m)| m)
+        .unwrap_or_default();
+    assert_eq!(
+        deployment["spec"]["template"]["spec"]["securityContext"]["runAsUser"],
+        65532
+    );
+}
+
+/// Just enough of a Cargo manifest: the `[[bin]]` name.
+mod toml_lite {
+    pub struct Manifest {
+        pub bin_name: Option<String>,
+    }
+
+    pub fn parse(text: &str) -> Manifest {
+        let mut in_bin = false;
+        let mut bin_name = None;
+        for line in text.lines().map(str::trim) {
+            if line.starts_with('[') {
+                in_bin = line == "[[bin]]";
+            } else if in_bin && let Some(value) = line.strip_prefix("name = ") {
+                bin_name = Some(value.trim_matches('"').to_owned());
+            }
+        }
+        Manifest { bin_name }
+    }
+}
+
+/// `nbv simulate` exists exactly when the `simulate` feature is on: the image, built
+/// without it, has no simulation (`.ci/run` runs this test both ways).
+#[test]
+fn nbv_simulate_exists_only_with_the_simulate_feature() {
+    let simulate = Cli::command()
+        .get_subcommands()
+        .any(|c| c.get_name() == "simulate");
+    assert_eq!(simulate, cfg!(feature = "simulate"));
+}

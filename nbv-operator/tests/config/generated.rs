@@ -1,0 +1,146 @@
+//! Generated and parsed files: the CRD and health checks equal what the code renders, every
+//! manifest has only fields of its API.
+
+use super::*;
+
+#[test]
+fn the_crd_is_the_output_of_nbv_crd() {
+    repository::assert_generated(
+        "config/crd/notebookvalidationjobs.yaml",
+        &nbv_operator::commands::crd::render(),
+        "cargo run -q -p nbv-operator -- crd > config/crd/notebookvalidationjobs.yaml",
+        "config",
+    );
+}
+
+#[test]
+fn the_health_checks_are_rendered_from_the_core() {
+    for (variant, file) in [
+        (Variant::Basic, "config/argocd/health-check-configmap.yaml"),
+        (
+            Variant::Advanced,
+            "config/argocd/health-check-configmap-advanced.yaml",
+        ),
+        (
+            Variant::Guide,
+            "config/argocd/health-check-configmap-guide.yaml",
+        ),
+    ] {
+        repository::assert_generated(
+            file,
+            &render_health_configmap(variant),
+            &format!("the test (nbv_core::health::render_health_configmap(Variant::{variant:?}))"),
+            "config",
+        );
+        let cm = &documents(file)[0];
+        assert_eq!(cm["metadata"]["name"], "argocd-cm", "{file}");
+        assert_eq!(
+            cm["data"][HEALTH_KEY],
+            variant.source(),
+            "{file}: the script must survive YAML"
+        );
+    }
+}
+
+#[test]
+fn every_yaml_file_parses_and_every_manifest_names_its_object() {
+    for file in config_files().into_iter().filter(|f| {
+        (f.starts_with(HEALTH_TESTS) || f.starts_with(PROMTOOL_FILES)) && f.ends_with(".yaml")
+    }) {
+        // Health test and promtool inputs only have to be YAML.
+        documents(&file);
+    }
+    let files = yaml_files();
+    assert!(
+        files.len() > 20,
+        "suspiciously few files under config/: {files:?}"
+    );
+    for file in files {
+        for (i, doc) in documents(&file).iter().enumerate() {
+            let at = format!("{file} (document {i})");
+            assert!(doc["apiVersion"].is_string(), "{at}: no apiVersion");
+            assert!(doc["kind"].is_string(), "{at}: no kind");
+            if doc["kind"] != "Kustomization" {
+                assert!(
+                    doc["metadata"]["name"].is_string(),
+                    "{at}: no metadata.name"
+                );
+            }
+        }
+    }
+}
+
+/// Where `actual` first differs from `expected`, as a JSON path, or `None`.
+fn first_difference(expected: &Value, actual: &Value, path: &str) -> Option<String> {
+    match (expected, actual) {
+        (Value::Object(a), Value::Object(b)) => {
+            // Each key once: visiting shared keys from both sides would double the work
+            // at every level of nesting.
+            let keys: BTreeSet<&String> = a.keys().chain(b.keys()).collect();
+            keys.into_iter().find_map(|k| {
+                let (x, y) = (
+                    a.get(k).unwrap_or(&Value::Null),
+                    b.get(k).unwrap_or(&Value::Null),
+                );
+                first_difference(x, y, &format!("{path}.{k}"))
+            })
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => a
+            .iter()
+            .zip(b)
+            .enumerate()
+            .find_map(|(i, (x, y))| first_difference(x, y, &format!("{path}[{i}]"))),
+        (a, b) if a == b => None,
+        (a, b) => Some(format!("{path}: the file has {a}, the API type keeps {b}")),
+    }
+}
+
+/// Deserializes `doc` as `K` and serializes it back: a field the API does not have
+/// (a typo, a wrong nesting) is dropped by the typed model, and so shows as a
+/// difference.
+fn round_trip<K: serde::Serialize + serde::de::DeserializeOwned>(doc: &Value) -> Option<String> {
+    match serde_json::from_value::<K>(doc.clone()) {
+        Err(e) => Some(format!("not a valid object: {e}")),
+        Ok(typed) => first_difference(doc, &serde_json::to_value(&typed).unwrap_or_default(), ""),
+    }
+}
+
+#[test]
+fn every_kubernetes_object_has_only_fields_of_its_api() {
+    use k8s_openapi::api::apps::v1::Deployment;
+    use k8s_openapi::api::batch::v1::Job;
+    use k8s_openapi::api::core::v1::{
+        ConfigMap, Namespace, PersistentVolumeClaim, Service, ServiceAccount,
+    };
+    use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
+    use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
+
+    let mut checked = 0;
+    for (file, doc) in manifests() {
+        let problem = match doc["kind"].as_str().unwrap_or_default() {
+            "Deployment" => round_trip::<Deployment>(&doc),
+            "Job" => round_trip::<Job>(&doc),
+            "ConfigMap" => round_trip::<ConfigMap>(&doc),
+            "Namespace" => round_trip::<Namespace>(&doc),
+            "PersistentVolumeClaim" => round_trip::<PersistentVolumeClaim>(&doc),
+            "Service" => round_trip::<Service>(&doc),
+            "ServiceAccount" => round_trip::<ServiceAccount>(&doc),
+            "ClusterRole" => round_trip::<ClusterRole>(&doc),
+            "ClusterRoleBinding" => round_trip::<ClusterRoleBinding>(&doc),
+            "Role" => round_trip::<Role>(&doc),
+            "RoleBinding" => round_trip::<RoleBinding>(&doc),
+            "CustomResourceDefinition" => round_trip::<CustomResourceDefinition>(&doc),
+            "NotebookValidationJob" => round_trip::<NotebookValidationJob>(&doc),
+            // Argo CD Applications and KServe InferenceServices have no Rust types here.
+            _ => continue,
+        };
+        checked += 1;
+        if let Some(problem) = problem {
+            panic!(
+                "{file}: {} {}: {problem}",
+                doc["kind"], doc["metadata"]["name"]
+            );
+        }
+    }
+    assert!(checked > 20, "only {checked} objects checked");
+}

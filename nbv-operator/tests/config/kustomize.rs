@@ -1,0 +1,119 @@
+//! Kustomizations refer to files that exist, and every manifest is referenced.
+
+use super::*;
+
+/// The `resources` of a kustomization: files, or directories with a kustomization.
+fn kustomization_resources(file: &str) -> Vec<String> {
+    let doc = &documents(file)[0];
+    assert_eq!(doc["kind"], "Kustomization", "{file}");
+    for field in ["bases", "patchesStrategicMerge", "patchesJson6902", "vars"] {
+        assert!(
+            doc[field].is_null(),
+            "{file}: `{field}` is deprecated in kustomize; use resources/patches"
+        );
+    }
+    doc["resources"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{file} has no resources list"))
+        .iter()
+        .map(|r| {
+            r.as_str()
+                .unwrap_or_else(|| panic!("{file}: a resource is not a string"))
+                .to_owned()
+        })
+        .collect()
+}
+
+fn resolve(file: &str, resource: &str) -> PathBuf {
+    Path::new(file)
+        .parent()
+        .unwrap_or(Path::new(""))
+        .join(resource)
+}
+
+#[test]
+fn every_kustomization_refers_to_existing_files_and_every_manifest_is_referenced() {
+    let mut referenced = BTreeSet::new();
+    for file in yaml_files()
+        .into_iter()
+        .filter(|f| f.ends_with("/kustomization.yaml"))
+    {
+        for resource in kustomization_resources(&file) {
+            let target = root().join(resolve(&file, &resource));
+            if target.is_dir() {
+                assert!(
+                    target.join("kustomization.yaml").is_file(),
+                    "{file}: the directory {resource} has no kustomization.yaml"
+                );
+            } else {
+                assert!(target.is_file(), "{file}: {resource} does not exist");
+                let normalized = resolve(&file, &resource)
+                    .to_string_lossy()
+                    .replace('\\', "/");
+                referenced.insert(normalized);
+            }
+        }
+    }
+    // Files that are examples or alternatives, applied by hand (each says so at its top).
+    let by_hand = [
+        "config/rbac/wait-hook-role.yaml",
+        "config/rbac/extra-trigger-targets.example.yaml",
+        "config/argocd/health-check-configmap-advanced.yaml",
+        "config/argocd/health-check-configmap-guide.yaml",
+        "config/argocd/notifications-cm.yaml",
+    ];
+    for file in yaml_files()
+        .into_iter()
+        .filter(|f| !f.ends_with("/kustomization.yaml"))
+    {
+        assert!(
+            referenced.contains(&file) || by_hand.contains(&file.as_str()),
+            "{file} is in no kustomization: add it to its directory's kustomization.yaml"
+        );
+    }
+}
+
+/// The objects `kubectl apply -k <dir>` creates, as `Kind namespace/name`.
+fn inventory(dir: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    for resource in kustomization_resources(&format!("{dir}/kustomization.yaml")) {
+        let path = resolve(&format!("{dir}/kustomization.yaml"), &resource);
+        let relative = path.to_string_lossy().replace('\\', "/");
+        if root().join(&path).is_dir() {
+            out.extend(inventory(&normalize(&relative)));
+        } else {
+            for doc in documents(&normalize(&relative)) {
+                let ns = doc["metadata"]["namespace"]
+                    .as_str()
+                    .map(|n| format!("{n}/"))
+                    .unwrap_or_default();
+                out.push(format!(
+                    "{} {ns}{}",
+                    doc["kind"].as_str().unwrap_or("?"),
+                    doc["metadata"]["name"].as_str().unwrap_or("?")
+                ));
+            }
+        }
+    }
+    out
+}
+
+/// `config/default/../crd` → `config/crd`.
+fn normalize(path: &str) -> String {
+    let mut parts: Vec<&str> = Vec::new();
+    for part in path.split('/') {
+        match part {
+            ".." => {
+                parts.pop();
+            }
+            "." | "" => {}
+            p => parts.push(p),
+        }
+    }
+    parts.join("/")
+}
+
+#[test]
+fn what_the_default_installation_creates() {
+    insta::assert_yaml_snapshot!(inventory("config/default"));
+}
