@@ -6,6 +6,7 @@ use chrono::{DateTime, Duration, Utc};
 
 use crate::api::{EffectFailure, EffectLedger};
 use crate::phase::{InvalidRetryPolicy, RetryPolicy};
+use crate::text::truncate;
 
 use super::EffectKey;
 
@@ -167,7 +168,7 @@ fn fail(
 ) -> Recorded {
     // A failed attempt means the effect is not in place (any more).
     ledger.done.remove(key.as_str());
-    let error = cut(error, 1024);
+    let error = truncate(error, 1024, "").into_owned();
     let max = policy.max_attempts();
     let index = match ledger.failed.iter().position(|f| f.key == key.as_str()) {
         Some(i) => i,
@@ -187,15 +188,4 @@ fn fail(
     failure.gave_up = final_ || failure.attempts >= max;
     let gave_up = failure.gave_up && !was_given_up;
     Recorded { ledger, gave_up }
-}
-
-fn cut(s: &str, max: usize) -> String {
-    if s.len() <= max {
-        return s.to_owned();
-    }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    s[..end].to_owned()
 }

@@ -7,7 +7,9 @@ use kube::api::{Api, PostParams};
 use nbv_core::api::{API_VERSION, KIND, NotebookValidationJob};
 use nbv_core::events::{EventType, MAX_EVENT_MESSAGE_BYTES, NotificationEvent, ReportReason};
 
-use super::target::{JobRef, cut, timestamp};
+use nbv_core::text::truncate;
+
+use super::target::{JobRef, timestamp};
 use super::{EffectError, Executor};
 use crate::api_error::is_conflict;
 
@@ -176,7 +178,8 @@ impl Executor {
         now: DateTime<Utc>,
     ) -> Result<(), EffectError> {
         let job = JobRef::of(job)?;
-        let prefix = cut(&job.name, MAX_GENERATE_NAME_BYTES).trim_end_matches(['.', '-']);
+        let prefix = truncate(&job.name, MAX_GENERATE_NAME_BYTES, "");
+        let prefix = prefix.trim_end_matches(['.', '-']);
         let metadata = ObjectMeta {
             generate_name: Some(format!("{prefix}.")),
             namespace: Some(job.namespace.clone()),
@@ -232,7 +235,7 @@ impl Executor {
             ),
             reason: Some(parts.reason.to_owned()),
             action: Some(parts.action.to_owned()),
-            message: Some(cut(parts.message, MAX_EVENT_MESSAGE_BYTES).to_owned()),
+            message: Some(truncate(parts.message, MAX_EVENT_MESSAGE_BYTES, "").into_owned()),
             first_timestamp: Some(Time(at)),
             last_timestamp: Some(Time(at)),
             event_time: Some(MicroTime(at)),
@@ -243,11 +246,12 @@ impl Executor {
             }),
             reporting_component: Some(component.clone()),
             reporting_instance: Some(
-                cut(
+                truncate(
                     &self.config.reporting_instance,
                     MAX_REPORTING_INSTANCE_BYTES,
+                    "",
                 )
-                .to_owned(),
+                .into_owned(),
             ),
             ..Event::default()
         })

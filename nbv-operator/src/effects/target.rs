@@ -83,15 +83,3 @@ pub(super) fn timestamp(time: DateTime<Utc>) -> Result<Timestamp, EffectError> {
         )
     })
 }
-
-/// `value` cut to at most `max` bytes at a character boundary.
-pub(super) fn cut(value: &str, max: usize) -> &str {
-    if value.len() <= max {
-        return value;
-    }
-    let mut end = max;
-    while !value.is_char_boundary(end) {
-        end -= 1;
-    }
-    &value[..end]
-}

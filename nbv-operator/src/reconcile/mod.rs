@@ -1,0 +1,211 @@
+//! One reconcile of a NotebookValidationJob: observe, decide, carry out, persist.
+//!
+//! Every decision is the core's ([`nbv_core::reconcile`]); this module makes the calls
+//! (`phase.rs` the phase machine's, `carry.rs` the effects', `write.rs` the status
+//! writes):
+//!
+//! 1. **Phase** (default mode; with `--gitops-only` another controller owns it): step
+//!    the phase machine with what is observed of the job and its Pod, do what
+//!    [`PodWork`] says, and write the status if it changed, with the job's
+//!    `resourceVersion` as a precondition so a stale view never overwrites a newer one.
+//! 2. **Plan** ([`nbv_core::plan::plan`]) from the *persisted* status, its ledger merged
+//!    with the one this process wrote a moment ago: GitOps effects of a terminal
+//!    transition are planned only once the terminal phase is written.
+//! 3. **Carry out** each effect, and let the [`Settlement`] record what it came to.
+//! 4. **Persist** the ledger to `status.effects`, then the conditions, and create the
+//!    Events that announce what changed; requeue as [`Wake`] says.
+
+mod carry;
+mod error;
+mod phase;
+mod recent;
+mod write;
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use chrono::{DateTime, Utc};
+
+use kube::api::Api;
+use kube::runtime::controller::Action;
+use nbv_core::aggregate::{JobEntry, JobKey};
+use nbv_core::api::NotebookValidationJob;
+use nbv_core::plan::{Plan, PlanContext, RunKey, parent_diagnostics, plan};
+use nbv_core::reconcile::{Reported, Settlement, Wake, ledger_patch, parent_condition};
+
+use crate::context::Context;
+use crate::metrics::ReconcileOutcome;
+
+pub use error::Error;
+pub use recent::RecentLedgers;
+
+use carry::{carry_out, create_report};
+use error::is_conflict;
+use phase::advance_phase;
+use write::{patch_status, write_status};
+
+/// Reconciles one job. Used as the controller's reconcile function.
+pub async fn reconcile(
+    job: Arc<NotebookValidationJob>,
+    ctx: Arc<Context>,
+) -> Result<Action, Error> {
+    let started = Instant::now();
+    let result = reconcile_job(&job, &ctx).await;
+    let outcome = match &result {
+        Ok(_) => ReconcileOutcome::Ok,
+        Err(e) => {
+            ctx.metrics.reconcile_error(e.kind());
+            ReconcileOutcome::Error
+        }
+    };
+    ctx.metrics.reconciled(outcome, started.elapsed());
+    result
+}
+
+/// The controller's error policy: log, and retry as the core's policy says.
+pub fn error_policy(job: Arc<NotebookValidationJob>, error: &Error, ctx: Arc<Context>) -> Action {
+    let name = job.metadata.name.as_deref().unwrap_or_default();
+    tracing::warn!(job = name, %error, "reconcile failed; retrying");
+    let conflict = matches!(error, Error::Status { source, .. } if is_conflict(source));
+    Action::requeue(ctx.config.requeue.after_error(conflict))
+}
+
+async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Result<Action, Error> {
+    let (Some(namespace), Some(name)) = (
+        observed.metadata.namespace.clone(),
+        observed.metadata.name.clone(),
+    ) else {
+        return Err(Error::Identity);
+    };
+    let key = JobKey::new(namespace.clone(), name.clone());
+    let jobs: Api<NotebookValidationJob> = Api::namespaced(ctx.client.clone(), &namespace);
+    if observed.metadata.deletion_timestamp.is_some() {
+        ctx.job_deleted(observed);
+        return Ok(Action::await_change());
+    }
+    let now = ctx.clock.now();
+    let mut job = observed.clone();
+    let mut wake = Wake::default();
+
+    // A deliberate bug the simulation may inject (the `Tamper` hook; never in
+    // production): the upstream operator's order, effects before the status write.
+    let upstream_order = matches!(&ctx.tamper, Some(t) if t.effects_before_status());
+    let mut unwritten = None;
+
+    // 1. The phase machine and the validation Pod (default mode).
+    if !ctx.config.gitops_only {
+        let (status, after) = advance_phase(&job, ctx, now).await?;
+        wake.after(after);
+        if let Some(status) = status {
+            if upstream_order {
+                job.status = Some(status.clone());
+                unwritten = Some(status);
+            } else {
+                job = write_status(&jobs, &job, &status).await?;
+            }
+        }
+    }
+
+    // 2. The plan, from the persisted status and what this process wrote recently.
+    let entry = JobEntry::of(&job, &ctx.tracking).ok_or(Error::Identity)?;
+    let parent = parent_condition_of(ctx, &entry, &namespace);
+    let plan = plan_of(&mut job, &entry, ctx, now);
+    let mut settlement = Settlement::new(&plan);
+    if let Some(parent) = parent {
+        settlement.report(parent);
+    }
+
+    // 3. Carry it out.
+    for planned in &plan.effects {
+        let carried = carry_out(ctx, &job, planned, now).await;
+        if let Some(error) = carried.failure() {
+            tracing::warn!(job = %key, effect = %planned.key, %error, "effect failed");
+        }
+        if let Some(report) = settlement.record(planned, carried, now, &ctx.effect_retry) {
+            create_report(ctx, &job, &report, now).await;
+        }
+    }
+
+    // 4. Persist.
+    // A deliberate bug the simulation may inject (the `Tamper` hook; never in
+    // production): forget what was carried out.
+    let forget = upstream_order || matches!(&ctx.tamper, Some(t) if t.forget_ledger());
+    let persisted = observed.status.as_ref().and_then(|s| s.effects.as_ref());
+    if let Some(ledger) = settlement.ledger_write(persisted).filter(|_| !forget) {
+        ctx.recent.remember(&observed_uid(observed), &ledger);
+        let written = patch_status(&jobs, &key, &ledger_patch(&ledger)).await?;
+        // The conditions below are written with a precondition: against the job as
+        // this write left it (conditions included, should someone else have changed
+        // them), not the version read before, which would always conflict.
+        job.metadata.resource_version = written.metadata.resource_version;
+        if let Some(status) = job.status.as_mut() {
+            status.conditions = written.status.and_then(|s| s.conditions);
+        }
+    }
+    let before = job
+        .status
+        .as_ref()
+        .and_then(|s| s.conditions.clone())
+        .unwrap_or_default();
+    if let Some(change) = settlement.conditions(&before, now, job.metadata.generation) {
+        let patch = change.patch(job.metadata.resource_version.as_deref());
+        match patch_status(&jobs, &key, &patch).await {
+            Ok(_) => {
+                for report in &change.announce {
+                    create_report(ctx, &job, report, now).await;
+                }
+            }
+            // Someone wrote the job meanwhile: the next reconcile sees it and retries.
+            Err(Error::Status { source, .. }) if is_conflict(&source) => wake.conflicted(),
+            Err(e) => return Err(e),
+        }
+    }
+    if let Some(status) = unwritten {
+        write_status(&jobs, observed, &status).await?;
+    }
+    wake.merge(settlement.wake());
+    Ok(Action::requeue(wake.requeue(now, &ctx.config.requeue)))
+}
+
+fn observed_uid(job: &NotebookValidationJob) -> String {
+    job.metadata.uid.clone().unwrap_or_default()
+}
+
+/// The plan of `job`, planned from its persisted ledger merged with the one written
+/// recently (which `job`'s status then holds).
+fn plan_of(
+    job: &mut NotebookValidationJob,
+    entry: &JobEntry,
+    ctx: &Context,
+    now: DateTime<Utc>,
+) -> Plan {
+    let uid = observed_uid(job);
+    let run = RunKey::of(job);
+    if let Some(status) = job.status.as_mut() {
+        status.effects = ctx
+            .recent
+            .merged(&uid, run.as_str(), status.effects.as_ref());
+    }
+    let plan_ctx = PlanContext {
+        application: entry
+            .lookup
+            .parent
+            .as_ref()
+            .map(|p| p.app.name().to_owned()),
+        max_retries: ctx.config.max_retries,
+        retry: ctx.effect_retry.clone(),
+        argocd_namespace: ctx.config.argocd_namespace.clone(),
+    };
+    let mut plan = plan(job, &plan_ctx, now);
+    plan.diagnostics
+        .extend(parent_diagnostics(&entry.lookup.problems));
+    plan
+}
+
+/// The `ApplicationStatus` condition, when the watch cache holds the job's parent
+/// Application.
+fn parent_condition_of(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
+    let parent = entry.lookup.parent.as_ref()?;
+    let object = ctx.applications.find(&parent.app, [namespace])?;
+    Some(parent_condition(&serde_json::to_value(&*object).ok()?))
+}
