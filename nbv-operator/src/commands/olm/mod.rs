@@ -38,23 +38,23 @@ pub const VERSION: &str = env!("CARGO_PKG_VERSION");
 /// The sources of the bundle, as `config/` holds them.
 pub mod sources {
     /// `config/manager/deployment.yaml`.
-    pub const DEPLOYMENT: &str = include_str!("../../../config/manager/deployment.yaml");
+    pub const DEPLOYMENT: &str = include_str!("../../../../config/manager/deployment.yaml");
     /// `config/manager/service.yaml`.
-    pub const SERVICE: &str = include_str!("../../../config/manager/service.yaml");
+    pub const SERVICE: &str = include_str!("../../../../config/manager/service.yaml");
     /// `config/rbac/role.yaml`.
-    pub const CLUSTER_ROLE: &str = include_str!("../../../config/rbac/role.yaml");
+    pub const CLUSTER_ROLE: &str = include_str!("../../../../config/rbac/role.yaml");
     /// `config/rbac/leader_election_role.yaml`.
     pub const LEADER_ELECTION_ROLE: &str =
-        include_str!("../../../config/rbac/leader_election_role.yaml");
+        include_str!("../../../../config/rbac/leader_election_role.yaml");
     /// `config/rbac/service_account.yaml`.
-    pub const SERVICE_ACCOUNT: &str = include_str!("../../../config/rbac/service_account.yaml");
+    pub const SERVICE_ACCOUNT: &str = include_str!("../../../../config/rbac/service_account.yaml");
     /// `config/samples/training/notebookvalidationjob.yaml`: the `alm-examples`.
     pub const SAMPLE_JOBS: &str =
-        include_str!("../../../config/samples/training/notebookvalidationjob.yaml");
+        include_str!("../../../../config/samples/training/notebookvalidationjob.yaml");
     /// The package icon.
-    pub const ICON_SVG: &str = include_str!("olm/icon.svg");
+    pub const ICON_SVG: &str = include_str!("icon.svg");
     /// The CSV's and the package's long description (Markdown).
-    pub const DESCRIPTION: &str = include_str!("olm/description.md");
+    pub const DESCRIPTION: &str = include_str!("description.md");
 }
 
 /// Why the bundle or catalog cannot be rendered: a source in `config/` is not what the

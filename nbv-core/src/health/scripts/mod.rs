@@ -31,7 +31,7 @@ pub const HEALTH_KEY: &str = "resource.customizations.health.mlops.mlops.dev_Not
 /// assert!(GUIDE_SCRIPT.contains(r#"hs.message = hs.message .. " (retry " .. obj.status.retryCount .. "/3)""#));
 /// assert!(GUIDE_SCRIPT.ends_with("return hs\n"));
 /// ```
-pub const GUIDE_SCRIPT: &str = concat!("hs = {}\n\n", include_str!("scripts/guide_mapping.lua"));
+pub const GUIDE_SCRIPT: &str = concat!("hs = {}\n\n", include_str!("guide_mapping.lua"));
 
 /// The statement [`BASIC_SCRIPT`] and [`ADVANCED_SCRIPT`] start with (after `hs = {}`):
 /// while both `metadata.generation` and `status.observedGeneration` are numbers and
@@ -50,7 +50,7 @@ pub const GUIDE_SCRIPT: &str = concat!("hs = {}\n\n", include_str!("scripts/guid
 ///
 /// assert_eq!(BASIC_SCRIPT, GUIDE_SCRIPT.replacen("hs = {}\n\n", &format!("hs = {{}}\n\n{GENERATION_CHECK}"), 1));
 /// ```
-pub const GENERATION_CHECK: &str = include_str!("scripts/generation.lua");
+pub const GENERATION_CHECK: &str = include_str!("generation.lua");
 
 /// nbv's health check: [`GENERATION_CHECK`], then the guide's mapping
 /// ([`GUIDE_SCRIPT`]) unchanged.
@@ -68,8 +68,8 @@ pub const GENERATION_CHECK: &str = include_str!("scripts/generation.lua");
 /// ```
 pub const BASIC_SCRIPT: &str = concat!(
     "hs = {}\n\n",
-    include_str!("scripts/generation.lua"),
-    include_str!("scripts/guide_mapping.lua")
+    include_str!("generation.lua"),
+    include_str!("guide_mapping.lua")
 );
 
 /// The guide's "Advanced Health Check (With Cell-Level Details)", corrected so that it
@@ -101,10 +101,10 @@ pub const BASIC_SCRIPT: &str = concat!(
 /// assert!(ADVANCED_SCRIPT.contains(r#"(result.errorMessage or result.errorType or "Error")"#));
 /// ```
 pub const ADVANCED_SCRIPT: &str = concat!(
-    include_str!("scripts/advanced_header.lua"),
+    include_str!("advanced_header.lua"),
     "hs = {}\n\n",
-    include_str!("scripts/generation.lua"),
-    include_str!("scripts/advanced_mapping.lua")
+    include_str!("generation.lua"),
+    include_str!("advanced_mapping.lua")
 );
 
 /// Which of the shipped health checks.
