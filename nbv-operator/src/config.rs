@@ -184,7 +184,7 @@ fn parse_max_retries(value: &str) -> Result<u32, String> {
 fn parse_tracking_method(value: &str) -> Result<TrackingMethod, String> {
     value
         .parse()
-        .map_err(|e: nbv_core::aggregate::UnknownTrackingMethod| e.to_string())
+        .map_err(|e: nbv_core::aggregate::InvalidTrackingMethod| e.to_string())
 }
 
 impl Default for OperatorConfig {

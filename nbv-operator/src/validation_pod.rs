@@ -11,7 +11,7 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::{Attempt, Failure, PhaseEvent};
 use nbv_core::pod::{
-    ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, NotAValidationPod, PodDefaults,
+    ATTEMPT_LABEL, InvalidValidationPod, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults,
     PodSpecError, creation_refused, is_controlled_by, job_label_value, observe_pod, pod_name,
     pod_vanished, validation_pod,
 };
@@ -184,7 +184,7 @@ impl PodRunner {
     ///
     /// [`PodError::Api`] when the Pod cannot be read; [`PodError::LeftOver`] when the
     /// Pod of that name belongs to an earlier job of the same name (it is deleted, and
-    /// the next reconcile creates the attempt's own); [`PodError::NotAValidationPod`]
+    /// the next reconcile creates the attempt's own); [`PodError::InvalidValidationPod`]
     /// when the Pod lacks nbv's labels.
     pub async fn observe(
         &self,
@@ -378,7 +378,7 @@ pub enum PodError {
     },
     /// The Pod with the attempt's name lacks nbv's labels.
     #[error(transparent)]
-    NotAValidationPod(#[from] NotAValidationPod),
+    InvalidValidationPod(#[from] InvalidValidationPod),
     /// The Pod with the attempt's name was left by an earlier job of the same name
     /// (deleted with `--cascade=orphan`). It has been deleted; the next reconcile
     /// creates the attempt's own Pod.

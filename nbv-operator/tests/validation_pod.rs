@@ -465,7 +465,7 @@ async fn a_pod_without_nbv_labels_is_an_error() {
     let mut pod = stored_pod(json!({"phase": "Running"}));
     pod["metadata"]["labels"] = json!({});
     let err = observe((200, pod)).await.expect_err("not a validation pod");
-    assert!(matches!(err, PodError::NotAValidationPod(_)), "{err}");
+    assert!(matches!(err, PodError::InvalidValidationPod(_)), "{err}");
 }
 
 // ---------------------------------------------------------------------------------------

@@ -59,8 +59,8 @@ pub use board::{Board, Due, Publication, PublishOutcome, RETRY_INTERVAL};
 pub use entry::JobEntry;
 pub use index::{Aggregate, AggregateIndex, JobKey};
 pub use parent::{
-    AppId, AppPart, AppRef, InvalidAppName, ParentLookup, ParentProblem, ParentSource,
-    TrackingMethod, TrackingSettings, UnknownTrackingMethod, parent_application,
+    AppId, AppPart, AppRef, InvalidAppName, InvalidTrackingMethod, ParentLookup, ParentProblem,
+    ParentSource, TrackingMethod, TrackingSettings, parent_application,
 };
 pub use preserved::{application_set_owner, application_status_condition};
 pub use publish::{MIN_INTERVAL, PublishDecision, RESYNC_INTERVAL, decide_publish};

@@ -270,10 +270,10 @@ impl fmt::Display for TrackingMethod {
     "resource tracking method {0:?} is not one of \"annotation\", \"annotation+label\" \
      or \"label\""
 )]
-pub struct UnknownTrackingMethod(String);
+pub struct InvalidTrackingMethod(String);
 
 impl FromStr for TrackingMethod {
-    type Err = UnknownTrackingMethod;
+    type Err = InvalidTrackingMethod;
 
     /// Reads the `argocd-cm` value; empty means Argo CD's default, `annotation`.
     fn from_str(value: &str) -> Result<Self, Self::Err> {
@@ -281,7 +281,7 @@ impl FromStr for TrackingMethod {
             "" | "annotation" => Ok(TrackingMethod::Annotation),
             "annotation+label" => Ok(TrackingMethod::AnnotationAndLabel),
             "label" => Ok(TrackingMethod::Label),
-            other => Err(UnknownTrackingMethod(other.to_owned())),
+            other => Err(InvalidTrackingMethod(other.to_owned())),
         }
     }
 }

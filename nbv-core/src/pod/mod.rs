@@ -71,10 +71,10 @@ pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
 pub use git::CLONE_CONTAINER;
 pub use names::{MAX_LABEL_LEN, is_dns_label, job_label_value, pod_name};
-pub use observe::{DEFAULT_START_GRACE, NotAValidationPod, observe_pod, pod_ref, pod_vanished};
+pub use observe::{DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished};
 pub use refusal::creation_refused;
 pub use report::{
-    CellOutcome, MAX_REPORT_BYTES, MalformedReport, ReportedCell, RunError, RunErrorKind, RunReport,
+    CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,
 };
 pub use spec::validation_pod;
 pub use timeout::{DEFAULT_TIMEOUT_SECONDS, InvalidTimeout, TimeoutProblem, timeout_seconds};

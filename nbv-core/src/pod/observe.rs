@@ -35,13 +35,13 @@ pub const DEFAULT_START_GRACE: Duration = Duration::from_secs(5 * 60);
 /// pod.metadata.name = Some("train-g3-r1".into());
 /// pod.metadata.labels = Some([(ATTEMPT_LABEL.to_owned(), "g3-r1".to_owned())].into());
 /// assert_eq!(pod_ref(&pod)?.attempt, Attempt { generation: 3, retry: 1 });
-/// # Ok::<(), nbv_core::pod::NotAValidationPod>(())
+/// # Ok::<(), nbv_core::pod::InvalidValidationPod>(())
 /// ```
 ///
 /// # Errors
 ///
-/// [`NotAValidationPod`] when the Pod has no name or no valid [`ATTEMPT_LABEL`].
-pub fn pod_ref(pod: &Pod) -> Result<PodRef, NotAValidationPod> {
+/// [`InvalidValidationPod`] when the Pod has no name or no valid [`ATTEMPT_LABEL`].
+pub fn pod_ref(pod: &Pod) -> Result<PodRef, InvalidValidationPod> {
     let name = pod.metadata.name.clone().unwrap_or_default();
     let label = pod
         .metadata
@@ -50,10 +50,10 @@ pub fn pod_ref(pod: &Pod) -> Result<PodRef, NotAValidationPod> {
         .and_then(|labels| labels.get(ATTEMPT_LABEL));
     let attempt = match label.map(|l| l.parse::<Attempt>()) {
         Some(Ok(attempt)) if !name.is_empty() => attempt,
-        Some(Ok(_)) => return Err(NotAValidationPod::new(name, "it has no name")),
-        Some(Err(e)) => return Err(NotAValidationPod::new(name, e.to_string())),
+        Some(Ok(_)) => return Err(InvalidValidationPod::new(name, "it has no name")),
+        Some(Err(e)) => return Err(InvalidValidationPod::new(name, e.to_string())),
         None => {
-            return Err(NotAValidationPod::new(
+            return Err(InvalidValidationPod::new(
                 name,
                 format!("it has no {ATTEMPT_LABEL} label"),
             ));
@@ -76,16 +76,16 @@ pub fn pod_ref(pod: &Pod) -> Result<PodRef, NotAValidationPod> {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("pod {pod:?} is not a validation pod of nbv: {problem}")]
-pub struct NotAValidationPod {
+pub struct InvalidValidationPod {
     /// The Pod's name.
     pub pod: String,
     /// What is missing.
     pub problem: String,
 }
 
-impl NotAValidationPod {
+impl InvalidValidationPod {
     fn new(pod: String, problem: impl Into<String>) -> Self {
-        NotAValidationPod {
+        InvalidValidationPod {
             pod,
             problem: problem.into(),
         }
@@ -132,12 +132,12 @@ impl NotAValidationPod {
 ///
 /// # Errors
 ///
-/// [`NotAValidationPod`] when the Pod lacks the name or attempt label nbv gives it.
+/// [`InvalidValidationPod`] when the Pod lacks the name or attempt label nbv gives it.
 pub fn observe_pod(
     pod: &Pod,
     now: DateTime<Utc>,
     start_grace: Duration,
-) -> Result<Option<PhaseEvent>, NotAValidationPod> {
+) -> Result<Option<PhaseEvent>, InvalidValidationPod> {
     let pod_ref = pod_ref(pod)?;
     let Some(status) = pod.status.as_ref() else {
         return Ok(None);
@@ -219,7 +219,7 @@ impl View<'_> {
     }
 
     /// The notebook container's report, when it wrote one.
-    fn report(&self) -> Option<Result<RunReport, super::MalformedReport>> {
+    fn report(&self) -> Option<Result<RunReport, super::InvalidReport>> {
         let message = self.terminated(NOTEBOOK_CONTAINER)?.message.as_deref()?;
         (!message.trim().is_empty()).then(|| RunReport::parse(message))
     }

@@ -49,7 +49,7 @@ const MAX_PARSED_BYTES: usize = 16 * MAX_REPORT_BYTES;
 /// assert_eq!(results[0].cell_index, 1);
 /// assert_eq!(results[0].status, CellStatus::Success);
 /// assert_eq!(results[0].execution_time.as_deref(), Some("1.2s"));
-/// # Ok::<(), nbv_core::pod::MalformedReport>(())
+/// # Ok::<(), nbv_core::pod::InvalidReport>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct RunReport {
@@ -145,7 +145,7 @@ pub enum RunErrorKind {
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("the result is not nbv's JSON report ({problem})")]
-pub struct MalformedReport {
+pub struct InvalidReport {
     /// What is wrong with it.
     pub problem: String,
 }
@@ -163,15 +163,15 @@ impl RunReport {
     ///     r#"{"cells":[],"error":{"kind":"missing","ename":"FileNotFoundError","evalue":"x.ipynb"}}"#,
     /// )?;
     /// assert_eq!(report.error.map(|e| e.kind), Some(RunErrorKind::Missing));
-    /// # Ok::<(), nbv_core::pod::MalformedReport>(())
+    /// # Ok::<(), nbv_core::pod::InvalidReport>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`MalformedReport`] when `text` is empty, longer than 64 KiB, or not a report.
-    pub fn parse(text: &str) -> Result<RunReport, MalformedReport> {
+    /// [`InvalidReport`] when `text` is empty, longer than 64 KiB, or not a report.
+    pub fn parse(text: &str) -> Result<RunReport, InvalidReport> {
         let text = text.trim();
-        let malformed = |problem: String| MalformedReport { problem };
+        let malformed = |problem: String| InvalidReport { problem };
         if text.is_empty() {
             return Err(malformed("it is empty".to_owned()));
         }
@@ -200,7 +200,7 @@ impl RunReport {
     /// assert!(encoded.len() <= MAX_REPORT_BYTES);
     /// let read = RunReport::parse(&encoded)?;
     /// assert_eq!(read.cells.len() as u64 + read.dropped, 1000);
-    /// # Ok::<(), nbv_core::pod::MalformedReport>(())
+    /// # Ok::<(), nbv_core::pod::InvalidReport>(())
     /// ```
     pub fn encode(&self) -> String {
         let cells: Vec<ReportedCell> = self.cells.iter().map(ReportedCell::cleaned).collect();
@@ -266,7 +266,7 @@ impl RunReport {
     /// assert_eq!(results[0].status, CellStatus::Failure);
     /// assert_eq!(results[0].error_message.as_deref(), Some("KeyError: 'x'"));
     /// assert_eq!(results[1].status, CellStatus::Skipped);
-    /// # Ok::<(), nbv_core::pod::MalformedReport>(())
+    /// # Ok::<(), nbv_core::pod::InvalidReport>(())
     /// ```
     pub fn cell_results(&self) -> Vec<CellResult> {
         self.cells.iter().map(ReportedCell::cell_result).collect()
@@ -281,7 +281,7 @@ impl RunReport {
     ///
     /// let report = RunReport::parse(r#"{"cells":[{"i":0,"s":"ok","t":1.25},{"i":2,"s":"ok","t":2}]}"#)?;
     /// assert_eq!(report.summary(), "2 code cells ran in 3.25s");
-    /// # Ok::<(), nbv_core::pod::MalformedReport>(())
+    /// # Ok::<(), nbv_core::pod::InvalidReport>(())
     /// ```
     pub fn summary(&self) -> String {
         let count = |outcome| self.cells.iter().filter(|c| c.outcome == outcome).count();

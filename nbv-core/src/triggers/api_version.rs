@@ -47,7 +47,7 @@ impl ApiVersion {
     ///
     /// # Errors
     ///
-    /// The same [`ApiVersionError`] that parsing `group/version` (or `version`
+    /// The same [`InvalidApiVersion`] that parsing `group/version` (or `version`
     /// alone for the core group) would give.
     ///
     /// # Examples
@@ -59,11 +59,11 @@ impl ApiVersion {
     /// assert_eq!(ApiVersion::new("", "v1").unwrap().to_string(), "v1");
     /// assert!(ApiVersion::new("apps", "").is_err());
     /// ```
-    pub fn new(group: &str, version: &str) -> Result<Self, ApiVersionError> {
+    pub fn new(group: &str, version: &str) -> Result<Self, InvalidApiVersion> {
         // Checked first so that a '/' in `version` cannot shift a group into it.
         NameKind::Version
             .validate(version)
-            .map_err(ApiVersionError::Version)?;
+            .map_err(InvalidApiVersion::Version)?;
         if group.is_empty() {
             version.parse()
         } else {
@@ -131,40 +131,40 @@ fn is_kubernetes_version(version: &str) -> bool {
 }
 
 impl FromStr for ApiVersion {
-    type Err = ApiVersionError;
+    type Err = InvalidApiVersion;
 
-    fn from_str(value: &str) -> Result<Self, ApiVersionError> {
+    fn from_str(value: &str) -> Result<Self, InvalidApiVersion> {
         let owned = || value.to_owned();
         if value.is_empty() {
-            return Err(ApiVersionError::Empty);
+            return Err(InvalidApiVersion::Empty);
         }
         let mut parts = value.split('/');
         let (group, version) = match (parts.next(), parts.next(), parts.next()) {
             (Some(version), None, None) => ("", version),
             (Some(group), Some(version), None) => (group, version),
-            _ => return Err(ApiVersionError::TooManySlashes { value: owned() }),
+            _ => return Err(InvalidApiVersion::TooManySlashes { value: owned() }),
         };
         if value.contains('/') {
             if group.is_empty() {
-                return Err(ApiVersionError::EmptyGroup { value: owned() });
+                return Err(InvalidApiVersion::EmptyGroup { value: owned() });
             }
             if version.is_empty() {
-                return Err(ApiVersionError::EmptyVersion { value: owned() });
+                return Err(InvalidApiVersion::EmptyVersion { value: owned() });
             }
             if group == "core" {
                 // There is no API group named "core" (CRD groups must contain
                 // a dot); this is the core group spelled out, a common mistake.
-                return Err(ApiVersionError::CoreGroupSpelledOut { value: owned() });
+                return Err(InvalidApiVersion::CoreGroupSpelledOut { value: owned() });
             }
             NameKind::ApiGroup
                 .validate(group)
-                .map_err(ApiVersionError::Group)?;
+                .map_err(InvalidApiVersion::Group)?;
         } else if !is_kubernetes_version(version) {
-            return Err(ApiVersionError::NotACoreVersion { value: owned() });
+            return Err(InvalidApiVersion::NotACoreVersion { value: owned() });
         }
         NameKind::Version
             .validate(version)
-            .map_err(ApiVersionError::Version)?;
+            .map_err(InvalidApiVersion::Version)?;
         Ok(Self {
             group: group.to_owned(),
             version: version.to_owned(),
@@ -193,14 +193,14 @@ impl Serialize for ApiVersion {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::triggers::{ApiVersion, ApiVersionError};
+/// use nbv_core::triggers::{ApiVersion, InvalidApiVersion};
 /// let err = "apps/v1/extra".parse::<ApiVersion>().unwrap_err();
-/// assert!(matches!(err, ApiVersionError::TooManySlashes { .. }));
+/// assert!(matches!(err, InvalidApiVersion::TooManySlashes { .. }));
 /// assert!(err.to_string().contains("more than one '/'"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[non_exhaustive]
-pub enum ApiVersionError {
+pub enum InvalidApiVersion {
     /// The string is empty.
     #[error(
         "it is empty; write \"v1\" for the core group or \"group/version\", for example \"apps/v1\""
@@ -290,26 +290,32 @@ mod tests {
     #[test]
     fn rejections() {
         let err = |s: &str| s.parse::<ApiVersion>().unwrap_err();
-        assert_eq!(err(""), ApiVersionError::Empty);
-        assert!(matches!(err("/"), ApiVersionError::EmptyGroup { .. }));
-        assert!(matches!(err("/v1"), ApiVersionError::EmptyGroup { .. }));
-        assert!(matches!(err("apps/"), ApiVersionError::EmptyVersion { .. }));
+        assert_eq!(err(""), InvalidApiVersion::Empty);
+        assert!(matches!(err("/"), InvalidApiVersion::EmptyGroup { .. }));
+        assert!(matches!(err("/v1"), InvalidApiVersion::EmptyGroup { .. }));
+        assert!(matches!(
+            err("apps/"),
+            InvalidApiVersion::EmptyVersion { .. }
+        ));
         assert!(matches!(
             err("a/b/c"),
-            ApiVersionError::TooManySlashes { .. }
+            InvalidApiVersion::TooManySlashes { .. }
         ));
-        assert!(matches!(err("//"), ApiVersionError::TooManySlashes { .. }));
+        assert!(matches!(
+            err("//"),
+            InvalidApiVersion::TooManySlashes { .. }
+        ));
         assert!(matches!(
             err("apps"),
-            ApiVersionError::NotACoreVersion { .. }
+            InvalidApiVersion::NotACoreVersion { .. }
         ));
         assert!(matches!(
             err("core/v1"),
-            ApiVersionError::CoreGroupSpelledOut { .. }
+            InvalidApiVersion::CoreGroupSpelledOut { .. }
         ));
-        assert!(matches!(err("Apps/v1"), ApiVersionError::Group(_)));
-        assert!(matches!(err("apps/V1"), ApiVersionError::Version(_)));
-        assert!(matches!(err("apps/1"), ApiVersionError::Version(_)));
+        assert!(matches!(err("Apps/v1"), InvalidApiVersion::Group(_)));
+        assert!(matches!(err("apps/V1"), InvalidApiVersion::Version(_)));
+        assert!(matches!(err("apps/1"), InvalidApiVersion::Version(_)));
     }
 
     #[test]

@@ -10,7 +10,7 @@ use std::fmt;
 
 use super::MAX_ANNOTATION_BYTES;
 use super::action::UnknownAction;
-use super::api_version::ApiVersionError;
+use super::api_version::InvalidApiVersion;
 use super::names::{DidYouMean, KindError, NameError};
 use super::target::ActionNotSupported;
 use super::text::Quoted;
@@ -198,7 +198,7 @@ pub enum FieldProblem {
     },
     /// `apiVersion` is not a valid API version.
     #[error("{0}")]
-    ApiVersion(ApiVersionError),
+    ApiVersion(InvalidApiVersion),
     /// `kind` is not a valid kind.
     #[error("{0}")]
     Kind(KindError),

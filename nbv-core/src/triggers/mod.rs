@@ -57,7 +57,7 @@ use std::fmt::Write as _;
 use serde::{Serialize, Serializer};
 
 pub use action::{Action, UnknownAction};
-pub use api_version::{ApiVersion, ApiVersionError};
+pub use api_version::{ApiVersion, InvalidApiVersion};
 pub use error::{
     Field, FieldProblem, TriggerError, TriggerErrors, TriggerWarning, ValueKind, YamlLocation,
 };

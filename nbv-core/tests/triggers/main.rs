@@ -8,8 +8,8 @@ use std::time::{Duration, Instant};
 
 use nbv_core::annotations::ON_SUCCESS_TRIGGER;
 use nbv_core::triggers::{
-    Action, ApiVersion, ApiVersionError, Field, MAX_ANNOTATION_BYTES, NamespaceDefaults, TargetRef,
-    Trigger, TriggerError, TriggerErrors, TriggerSet, from_annotations, parse_triggers,
+    Action, ApiVersion, Field, InvalidApiVersion, MAX_ANNOTATION_BYTES, NamespaceDefaults,
+    TargetRef, Trigger, TriggerError, TriggerErrors, TriggerSet, from_annotations, parse_triggers,
 };
 use proptest::prelude::*;
 use proptest::sample::select;

@@ -128,12 +128,12 @@ proptest! {
     ) {
         let many = parts.join("/");
         prop_assert!(many.matches('/').count() >= 2);
-        let too_many = matches!(many.parse::<ApiVersion>(), Err(ApiVersionError::TooManySlashes { .. }));
+        let too_many = matches!(many.parse::<ApiVersion>(), Err(InvalidApiVersion::TooManySlashes { .. }));
         prop_assert!(too_many, "{}", many);
-        let no_group = matches!(format!("/{side}").parse::<ApiVersion>(), Err(ApiVersionError::EmptyGroup { .. }));
+        let no_group = matches!(format!("/{side}").parse::<ApiVersion>(), Err(InvalidApiVersion::EmptyGroup { .. }));
         prop_assert!(no_group, "/{}", side);
         if !side.is_empty() {
-            let no_version = matches!(format!("{side}/").parse::<ApiVersion>(), Err(ApiVersionError::EmptyVersion { .. }));
+            let no_version = matches!(format!("{side}/").parse::<ApiVersion>(), Err(InvalidApiVersion::EmptyVersion { .. }));
             prop_assert!(no_version, "{}/", side);
         }
     }
