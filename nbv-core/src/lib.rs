@@ -105,6 +105,7 @@
 //! | [`waves`] | sync-wave annotations and the `block-wave` gate |
 //! | [`aggregate`] | per-Application notebook status and when to publish it |
 //! | [`health`] | the Argo CD health of a job, natively and as shipped Lua |
+//! | [`duration`] | reading a duration written as `spec.timeout` writes it |
 //! | [`events`] | the notification Event of a terminal transition |
 //! | [`plan`](mod@plan) | the effects a shell must carry out for a job |
 //! | [`reconcile`] | one reconcile: what a step asks of the Pods, what each carried-out effect means, what to persist, when to look again |
@@ -121,6 +122,7 @@ pub mod actions;
 pub mod aggregate;
 pub mod annotations;
 pub mod api;
+pub mod duration;
 pub mod events;
 pub mod health;
 pub mod phase;

@@ -2,6 +2,8 @@
 
 use std::fmt;
 
+use crate::duration::parse_exact;
+
 /// The timeout of a job that sets none (the CRD's default).
 pub const DEFAULT_TIMEOUT_SECONDS: i64 = 30 * 60;
 
@@ -9,15 +11,12 @@ pub const DEFAULT_TIMEOUT_SECONDS: i64 = 30 * 60;
 /// duration needs more, and a bound keeps the work on hostile input small.
 const MAX_TIMEOUT_LEN: usize = 64;
 
-/// Attoseconds per unit: fine enough that every fraction the CRD pattern can express
-/// with up to 15 decimals is exact (a millisecond is 10¹⁵ attoseconds).
-const ATTOS_PER_SECOND: u128 = 1_000_000_000_000_000_000;
-
 /// The run's deadline in whole seconds, for the Pod's `activeDeadlineSeconds`:
 /// `spec.timeout` rounded up, or 30 minutes when it is not set.
 ///
 /// The syntax is the CRD's: one or more `<number><unit>` with a decimal number and a
-/// unit `ms`, `s`, `m` or `h`, as in Go's `time.ParseDuration` (`1h30m`, `1.5h`, `90s`).
+/// unit `ms`, `s`, `m` or `h`, as in Go's `time.ParseDuration` (`1h30m`, `1.5h`, `90s`),
+/// read by [`parse_exact`].
 ///
 /// # Examples
 ///
@@ -46,71 +45,20 @@ pub fn timeout_seconds(timeout: Option<&str>) -> Result<i64, InvalidTimeout> {
     if text.len() > MAX_TIMEOUT_LEN {
         return Err(invalid(TimeoutProblem::TooLong));
     }
-    let mut rest = text;
-    if rest.is_empty() {
-        return Err(invalid(TimeoutProblem::Syntax));
-    }
-    let mut total: u128 = 0;
-    while !rest.is_empty() {
-        let (attos, after) = component(rest).ok_or_else(|| invalid(TimeoutProblem::Syntax))?;
-        total = total
-            .checked_add(attos)
-            .ok_or_else(|| invalid(TimeoutProblem::TooLarge))?;
-        rest = after;
-    }
-    if total == 0 {
+    let exact = parse_exact(text).map_err(|e| {
+        invalid(if e.is_too_long() {
+            TimeoutProblem::TooLarge
+        } else {
+            TimeoutProblem::Syntax
+        })
+    })?;
+    let whole = exact.duration.as_secs();
+    // Rounded up: a deadline is never shorter than the timeout asked for.
+    let rounded_up = u128::from(exact.duration.subsec_nanos() > 0 || exact.finer);
+    if exact.duration.is_zero() && !exact.finer {
         return Err(invalid(TimeoutProblem::Zero));
     }
-    let seconds = total.div_ceil(ATTOS_PER_SECOND);
-    i64::try_from(seconds).map_err(|_| invalid(TimeoutProblem::TooLarge))
-}
-
-/// One `<number><unit>` at the start of `text`: its length in attoseconds (fractions
-/// beyond attoseconds rounded up) and the rest of the text.
-fn component(text: &str) -> Option<(u128, &str)> {
-    let int_len = text.bytes().take_while(u8::is_ascii_digit).count();
-    let (int_digits, after_int) = text.split_at(int_len);
-    let (frac_digits, after_number) = match after_int.strip_prefix('.') {
-        Some(after_dot) => {
-            let frac_len = after_dot.bytes().take_while(u8::is_ascii_digit).count();
-            if frac_len == 0 {
-                return None;
-            }
-            after_dot.split_at(frac_len)
-        }
-        None => ("", after_int),
-    };
-    if int_digits.is_empty() {
-        return None;
-    }
-    // "ms" before "m", or "5ms" would read as five minutes and a stray "s".
-    let (unit, rest) = [
-        ("ms", ATTOS_PER_SECOND / 1000),
-        ("s", ATTOS_PER_SECOND),
-        ("m", 60 * ATTOS_PER_SECOND),
-        ("h", 3600 * ATTOS_PER_SECOND),
-    ]
-    .into_iter()
-    .find_map(|(name, attos)| after_number.strip_prefix(name).map(|rest| (attos, rest)))?;
-
-    // With at most 64 characters, the integer part has at most 62 digits, more than a
-    // u128 holds: saturate, and let the total report that it is too large.
-    let int: u128 = int_digits.parse().unwrap_or(u128::MAX);
-    let mut attos = int.saturating_mul(unit);
-    let mut scale = unit;
-    let mut remainder = false;
-    for digit in frac_digits.bytes().map(|b| u128::from(b - b'0')) {
-        if scale >= 10 {
-            scale /= 10;
-            attos = attos.saturating_add(digit * scale);
-        } else {
-            remainder |= digit != 0;
-        }
-    }
-    if remainder {
-        attos = attos.saturating_add(1);
-    }
-    Some((attos, rest))
+    i64::try_from(u128::from(whole) + rounded_up).map_err(|_| invalid(TimeoutProblem::TooLarge))
 }
 
 /// A `spec.timeout` that cannot become the Pod's deadline.

@@ -54,39 +54,21 @@ pub fn parse_duration(text: &str) -> Result<Duration, InvalidDuration> {
     if trimmed == "0" {
         return Ok(Duration::ZERO);
     }
-    if trimmed.is_empty() {
-        return Err(invalid("it is empty".to_owned()));
+    // Whole numbers only: a scenario's times are counted in milliseconds at the finest.
+    if let Some(at) = trimmed.find('.') {
+        return Err(invalid(format!(
+            "a fraction at byte {at} (write 1500ms, not 1.5s)"
+        )));
     }
-    let mut total = Duration::ZERO;
-    let mut rest = trimmed;
-    while !rest.is_empty() {
-        let digits = rest.bytes().take_while(u8::is_ascii_digit).count();
-        if digits == 0 {
-            return Err(invalid(format!("expected a number at {rest:?}")));
+    let total = nbv_core::duration::parse_duration(trimmed).map_err(|e| {
+        if e.is_too_long() {
+            invalid("it is longer than 24h".to_owned())
+        } else {
+            invalid(e.problem().to_string())
         }
-        let (number, after) = rest.split_at(digits);
-        let value: u64 = number
-            .parse()
-            .map_err(|_| invalid(format!("the number {number} is too large")))?;
-        let unit_len = after.bytes().take_while(u8::is_ascii_alphabetic).count();
-        let (unit, after) = after.split_at(unit_len);
-        let part = match unit {
-            "h" => value.checked_mul(3600).map(Duration::from_secs),
-            "m" => value.checked_mul(60).map(Duration::from_secs),
-            "s" => Some(Duration::from_secs(value)),
-            "ms" => Some(Duration::from_millis(value)),
-            "" => return Err(invalid(format!("the number {number} has no unit"))),
-            other => {
-                return Err(invalid(format!(
-                    "unknown unit {other:?} (use h, m, s or ms)"
-                )));
-            }
-        };
-        total = part
-            .and_then(|p| total.checked_add(p))
-            .filter(|t| *t <= MAX_DURATION)
-            .ok_or_else(|| invalid("it is longer than 24h".to_owned()))?;
-        rest = after;
+    })?;
+    if total > MAX_DURATION {
+        return Err(invalid("it is longer than 24h".to_owned()));
     }
     Ok(total)
 }

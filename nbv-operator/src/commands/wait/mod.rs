@@ -24,7 +24,7 @@
 //! to standard error and retried with kube-runtime's default backoff, within the
 //! timeout.
 
-mod duration;
+mod format;
 mod jobs;
 mod report;
 
@@ -39,7 +39,8 @@ use kube::runtime::{WatchStreamExt, watcher};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::waves::{GateDecision, Wave};
 
-pub use duration::{InvalidDuration, format_duration, parse_duration};
+pub use format::format_duration;
+pub use nbv_core::duration::{InvalidDuration, parse_duration};
 
 /// The arguments of `nbv wait`.
 ///

@@ -1,5 +1,8 @@
 //! Durations written as in `spec.timeout`: `30s`, `10m`, `1h30m`, `1.5h`, `250ms`.
 //!
+//! The one reading of a duration nbv has: `spec.timeout` ([`crate::pod::timeout_seconds`]),
+//! `nbv wait --timeout` and the scenario files of the simulation use it.
+//!
 //! The syntax is the CRD's pattern for `spec.timeout`, `^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`:
 //! one or more numbers, each with an optional decimal fraction and a unit, without
 //! spaces or signs. It is the subset of Go's `time.ParseDuration` that the CRD admits.
@@ -14,7 +17,7 @@ const NANOS_PER_SEC: u128 = 1_000_000_000;
 /// # Examples
 ///
 /// ```
-/// use nbv_operator::commands::wait::parse_duration;
+/// use nbv_core::duration::parse_duration;
 ///
 /// let err = parse_duration("10 m").unwrap_err();
 /// assert_eq!(
@@ -36,6 +39,17 @@ pub struct InvalidDuration {
 impl InvalidDuration {
     /// How many characters of the offending text an error keeps.
     pub const MAX_SHOWN_CHARS: usize = 64;
+
+    /// Whether the text is a duration, only one too long to hold (over `u64::MAX`
+    /// seconds).
+    pub fn is_too_long(&self) -> bool {
+        self.problem == Problem::TooLong
+    }
+
+    /// What is wrong, without the text (for a reader with its own message).
+    pub fn problem(&self) -> impl fmt::Display + '_ {
+        &self.problem
+    }
 
     fn new(text: &str, problem: Problem) -> Self {
         let mut chars = text.chars();
@@ -101,22 +115,57 @@ impl fmt::Display for Problem {
 ///
 /// ```
 /// use std::time::Duration;
-/// use nbv_operator::commands::wait::parse_duration;
+/// use nbv_core::duration::parse_duration;
 ///
 /// assert_eq!(parse_duration("1h30m")?, Duration::from_secs(5400));
 /// assert_eq!(parse_duration("1.5h")?, Duration::from_secs(5400));
 /// assert_eq!(parse_duration("250ms")?, Duration::from_millis(250));
 /// assert!(parse_duration("-1s").is_err());
 /// assert!(parse_duration("30").is_err());
-/// # Ok::<(), nbv_operator::commands::wait::InvalidDuration>(())
+/// # Ok::<(), nbv_core::duration::InvalidDuration>(())
 /// ```
 pub fn parse_duration(text: &str) -> Result<Duration, InvalidDuration> {
+    parse_exact(text).map(|exact| exact.duration)
+}
+
+/// A duration as [`parse_exact`] reads it: to the nanosecond, and whether the text
+/// had digits finer than that.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Exact {
+    /// The duration, fractions finer than a nanosecond truncated.
+    pub duration: Duration,
+    /// Whether a non-zero digit finer than a nanosecond was truncated: the text means
+    /// a little more than [`Exact::duration`] (which matters to a reader that rounds
+    /// up, as `spec.timeout` does).
+    pub finer: bool,
+}
+
+/// Parses a duration as [`parse_duration`] does, and tells whether digits finer than
+/// a nanosecond were cut.
+///
+/// # Errors
+///
+/// As [`parse_duration`].
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nbv_core::duration::parse_exact;
+///
+/// let tiny = parse_exact("0.0000000001s")?;
+/// assert_eq!((tiny.duration, tiny.finer), (Duration::ZERO, true));
+/// assert!(!parse_exact("1.5s")?.finer);
+/// # Ok::<(), nbv_core::duration::InvalidDuration>(())
+/// ```
+pub fn parse_exact(text: &str) -> Result<Exact, InvalidDuration> {
     let fail = |problem| InvalidDuration::new(text, problem);
     let bytes = text.as_bytes();
     if bytes.is_empty() {
         return Err(fail(Problem::Empty));
     }
     let mut total: u128 = 0;
+    let mut finer = false;
     let mut pos = 0;
     while pos < bytes.len() {
         let whole_start = pos;
@@ -149,7 +198,9 @@ pub fn parse_duration(text: &str) -> Result<Duration, InvalidDuration> {
             }
         };
         pos += unit_len;
-        let term = amount(whole, fraction, unit_nanos).ok_or_else(|| fail(Problem::TooLong))?;
+        let (term, cut) =
+            amount(whole, fraction, unit_nanos).ok_or_else(|| fail(Problem::TooLong))?;
+        finer |= cut;
         total = total
             .checked_add(term)
             .ok_or_else(|| fail(Problem::TooLong))?;
@@ -157,7 +208,10 @@ pub fn parse_duration(text: &str) -> Result<Duration, InvalidDuration> {
     let secs = u64::try_from(total / NANOS_PER_SEC).map_err(|_| fail(Problem::TooLong))?;
     // The remainder is below one second, so it fits in u32.
     let nanos = u32::try_from(total % NANOS_PER_SEC).map_err(|_| fail(Problem::TooLong))?;
-    Ok(Duration::new(secs, nanos))
+    Ok(Exact {
+        duration: Duration::new(secs, nanos),
+        finer,
+    })
 }
 
 /// The character at byte `pos`, which is always a boundary here: the parser only
@@ -173,7 +227,7 @@ fn digits(bytes: &[u8]) -> usize {
 
 /// `whole.fraction` units in nanoseconds, or `None` on overflow. The fraction is
 /// truncated to whole nanoseconds: each digit is worth a tenth of the previous one.
-fn amount(whole: &[u8], fraction: &[u8], unit_nanos: u128) -> Option<u128> {
+fn amount(whole: &[u8], fraction: &[u8], unit_nanos: u128) -> Option<(u128, bool)> {
     let mut number: u128 = 0;
     for digit in whole {
         number = number
@@ -182,47 +236,14 @@ fn amount(whole: &[u8], fraction: &[u8], unit_nanos: u128) -> Option<u128> {
     }
     let mut nanos = number.checked_mul(unit_nanos)?;
     let mut place = unit_nanos;
+    let mut cut = false;
     for digit in fraction {
         place /= 10;
         if place == 0 {
-            break;
+            cut |= *digit != b'0';
+            continue;
         }
         nanos = nanos.checked_add(u128::from(digit - b'0') * place)?;
     }
-    Some(nanos)
-}
-
-/// Writes a duration in the syntax [`parse_duration`] reads, for messages: hours,
-/// minutes and seconds with a decimal fraction when needed (`1h30m`, `45s`,
-/// `0.25s`, `0s`).
-///
-/// # Examples
-///
-/// ```
-/// use std::time::Duration;
-/// use nbv_operator::commands::wait::{format_duration, parse_duration};
-///
-/// assert_eq!(format_duration(Duration::from_secs(5400)), "1h30m");
-/// assert_eq!(format_duration(Duration::from_millis(1500)), "1.5s");
-/// assert_eq!(parse_duration(&format_duration(Duration::from_nanos(7)))?, Duration::from_nanos(7));
-/// # Ok::<(), nbv_operator::commands::wait::InvalidDuration>(())
-/// ```
-pub fn format_duration(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    let nanos = duration.subsec_nanos();
-    let (hours, minutes, seconds) = (secs / 3600, secs / 60 % 60, secs % 60);
-    let mut text = String::new();
-    if hours > 0 {
-        text.push_str(&format!("{hours}h"));
-    }
-    if minutes > 0 {
-        text.push_str(&format!("{minutes}m"));
-    }
-    if nanos > 0 {
-        let fraction = format!("{nanos:09}");
-        text.push_str(&format!("{seconds}.{}s", fraction.trim_end_matches('0')));
-    } else if seconds > 0 || text.is_empty() {
-        text.push_str(&format!("{seconds}s"));
-    }
-    text
+    Some((nanos, cut))
 }
