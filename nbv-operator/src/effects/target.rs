@@ -6,6 +6,7 @@ use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
 use nbv_core::actions::{Decision, Run, TriggerOutcome, describe, rfc3339};
+use nbv_core::aggregate::JobKey;
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::triggers::TargetRef;
 use serde_json::Value;
@@ -36,7 +37,7 @@ pub(super) struct JobRef {
 
 impl JobRef {
     pub(super) fn of(job: &NotebookValidationJob) -> Result<JobRef, EffectError> {
-        let (Some(namespace), Some(name)) = (&job.metadata.namespace, &job.metadata.name) else {
+        let Some(key) = JobKey::of(job) else {
             return Err(EffectError::invalid(
                 "act for a NotebookValidationJob",
                 "the job has no metadata.namespace or metadata.name; pass the job as read \
@@ -44,8 +45,8 @@ impl JobRef {
             ));
         };
         Ok(JobRef {
-            namespace: namespace.clone(),
-            name: name.clone(),
+            namespace: key.namespace().to_owned(),
+            name: key.name().to_owned(),
             uid: job.metadata.uid.clone(),
         })
     }

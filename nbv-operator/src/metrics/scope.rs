@@ -9,6 +9,7 @@
 
 use std::future::Future;
 
+use nbv_core::aggregate::JobKey;
 use nbv_core::api::NotebookValidationJob;
 use tokio::task::futures::TaskLocalFuture;
 
@@ -61,10 +62,11 @@ impl JobScope {
     /// assert_eq!(JobScope::of(&job), JobScope::new("ml", "train"));
     /// ```
     pub fn of(job: &NotebookValidationJob) -> Self {
-        JobScope::new(
-            job.metadata.namespace.clone().unwrap_or_default(),
-            job.metadata.name.clone().unwrap_or_default(),
-        )
+        match JobKey::of(job) {
+            Some(key) => JobScope::new(key.namespace(), key.name()),
+            // Never a job from a watch; counted under its name alone.
+            None => JobScope::new("", job.metadata.name.as_deref().unwrap_or_default()),
+        }
     }
 
     /// Runs `future` with this scope as [`JobScope::current`].
