@@ -16,7 +16,7 @@ pub const MAX_DURATION: Duration = Duration::from_secs(24 * 60 * 60);
 ///
 /// let err = parse_duration("10").unwrap_err();
 /// assert_eq!(err.to_string(),
-///     "invalid duration \"10\": the number 10 has no unit; write e.g. 90s, 2m, 1h30m or 500ms");
+///     "invalid duration \"10\": a unit was expected at byte 2; write e.g. 90s, 2m, 1h30m or 500ms");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 #[error("invalid duration {text:?}: {problem}; write e.g. 90s, 2m, 1h30m or 500ms")]

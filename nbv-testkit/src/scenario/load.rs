@@ -65,7 +65,7 @@ impl Scenario {
     ///
     /// let err = Scenario::from_yaml("{name: x, mode: gitops-only, settle: 10}").unwrap_err();
     /// assert_eq!(err.to_string(),
-    ///     "settle: invalid duration \"10\": the number 10 has no unit; write e.g. 90s, 2m, 1h30m or 500ms");
+    ///     "settle: invalid duration \"10\": a unit was expected at byte 2; write e.g. 90s, 2m, 1h30m or 500ms");
     /// # Ok::<(), nbv_testkit::scenario::ScenarioError>(())
     /// ```
     pub fn from_yaml(text: &str) -> Result<Scenario, ScenarioError> {
