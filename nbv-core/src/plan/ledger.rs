@@ -105,6 +105,25 @@ pub enum Outcome {
     GiveUp(String),
 }
 
+impl Outcome {
+    /// The error, when the effect failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::plan::Outcome;
+    ///
+    /// assert_eq!(Outcome::GiveUp("403 forbidden".into()).error(), Some("403 forbidden"));
+    /// assert_eq!(Outcome::Done.error(), None);
+    /// ```
+    pub fn error(&self) -> Option<&str> {
+        match self {
+            Outcome::Failed(error) | Outcome::GiveUp(error) => Some(error),
+            Outcome::Done => None,
+        }
+    }
+}
+
 /// The ledger after recording an outcome.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct Recorded {

@@ -48,9 +48,9 @@ impl Carried {
     /// ```
     pub fn failure(&self) -> Option<&str> {
         match self {
-            Carried::Written(Outcome::Failed(e) | Outcome::GiveUp(e))
-            | Carried::Trigger(Err(Outcome::Failed(e) | Outcome::GiveUp(e)))
-            | Carried::Sync(Err(Outcome::Failed(e) | Outcome::GiveUp(e))) => Some(e),
+            Carried::Written(outcome)
+            | Carried::Trigger(Err(outcome))
+            | Carried::Sync(Err(outcome)) => outcome.error(),
             _ => None,
         }
     }
@@ -154,7 +154,7 @@ impl Meaning {
                     Err(failed) => Meaning {
                         report: Some(Report::new(
                             ReportReason::TriggerFailed,
-                            format!("{trigger}: {}", error_of(&failed)),
+                            format!("{trigger}: {}", failed.error().unwrap_or_default()),
                         )),
                         outcome: Some(failed),
                         ..Meaning::default()
@@ -223,14 +223,6 @@ fn finished(stage: SyncStage, reason: ReportReason, message: String) -> Meaning 
 
 fn later(at: DateTime<Utc>) -> DateTime<Utc> {
     at.checked_add_signed(AFTER_OPENING).unwrap_or(at)
-}
-
-/// The error of a failed outcome (a `Done` is no failure; it reads as empty).
-fn error_of(outcome: &Outcome) -> &str {
-    match outcome {
-        Outcome::Failed(error) | Outcome::GiveUp(error) => error,
-        Outcome::Done => "",
-    }
 }
 
 fn kind(effect: &Effect) -> &'static str {

@@ -34,14 +34,20 @@ impl Default for RequeuePolicy {
     }
 }
 
+/// How soon a write that lost a race with another writer is tried again.
+const AFTER_CONFLICT: Duration = Duration::from_secs(1);
+
+/// How soon a reconcile that failed for any other reason is tried again.
+const AFTER_ERROR: Duration = Duration::from_secs(15);
+
 impl RequeuePolicy {
     /// When to try a failed reconcile again: a write that lost a race (a conflict)
     /// soon, anything else (an API error) after a pause.
     pub fn after_error(&self, conflict: bool) -> Duration {
         if conflict {
-            Duration::from_secs(1)
+            AFTER_CONFLICT
         } else {
-            Duration::from_secs(15)
+            AFTER_ERROR
         }
     }
 }
@@ -96,7 +102,7 @@ impl Wake {
 
     /// A write lost a race with another writer: look again at once.
     pub fn conflicted(&mut self) {
-        self.after(Some(Duration::from_secs(1)));
+        self.after(Some(AFTER_CONFLICT));
     }
 
     /// Folds `other` in: the earliest of both.
