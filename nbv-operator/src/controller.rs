@@ -31,7 +31,7 @@ use futures::{Stream, StreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject};
-use kube::runtime::controller::Controller;
+use kube::runtime::controller::{Config as ControllerConfig, Controller};
 use kube::runtime::reflector::{self, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use nbv_core::aggregate::TrackingSettings;
@@ -46,6 +46,7 @@ use crate::config::TrackingConfig;
 use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
+use crate::projection::{project_application, trim_job, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
@@ -53,6 +54,13 @@ use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
 
 pub use crate::resources::application_resource;
+
+/// The reconciles that may run at once. Unbounded, a first start over N jobs starts N
+/// reconciles together, and since kube's client speaks HTTP/1.1 each request in flight
+/// holds a TLS connection of its own (kept in the pool for 90 s after): thousands of
+/// connections and their buffers at the peak, for no gain, as the API server serves
+/// only so many requests at once. 32 keeps the API server busy.
+pub const RECONCILE_CONCURRENCY: u16 = 32;
 
 /// Starts a reflector (watch cache) of Applications in `namespaces`, driven until
 /// `shutdown`, and returns its store.
@@ -66,7 +74,9 @@ fn watch_applications(
     let reader = writer.as_reader();
     let streams = namespaces.iter().map(|ns| {
         let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
-        watcher(api, watcher::Config::default()).boxed()
+        watcher(api, watcher::Config::default())
+            .modify(project_application)
+            .boxed()
     });
     let merged = futures::stream::select_all(streams);
     drive(
@@ -175,6 +185,7 @@ fn watch_jobs(
 ) -> impl Stream<Item = Result<NotebookValidationJob, watcher::Error>> + Send + 'static {
     watcher(api, watcher::Config::default())
         .default_backoff()
+        .modify(trim_job)
         // The cache is updated before each event passes on.
         .reflect(cache)
         .inspect(move |event| {
@@ -288,6 +299,7 @@ pub async fn run(
         pod_stream = Some(
             watcher(api, watcher::Config::default().labels(&selector))
                 .default_backoff()
+                .modify(trim_pod)
                 .reflect(pod_cache)
                 .touched_objects(),
         );
@@ -319,6 +331,7 @@ pub async fn run(
         controller = controller.owns_stream(pod_stream);
     }
     controller
+        .with_config(ControllerConfig::default().concurrency(RECONCILE_CONCURRENCY))
         .graceful_shutdown_on(shutdown)
         // Each reconcile runs in its job's scope: the metrics it updates carry the
         // job's namespace (upstream's families) and, if asked, its name.

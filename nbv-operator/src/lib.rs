@@ -12,6 +12,7 @@ pub mod effects;
 pub mod leader;
 pub mod metrics;
 pub mod monitoring;
+pub mod projection;
 pub mod publisher;
 pub mod reconcile;
 pub mod resources;

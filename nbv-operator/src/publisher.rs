@@ -23,6 +23,7 @@ use crate::clock::Clock;
 use crate::context::Applications;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
+use crate::projection::board_view;
 
 /// How often to look again while the Application cache has not been filled yet (the
 /// sweep after a relist needs it).
@@ -45,10 +46,19 @@ fn located(object: &DynamicObject) -> Option<AppId> {
 pub struct JobFeed(mpsc::UnboundedSender<Event<NotebookValidationJob>>);
 
 impl JobFeed {
-    /// Passes one event of the jobs' watch on to the publisher.
+    /// Passes one event of the jobs' watch on to the publisher, each job reduced to what
+    /// the board reads ([`board_view`]): during a listing the publisher holds every
+    /// job until the listing ends, and a full copy would double the jobs' cache.
     pub fn observe(&self, event: &Event<NotebookValidationJob>) {
+        let event = match event {
+            Event::Apply(job) => Event::Apply(board_view(job)),
+            Event::Delete(job) => Event::Delete(board_view(job)),
+            Event::Init => Event::Init,
+            Event::InitApply(job) => Event::InitApply(board_view(job)),
+            Event::InitDone => Event::InitDone,
+        };
         // The publisher only stops at shutdown; events after that have nowhere to go.
-        let _ = self.0.send(event.clone());
+        let _ = self.0.send(event);
     }
 }
 

@@ -67,6 +67,6 @@ pub use attempt::{MAX_PHASE_STEPS, PodWork, pod_refused};
 pub use carried::{Carried, Reported, abandonment};
 pub use parent::parent_condition;
 pub use patches::{ledger_patch, status_patch};
-pub use recent::merge_recent;
+pub use recent::{merge_recent, recent_persisted};
 pub use requeue::{RequeuePolicy, Wake};
 pub use settle::{ConditionsChange, Settlement};

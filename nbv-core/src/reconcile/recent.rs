@@ -46,3 +46,36 @@ pub fn merge_recent(
         (None, r) => r,
     }
 }
+
+/// Whether the ledger the shell wrote `recent`ly for the job's current `run` adds
+/// nothing to the one `observed` on the job: the watch cache shows the write, so the
+/// shell may forget it, and planning from `observed` alone plans the same
+/// ([`merge_recent`] gives `observed`). A recent ledger of another run is never
+/// persisted in this sense: the view may be the stale one, still showing the run
+/// before.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::EffectLedger;
+/// use nbv_core::reconcile::recent_persisted;
+///
+/// let mut recent = EffectLedger::for_run("g2@t1");
+/// recent.done.insert("notify".into());
+/// // The watch cache does not show the write yet.
+/// assert!(!recent_persisted("g2@t1", None, &recent));
+/// let mut observed = recent.clone();
+/// assert!(recent_persisted("g2@t1", Some(&observed), &recent));
+/// observed.done.insert("wave".into());
+/// assert!(recent_persisted("g2@t1", Some(&observed), &recent));
+/// // A view of the run before says nothing about this one.
+/// assert!(!recent_persisted("g1@t0", Some(&observed), &recent));
+/// ```
+pub fn recent_persisted(run: &str, observed: Option<&EffectLedger>, recent: &EffectLedger) -> bool {
+    recent.run == run
+        && observed.is_some_and(|observed| {
+            observed.run == run
+                && observed.failed == recent.failed
+                && recent.done.is_subset(&observed.done)
+        })
+}

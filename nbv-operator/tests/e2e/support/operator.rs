@@ -72,7 +72,11 @@ impl Operator {
             std::process::id()
         ));
         let out = std::fs::File::create(&log).expect("the operator's log file");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_nbv"));
+        // `NBV_E2E_NBV` runs another build of nbv (a release build, an earlier version).
+        let program = std::env::var_os("NBV_E2E_NBV")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_nbv")));
+        let mut command = Command::new(program);
         command
             .arg("run")
             .arg("--metrics-addr")
@@ -131,6 +135,11 @@ impl Operator {
         }
         let _ = child.kill();
         child.wait().ok().and_then(|s| s.code())
+    }
+
+    /// The process id, while it runs (for reading `/proc/<pid>/status`).
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
     }
 
     /// Whether the process still runs.

@@ -1,0 +1,224 @@
+//! What nbv's watch caches keep of each object: what its readers use, nothing more.
+//!
+//! kube-runtime's reflector stores whatever its watcher hands it, for as long as the
+//! object exists, so the cost of every field is paid once per object for the life of
+//! the process. Each watch therefore trims its objects before they reach the cache
+//! (`.modify(...)` ahead of `.reflect(...)` in [`crate::controller`]):
+//!
+//! - every object loses `metadata.managedFields` (the API server's record of which
+//!   manager wrote which field, often as large as the object) and kubectl's
+//!   `last-applied-configuration` annotation (a second copy of the object as a user
+//!   applied it). No reader looks at either, and nbv never writes a cached object back
+//!   whole (every write is a patch of the fields it owns), so nothing is lost;
+//! - an Argo CD Application keeps only what nbv reads of it (its identity, labels,
+//!   annotations and owners; `spec.project`, `spec.destination`, `spec.syncPolicy`;
+//!   `operation` and `status.operationState` without the per-resource `syncResult`),
+//!   so its size no longer depends on how many resources it deploys or on its sync
+//!   history: nbv pays the same small amount for an Application it never acts on;
+//! - the publisher's board needs only a job's identity, labels, annotations and phase
+//!   ([`board_view`]), so the events handed to it carry nothing else.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{DynamicObject, ObjectMeta};
+use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
+use serde_json::{Map, Value};
+
+/// The annotation `kubectl apply` records the applied configuration in.
+pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
+
+/// Drops `managedFields` and the `last-applied-configuration` annotation.
+///
+/// # Examples
+///
+/// ```
+/// use kube::api::ObjectMeta;
+/// use nbv_operator::projection::{LAST_APPLIED, trim_metadata};
+///
+/// let mut meta: ObjectMeta = serde_json::from_value(serde_json::json!({
+///     "name": "train",
+///     "annotations": {LAST_APPLIED: "{\"kind\":\"NotebookValidationJob\"}", "team": "ml"},
+///     "managedFields": [{"manager": "kubectl", "operation": "Apply"}]
+/// })).unwrap();
+/// trim_metadata(&mut meta);
+/// assert!(meta.managed_fields.is_none());
+/// assert_eq!(meta.annotations.unwrap().keys().collect::<Vec<_>>(), ["team"]);
+/// ```
+pub fn trim_metadata(meta: &mut ObjectMeta) {
+    meta.managed_fields = None;
+    if let Some(annotations) = meta.annotations.as_mut() {
+        annotations.remove(LAST_APPLIED);
+        if annotations.is_empty() {
+            meta.annotations = None;
+        }
+    }
+}
+
+/// A job as the jobs' cache keeps it: everything but what [`trim_metadata`] drops (the
+/// reconciler reads its spec, annotations and status).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::NotebookValidationJob;
+/// use nbv_operator::projection::trim_job;
+///
+/// let mut job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "train", "namespace": "ml",
+///                  "managedFields": [{"manager": "argocd-controller", "operation": "Update"}]},
+///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+///                           "path": "t.ipynb"},
+///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}}
+/// })).unwrap();
+/// trim_job(&mut job);
+/// assert!(job.metadata.managed_fields.is_none());
+/// assert_eq!(job.spec.notebook.path, "t.ipynb");
+/// ```
+pub fn trim_job(job: &mut NotebookValidationJob) {
+    trim_metadata(&mut job.metadata);
+}
+
+/// A validation Pod as the Pods' cache keeps it: everything but what
+/// [`trim_metadata`] drops.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use nbv_operator::projection::trim_pod;
+///
+/// let mut pod: Pod = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "train-validation",
+///                  "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
+///     "status": {"phase": "Running"}
+/// })).unwrap();
+/// trim_pod(&mut pod);
+/// assert!(pod.metadata.managed_fields.is_none());
+/// assert_eq!(pod.status.unwrap().phase.as_deref(), Some("Running"));
+/// ```
+pub fn trim_pod(pod: &mut Pod) {
+    trim_metadata(&mut pod.metadata);
+}
+
+/// The fields of an Application's `spec` nbv reads: the project (sync windows), the
+/// destination (trigger access, sync windows) and the sync policy (the options and
+/// retry of a sync it starts).
+const APPLICATION_SPEC: [&str; 3] = ["project", "destination", "syncPolicy"];
+
+/// An Application as the Applications' cache keeps it: its metadata (trimmed by
+/// [`trim_metadata`]), [`APPLICATION_SPEC`], `operation`, and `status.operationState`
+/// without `syncResult`. Everything else (`spec.source`, Helm values, the status's
+/// resource list, history and conditions) is dropped.
+///
+/// # Examples
+///
+/// ```
+/// use kube::api::DynamicObject;
+/// use nbv_operator::projection::project_application;
+/// use serde_json::json;
+///
+/// let mut app: DynamicObject = serde_json::from_value(json!({
+///     "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+///     "metadata": {"name": "models", "namespace": "argocd", "resourceVersion": "7"},
+///     "spec": {"project": "ml", "destination": {"namespace": "ml"},
+///              "source": {"repoURL": "https://git.example.com/ml.git", "helm": {"values": "…"}}},
+///     "status": {"resources": [{"kind": "Deployment", "name": "api"}],
+///                "operationState": {"phase": "Succeeded", "startedAt": "2026-01-24T22:30:00Z",
+///                                   "syncResult": {"resources": [{"kind": "Deployment"}]}}}
+/// })).unwrap();
+/// project_application(&mut app);
+/// assert_eq!(app.data["spec"], json!({"project": "ml", "destination": {"namespace": "ml"}}));
+/// assert_eq!(app.data["status"], json!({"operationState": {
+///     "phase": "Succeeded", "startedAt": "2026-01-24T22:30:00Z"}}));
+/// assert_eq!(app.metadata.resource_version.as_deref(), Some("7"));
+/// ```
+pub fn project_application(application: &mut DynamicObject) {
+    trim_metadata(&mut application.metadata);
+    let mut kept = Map::new();
+    if let Some(spec) = application
+        .data
+        .get_mut("spec")
+        .and_then(Value::as_object_mut)
+    {
+        let spec: Map<String, Value> = APPLICATION_SPEC
+            .iter()
+            .filter_map(|field| Some(((*field).to_owned(), spec.remove(*field)?)))
+            .collect();
+        kept.insert("spec".to_owned(), Value::Object(spec));
+    }
+    if let Some(operation) = application.data.get_mut("operation").map(Value::take) {
+        kept.insert("operation".to_owned(), operation);
+    }
+    let state = application
+        .data
+        .get_mut("status")
+        .and_then(|status| status.get_mut("operationState"))
+        .map(Value::take);
+    if let Some(mut state) = state {
+        if let Some(state) = state.as_object_mut() {
+            state.remove("syncResult");
+        }
+        let mut status = Map::new();
+        status.insert("operationState".to_owned(), state);
+        kept.insert("status".to_owned(), Value::Object(status));
+    }
+    application.data = Value::Object(kept);
+}
+
+/// What the publisher's board reads of a job: its identity, labels and annotations
+/// (the parent Application), deletion mark and `status.phase`. The spec is left at its
+/// default and the rest of the status out.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::NotebookValidationJob;
+/// use nbv_operator::projection::board_view;
+///
+/// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "train", "namespace": "ml",
+///                  "labels": {"app.kubernetes.io/part-of": "fraud"}},
+///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+///                           "path": "t.ipynb"},
+///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}},
+///     "status": {"phase": "Succeeded", "message": "Validation completed successfully"}
+/// })).unwrap();
+/// let view = board_view(&job);
+/// assert_eq!(view.metadata.labels, job.metadata.labels);
+/// assert_eq!(view.status.as_ref().and_then(|s| s.phase), job.status.as_ref().and_then(|s| s.phase));
+/// assert!(view.status.unwrap().message.is_none());
+/// assert!(view.spec.notebook.path.is_empty());
+/// ```
+pub fn board_view(job: &NotebookValidationJob) -> NotebookValidationJob {
+    let metadata = &job.metadata;
+    let kept = |map: &Option<BTreeMap<String, String>>| {
+        map.as_ref().map(|map| {
+            map.iter()
+                .filter(|(key, _)| key.as_str() != LAST_APPLIED)
+                .map(|(key, value)| (key.clone(), value.clone()))
+                .collect()
+        })
+    };
+    let mut view = NotebookValidationJob::new(
+        metadata.name.as_deref().unwrap_or_default(),
+        Default::default(),
+    );
+    view.metadata = ObjectMeta {
+        name: metadata.name.clone(),
+        namespace: metadata.namespace.clone(),
+        uid: metadata.uid.clone(),
+        labels: metadata.labels.clone(),
+        annotations: kept(&metadata.annotations),
+        deletion_timestamp: metadata.deletion_timestamp.clone(),
+        ..ObjectMeta::default()
+    };
+    view.status = job
+        .status
+        .as_ref()
+        .map(|status| NotebookValidationJobStatus {
+            phase: status.phase,
+            ..NotebookValidationJobStatus::default()
+        });
+    view
+}

@@ -1,0 +1,366 @@
+//! Memory and start time of `nbv run` over many jobs, on the real API server.
+//!
+//! The jobs are loaded fast by the administrator (concurrent creates, then the status
+//! another controller writes: `Succeeded`, nothing owed but the notification), about
+//! 2 KiB of JSON each as the API server serves them. For each job count, nbv is
+//! started twice in `--gitops-only`:
+//!
+//! - a **first start** over jobs it has never seen, which writes what it owes;
+//! - a **restart** over the same jobs, now converged, which writes nothing.
+//!
+//! Each start is measured from the process's `/proc/<pid>/status`: `VmRSS` once every
+//! job is in the watch cache and reconciled and the reconciles have stopped ("settled"),
+//! and `VmHWM`, the peak resident size since the process started. The time to ready is
+//! from the spawn of the process until the watch cache holds every job (the
+//! `nbv_jobs` gauge) and every job was reconciled once (`nbv_reconcile_total`). A
+//! last start in default mode (Pods watched) runs with unrelated Pods in the namespace.
+//!
+//! `NBV_E2E_MEMORY=full` runs 1,000, 10,000 and 30,000 jobs and 10,000 Pods (the
+//! figures of `docs/performance.md`); otherwise a quick mode runs 1,000 jobs and 1,000
+//! Pods, for CI. Figures are printed, never asserted on, except the one bound that does
+//! not depend on the machine's speed: the resident memory nbv adds per job stays below
+//! a generous multiple of the target, and unrelated Pods add nothing near their size.
+
+use std::time::{Duration, Instant};
+
+use futures::{StreamExt, stream};
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use nbv_core::api::NotebookValidationJob;
+use serde_json::{Value, json};
+
+use crate::support::operator::http_get;
+use crate::support::{OperatorOptions, Scenario, ended};
+
+/// Requests the loader keeps in flight.
+const LOAD_CONCURRENCY: usize = 48;
+/// How long the reconcile count must stay unchanged for a start to count as settled.
+const QUIET: Duration = Duration::from_secs(3);
+/// The longest a start may take to settle before the scenario gives up.
+const START_TIMEOUT: Duration = Duration::from_secs(600);
+/// The resident memory nbv may add per job in the quick mode's assertion: the target
+/// is 2 KiB beyond the cached object (about 4 KiB in all at 2 KiB of JSON); this bound
+/// only catches a regression by a large factor (a second copy of every job, a map
+/// that keeps every job's full object).
+const KIB_PER_JOB_BOUND: f64 = 24.0;
+
+/// The job counts and the unrelated Pods of this run.
+struct Plan {
+    jobs: Vec<usize>,
+    pods: usize,
+}
+
+fn plan() -> Plan {
+    if std::env::var("NBV_E2E_MEMORY").as_deref() == Ok("full") {
+        Plan {
+            jobs: vec![1_000, 10_000, 30_000],
+            pods: 10_000,
+        }
+    } else {
+        Plan {
+            jobs: vec![1_000],
+            pods: 1_000,
+        }
+    }
+}
+
+/// The configuration a user applied with `kubectl apply`, as kubectl records it.
+fn last_applied(name: &str, annotations: &Value, labels: &Value) -> String {
+    json!({
+        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+        "metadata": {"name": name, "annotations": annotations, "labels": labels},
+        "spec": spec(name),
+    })
+    .to_string()
+}
+
+fn spec(name: &str) -> Value {
+    json!({
+        "notebook": {"git": {"url": "https://git.example.com/ml/models.git", "ref": "main"},
+                     "path": format!("notebooks/training/{name}.ipynb")},
+        "podConfig": {"containerImage": "quay.io/jupyter/minimal-notebook:2026-01-05"},
+        "timeout": "30m"
+    })
+}
+
+/// Job `i` of `namespace`: a tracked job of one of ten Applications, as a GitOps
+/// repository declares it.
+fn job(i: usize) -> Value {
+    let name = format!("notebook-{i:05}");
+    let labels = json!({
+        "app.kubernetes.io/instance": format!("models-{}", i % 10),
+        "app.kubernetes.io/part-of": "ml-platform",
+        "team": "fraud-detection",
+    });
+    let annotations = json!({
+        "mlops.dev/description": "Trains the fraud model on the last week of transactions \
+            and checks its precision and recall against the thresholds of the release.",
+    });
+    let mut applied = annotations.clone();
+    applied["kubectl.kubernetes.io/last-applied-configuration"] =
+        json!(last_applied(&name, &annotations, &labels));
+    json!({
+        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+        "metadata": {"name": name, "labels": labels, "annotations": applied},
+        "spec": spec(&name),
+    })
+}
+
+/// Creates jobs `from..to` and ends each with `Succeeded`, as another controller would.
+async fn load_jobs(s: &Scenario, from: usize, to: usize) {
+    let api = s.jobs();
+    let started = Instant::now();
+    stream::iter(from..to)
+        .for_each_concurrent(LOAD_CONCURRENCY, |i| {
+            let api = api.clone();
+            async move {
+                let object: NotebookValidationJob = serde_json::from_value(job(i)).expect("a job");
+                let name = object.metadata.name.clone().expect("a name");
+                api.create(&PostParams::default(), &object)
+                    .await
+                    .unwrap_or_else(|e| panic!("create {name}: {e}"));
+                let status = ended("Succeeded", "Validation completed successfully");
+                api.patch_status(
+                    &name,
+                    &PatchParams::default(),
+                    &Patch::Merge(json!({ "status": status })),
+                )
+                .await
+                .unwrap_or_else(|e| panic!("write the status of {name}: {e}"));
+            }
+        })
+        .await;
+    eprintln!(
+        "memory: loaded jobs {from}..{to} in {:.1} s",
+        started.elapsed().as_secs_f64()
+    );
+}
+
+/// Creates `count` Pods nbv has nothing to do with (no scheduler binds them; they stay
+/// Pending).
+async fn load_pods(s: &Scenario, count: usize) {
+    let api: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
+    stream::iter(0..count)
+        .for_each_concurrent(LOAD_CONCURRENCY, |i| {
+            let api = api.clone();
+            async move {
+                let pod: Pod = serde_json::from_value(json!({
+                    "apiVersion": "v1", "kind": "Pod",
+                    "metadata": {"name": format!("worker-{i:05}"),
+                                 "labels": {"app": "feature-store", "shard": format!("{}", i % 16)}},
+                    "spec": {"containers": [{"name": "worker", "image": "registry.k8s.io/pause:3.10",
+                                             "args": ["--shard", format!("{}", i % 16)],
+                                             "resources": {"requests": {"cpu": "10m", "memory": "16Mi"}}}]}
+                }))
+                .expect("a Pod");
+                api.create(&PostParams::default(), &pod)
+                    .await
+                    .unwrap_or_else(|e| panic!("create Pod worker-{i:05}: {e}"));
+            }
+        })
+        .await;
+}
+
+/// `VmRSS` and `VmHWM` of process `pid`, in KiB.
+fn resident(pid: u32) -> (u64, u64) {
+    let status = std::fs::read_to_string(format!("/proc/{pid}/status")).expect("/proc status");
+    let field = |name: &str| {
+        status
+            .lines()
+            .find_map(|l| l.strip_prefix(name))
+            .and_then(|v| v.trim().trim_end_matches("kB").trim().parse().ok())
+            .unwrap_or_else(|| panic!("{name} in /proc/{pid}/status"))
+    };
+    (field("VmRSS:"), field("VmHWM:"))
+}
+
+/// The sum of the samples of `family` in an exposition whose labels contain `filter`.
+fn sum(metrics: &str, family: &str, filter: &str) -> u64 {
+    metrics
+        .lines()
+        .filter(|l| l.starts_with(family) && l[family.len()..].starts_with('{'))
+        .filter(|l| l.contains(filter))
+        .filter_map(|l| l.rsplit_once(' ')?.1.parse::<f64>().ok())
+        .sum::<f64>() as u64
+}
+
+/// One start of nbv, measured.
+struct Start {
+    what: String,
+    jobs: usize,
+    pods: usize,
+    ready: Duration,
+    settled: Duration,
+    rss_kib: u64,
+    hwm_kib: u64,
+}
+
+/// Starts nbv with `options` over the `jobs` jobs of the namespace and measures it
+/// until it has settled; then stops it.
+async fn measure(
+    s: &Scenario,
+    options: &OperatorOptions,
+    what: &str,
+    jobs: usize,
+    pods: usize,
+) -> Start {
+    let spawned = Instant::now();
+    let mut operator = s.operator(options);
+    let pid = operator.pid().expect("a running operator");
+    let namespace = format!("namespace=\"{}\"", s.namespace);
+    let mut ready = None;
+    let mut last = (0, Instant::now());
+    loop {
+        assert!(
+            operator.is_running(),
+            "nbv exited:\n{}",
+            operator.log_tail()
+        );
+        assert!(
+            spawned.elapsed() < START_TIMEOUT,
+            "{what}: nbv did not settle in {START_TIMEOUT:?}"
+        );
+        if let Some(metrics) = http_get(operator.metrics_addr(), "/metrics") {
+            let cached = sum(&metrics, "nbv_jobs", &namespace) as usize;
+            let reconciled = sum(&metrics, "nbv_reconcile_total", "outcome=");
+            if ready.is_none() && cached == jobs && reconciled as usize >= jobs {
+                ready = Some(spawned.elapsed());
+            }
+            if reconciled != last.0 {
+                last = (reconciled, Instant::now());
+            } else if ready.is_some() && last.1.elapsed() >= QUIET {
+                break;
+            }
+        }
+        tokio::time::sleep(Duration::from_millis(100)).await;
+    }
+    let settled = last.1 - spawned;
+    let (rss_kib, hwm_kib) = resident(pid);
+    operator.stop();
+    let start = Start {
+        what: what.to_owned(),
+        jobs,
+        pods,
+        ready: ready.expect("ready"),
+        settled,
+        rss_kib,
+        hwm_kib,
+    };
+    eprintln!("memory: {}", row(&start, None));
+    start
+}
+
+fn mib(kib: u64) -> f64 {
+    kib as f64 / 1024.0
+}
+
+/// A row of the table; per job beyond `idle` (nbv over no jobs) when given.
+fn row(start: &Start, idle: Option<&Start>) -> String {
+    let per_job = match idle {
+        Some(idle) if start.jobs > 0 => format!(
+            "{:.2} KiB",
+            (start.rss_kib as f64 - idle.rss_kib as f64) / start.jobs as f64
+        ),
+        _ => "–".to_owned(),
+    };
+    format!(
+        "| {} | {} | {} | {:.1} MiB | {} | {:.1} MiB | {:.1} s | {:.1} s |",
+        start.what,
+        start.jobs,
+        start.pods,
+        mib(start.rss_kib),
+        per_job,
+        mib(start.hwm_kib),
+        start.ready.as_secs_f64(),
+        start.settled.as_secs_f64(),
+    )
+}
+
+/// The size of one job as the API server serves it (JSON, managed fields included).
+async fn served_size(s: &Scenario) -> usize {
+    let list = s
+        .jobs()
+        .list(&ListParams::default().limit(1))
+        .await
+        .expect("list jobs");
+    let job = list.items.first().expect("a job");
+    serde_json::to_vec(job).expect("JSON").len()
+}
+
+#[tokio::test]
+async fn memory_and_start_time() {
+    let Some(s) = Scenario::new("e2e-memory").await else {
+        return;
+    };
+    let plan = plan();
+    let gitops = OperatorOptions::gitops_only(&s.namespace);
+    let idle = measure(&s, &gitops, "no jobs", 0, 0).await;
+    let mut starts = Vec::new();
+    let mut loaded = 0;
+    for &jobs in &plan.jobs {
+        load_jobs(&s, loaded, jobs).await;
+        loaded = jobs;
+        starts.push(measure(&s, &gitops, "first start", jobs, 0).await);
+        starts.push(measure(&s, &gitops, "restart", jobs, 0).await);
+    }
+    let size = served_size(&s).await;
+    let default_mode = OperatorOptions::default_mode(&s.namespace);
+    // The first start in default mode writes what the phase machine adds to the other
+    // controller's statuses; the restart after it is converged, as the one with Pods.
+    starts.push(measure(&s, &default_mode, "first start, default mode", loaded, 0).await);
+    let no_pods = measure(&s, &default_mode, "restart, default mode", loaded, 0).await;
+    load_pods(&s, plan.pods).await;
+    let mark = s.cluster.audit().map(|a| a.mark());
+    let with_pods = measure(
+        &s,
+        &default_mode,
+        "restart, default mode",
+        loaded,
+        plan.pods,
+    )
+    .await;
+
+    eprintln!("\nmemory: one job is {size} bytes of JSON as served");
+    eprintln!(
+        "| start | jobs | unrelated Pods | RSS settled | RSS per job | peak (VmHWM) | ready | settled |"
+    );
+    eprintln!("|---|---:|---:|---:|---:|---:|---:|---:|");
+    eprintln!("{}", row(&idle, None));
+    for start in starts.iter().chain([&no_pods, &with_pods]) {
+        eprintln!("{}", row(start, Some(&idle)));
+    }
+
+    let restart = starts
+        .iter()
+        .rev()
+        .find(|s| s.what == "restart")
+        .expect("a restart");
+    let per_job = (restart.rss_kib as f64 - idle.rss_kib as f64) / restart.jobs as f64;
+    assert!(
+        per_job < KIB_PER_JOB_BOUND,
+        "nbv keeps {per_job:.1} KiB per job of {size} bytes (bound {KIB_PER_JOB_BOUND} KiB)"
+    );
+    // Memory independent of the Pods: nbv lists and watches only the Pods it labelled.
+    if let (Some(audit), Some(mark)) = (s.cluster.audit(), mark) {
+        let crate::support::Requests(requests) = audit.since(mark);
+        let pod_reads: Vec<_> = requests
+            .iter()
+            .filter(|r| r.resource() == "pods" && matches!(r.verb.as_str(), "list" | "watch"))
+            .collect();
+        assert!(!pod_reads.is_empty(), "nbv watches its validation Pods");
+        for read in pod_reads {
+            assert!(
+                read.request_u_r_i.contains("labelSelector="),
+                "a Pod {} without a label selector: {}",
+                read.verb,
+                read.request_u_r_i
+            );
+        }
+    }
+
+    let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
+    let _ = pods
+        .delete_collection(&Default::default(), &ListParams::default())
+        .await;
+    s.clean_up().await;
+}
