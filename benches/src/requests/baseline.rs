@@ -52,7 +52,9 @@ pub fn upstream(case: &Case) -> Counts {
     let epoch: DateTime<Utc> = serde_json::from_value(scenario["epoch"].clone()).expect("epoch");
     let cluster = FakeCluster::new(epoch);
     for object in scenario["objects"].as_array().expect("objects") {
-        cluster.apply_object(object.clone()).expect("the object is accepted");
+        cluster
+            .apply_object(object.clone())
+            .expect("the object is accepted");
     }
     let before = cluster.requests().len();
     let runtime = tokio::runtime::Builder::new_current_thread()
@@ -68,13 +70,25 @@ pub fn upstream(case: &Case) -> Counts {
     Counts::of(&cluster.requests()[before..])
 }
 
-fn api(client: &Client, group: &str, version: &str, kind: &str, namespace: &str) -> Api<DynamicObject> {
+fn api(
+    client: &Client,
+    group: &str,
+    version: &str,
+    kind: &str,
+    namespace: &str,
+) -> Api<DynamicObject> {
     let resource = ApiResource::from_gvk(&GroupVersionKind::gvk(group, version, kind));
     Api::namespaced_with(client.clone(), namespace, &resource)
 }
 
 fn jobs(client: &Client) -> Api<DynamicObject> {
-    api(client, "mlops.mlops.dev", "v1alpha1", "NotebookValidationJob", NAMESPACE)
+    api(
+        client,
+        "mlops.mlops.dev",
+        "v1alpha1",
+        "NotebookValidationJob",
+        NAMESPACE,
+    )
 }
 
 fn applications(client: &Client) -> Api<DynamicObject> {
@@ -96,38 +110,66 @@ async fn complete(client: &Client, cluster: &FakeCluster, case: &Case, i: usize)
     // 1. The triggers, first.
     if case.triggers == Triggers::Three {
         let isvc = format!("isvc-{i:05}");
-        api(client, "serving.kserve.io", "v1beta1", "InferenceService", NAMESPACE)
-            .get(&isvc)
-            .await
-            .expect("GET InferenceService");
+        api(
+            client,
+            "serving.kserve.io",
+            "v1beta1",
+            "InferenceService",
+            NAMESPACE,
+        )
+        .get(&isvc)
+        .await
+        .expect("GET InferenceService");
         let pods = api(client, "", "v1", "Pod", NAMESPACE);
         let listed = pods
-            .list(&ListParams::default().labels(&format!("serving.kserve.io/inferenceservice={isvc}")))
+            .list(
+                &ListParams::default()
+                    .labels(&format!("serving.kserve.io/inferenceservice={isvc}")),
+            )
             .await
             .expect("LIST pods");
         for pod in listed.items {
             let name = pod.metadata.name.unwrap_or_default();
-            pods.delete(&name, &DeleteParams::default()).await.expect("DELETE pod");
+            pods.delete(&name, &DeleteParams::default())
+                .await
+                .expect("DELETE pod");
         }
     }
     if case.triggers != Triggers::None {
         let deployments = api(client, "apps", "v1", "Deployment", NAMESPACE);
-        let mut deployment = deployments.get(&format!("model-{i:05}")).await.expect("GET Deployment");
+        let mut deployment = deployments
+            .get(&format!("model-{i:05}"))
+            .await
+            .expect("GET Deployment");
         deployment.data["spec"]["template"]["metadata"]["annotations"] =
             json!({"kubectl.kubernetes.io/restartedAt": now});
         let name = deployment.metadata.name.clone().unwrap_or_default();
-        deployments.replace(&name, &params, &deployment).await.expect("PUT Deployment");
+        deployments
+            .replace(&name, &params, &deployment)
+            .await
+            .expect("PUT Deployment");
     }
     if case.triggers == Triggers::Three {
         let apps = applications(client);
-        let mut app = apps.get(&format!("app-{i:05}")).await.expect("GET Application");
-        app.data["operation"] = json!({"sync": {"revision": "main"}, "initiatedBy": {"username": "notebook-operator"}});
+        let mut app = apps
+            .get(&format!("app-{i:05}"))
+            .await
+            .expect("GET Application");
+        app.data["operation"] =
+            json!({"sync": {"revision": "main"}, "initiatedBy": {"username": "notebook-operator"}});
         let name = app.metadata.name.clone().unwrap_or_default();
-        apps.replace(&name, &params, &app).await.expect("PUT Application");
+        apps.replace(&name, &params, &app)
+            .await
+            .expect("PUT Application");
     }
     // 2. The status, whole.
     let name = job_name(i);
-    let mut job = cached(cluster, "notebookvalidationjobs.mlops.mlops.dev", NAMESPACE, &name);
+    let mut job = cached(
+        cluster,
+        "notebookvalidationjobs.mlops.mlops.dev",
+        NAMESPACE,
+        &name,
+    );
     job.data["status"]["phase"] = json!("Succeeded");
     job.data["status"]["completionTime"] = json!(now);
     let stored = jobs(client)
@@ -140,7 +182,10 @@ async fn complete(client: &Client, cluster: &FakeCluster, case: &Case, i: usize)
         .annotations
         .get_or_insert_with(Default::default)
         .insert("mlops.dev/wave-complete".into(), "1".into());
-    jobs(client).replace(&name, &params, &job).await.expect("PUT job");
+    jobs(client)
+        .replace(&name, &params, &job)
+        .await
+        .expect("PUT job");
     // 4. The notification.
     let events = api(client, "", "v1", "Event", NAMESPACE);
     let event: DynamicObject = serde_json::from_value(json!({
@@ -154,7 +199,10 @@ async fn complete(client: &Client, cluster: &FakeCluster, case: &Case, i: usize)
     .expect("an Event");
     events.create(&params, &event).await.expect("POST Event");
     // 5. The aggregate: every job of the namespace, the Application live, updated whole.
-    let all = jobs(client).list(&ListParams::default()).await.expect("LIST jobs");
+    let all = jobs(client)
+        .list(&ListParams::default())
+        .await
+        .expect("LIST jobs");
     let succeeded = all
         .items
         .iter()
@@ -169,5 +217,7 @@ async fn complete(client: &Client, cluster: &FakeCluster, case: &Case, i: usize)
             "mlops.dev/notebook-summary".into(),
             format!("{succeeded}/{} succeeded", all.items.len()),
         );
-    apps.replace(PLATFORM, &params, &app).await.expect("PUT Application");
+    apps.replace(PLATFORM, &params, &app)
+        .await
+        .expect("PUT Application");
 }

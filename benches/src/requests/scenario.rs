@@ -151,7 +151,9 @@ fn application(name: &str) -> Value {
 }
 
 fn trigger_annotation(i: usize, triggers: Triggers) -> Option<String> {
-    let restart = format!("- {{apiVersion: apps/v1, kind: Deployment, name: model-{i:05}, action: restart}}\n");
+    let restart = format!(
+        "- {{apiVersion: apps/v1, kind: Deployment, name: model-{i:05}, action: restart}}\n"
+    );
     match triggers {
         Triggers::None => None,
         Triggers::One => Some(restart),

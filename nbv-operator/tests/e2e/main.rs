@@ -15,6 +15,7 @@ mod support;
 mod argocd;
 mod gitops;
 mod leader;
+mod load;
 mod notebooks;
 mod observability;
 // Compares with `nbv simulate`, which exists only with the `simulate` feature.

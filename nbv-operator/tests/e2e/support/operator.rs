@@ -133,6 +133,11 @@ impl Operator {
         child.wait().ok().and_then(|s| s.code())
     }
 
+    /// The process id, while it runs.
+    pub fn pid(&self) -> Option<u32> {
+        self.child.as_ref().map(Child::id)
+    }
+
     /// Whether the process still runs.
     pub fn is_running(&mut self) -> bool {
         self.child
