@@ -94,7 +94,8 @@ pub fn job_name(i: usize) -> String {
 /// # Examples
 ///
 /// ```
-/// use nbv_benches::requests::{Case, Triggers, scenario};
+/// use nbv_benches::requests::scenario::scenario;
+/// use nbv_benches::requests::{Case, Triggers};
 ///
 /// let case = Case { jobs: 3, completing: 2, triggers: Triggers::Three, pods: 2 };
 /// let scenario = nbv_testkit::scenario::Scenario::from_yaml(&scenario(&case, true)).unwrap();
