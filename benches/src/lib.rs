@@ -12,6 +12,7 @@
 //! | [`annotation`] | trigger annotations: typical, 64 KiB, alias bomb, and the same entries as JSON |
 //! | [`job`] | succeeded jobs to plan for, with and without a recorded ledger |
 //! | [`object`] | job objects as Argo CD's health check receives them |
+//! | [`requests`] | the API cost of completions in simulation, and the upstream baseline |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -21,6 +22,7 @@ pub mod annotation;
 pub mod fleet;
 pub mod job;
 pub mod object;
+pub mod requests;
 
 /// The job counts the scaling benchmarks are run at.
 ///

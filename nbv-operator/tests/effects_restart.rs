@@ -22,11 +22,8 @@ fn isvc_trigger() -> nbv_core::triggers::Trigger {
 
 #[tokio::test]
 async fn inference_service_restart_deletes_only_pods_older_than_the_run() {
+    // KServe's label finds the pods: the InferenceService itself is not read.
     let script = vec![
-        Exchange::get(ISVC).reply(
-            200,
-            json!({"metadata": {"name": "predictor", "uid": "isvc"}}),
-        ),
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
             200,
             pod_list(vec![
@@ -65,7 +62,6 @@ async fn inference_service_restart_repeated_for_the_same_run_deletes_nothing() {
     let mut terminating = pod("old-a", "2026-01-24T22:00:00Z", &[]);
     terminating["metadata"]["deletionTimestamp"] = json!("2026-01-24T22:30:02Z");
     let script = vec![
-        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
             200,
             pod_list(vec![terminating, pod("new-b", "2026-01-24T22:30:30Z", &[])]),
@@ -91,7 +87,6 @@ async fn inference_service_restart_repeated_for_the_same_run_deletes_nothing() {
 #[tokio::test]
 async fn a_pod_gone_or_replaced_meanwhile_does_not_fail_the_restart() {
     let script = vec![
-        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
             200,
             pod_list(vec![
@@ -133,7 +128,6 @@ async fn a_pod_gone_or_replaced_meanwhile_does_not_fail_the_restart() {
 #[tokio::test]
 async fn a_conflict_on_a_pod_that_is_still_there_is_retried_not_counted_done() {
     let script = vec![
-        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
             .reply(200, pod_list(vec![pod("old", "2026-01-24T22:00:00Z", &[])])),
         Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).fail(
@@ -156,12 +150,17 @@ async fn a_conflict_on_a_pod_that_is_still_there_is_retried_not_counted_done() {
 }
 
 #[tokio::test]
-async fn a_missing_inference_service_is_reported_and_no_pod_is_listed() {
-    let script = vec![Exchange::get(ISVC).fail(
-        404,
-        "NotFound",
-        "inferenceservices.serving.kserve.io \"predictor\" not found",
-    )];
+async fn a_listing_that_finds_no_pod_reads_the_inference_service_and_reports_it_missing() {
+    // A misspelled name finds no pod either: only the read tells the two apart.
+    let script = vec![
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
+            .reply(200, pod_list(vec![])),
+        Exchange::get(ISVC).fail(
+            404,
+            "NotFound",
+            "inferenceservices.serving.kserve.io \"predictor\" not found",
+        ),
+    ];
     let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
         executor
             .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
@@ -174,9 +173,34 @@ async fn a_missing_inference_service_is_reported_and_no_pod_is_listed() {
 }
 
 #[tokio::test]
+async fn an_inference_service_without_pods_is_read_once_and_nothing_is_deleted() {
+    let script = vec![
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
+            .reply(200, pod_list(vec![])),
+        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
+    ];
+    let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await;
+    assert!(
+        matches!(
+            outcome,
+            Ok(TriggerOutcome::AlreadyDone {
+                reason: Already::NoPodPredatesRun,
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+    assert_eq!(seen.len(), 2, "one LIST, one GET");
+}
+
+#[tokio::test]
 async fn a_failing_pod_deletion_is_a_retryable_error_naming_the_pod() {
     let script = vec![
-        Exchange::get(ISVC).reply(200, json!({"metadata": {"name": "predictor"}})),
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
             .reply(200, pod_list(vec![pod("old", "2026-01-24T22:00:00Z", &[])])),
         Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).fail(

@@ -147,6 +147,35 @@ pub struct PodQuery {
     pub owner_uid: Option<String>,
 }
 
+/// The pods to list for restarting `target` when its name alone selects them, without
+/// reading the target: KServe's label `serving.kserve.io/inferenceservice=<name>` for
+/// an InferenceService. `None` for every other kind, whose pods only the object says.
+///
+/// A listing that finds no pod proves nothing about the target (a misspelled name
+/// finds none either): the shell then reads the target, so that a restart of nothing
+/// is reported as the error it is.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::actions::restart;
+///
+/// let set = nbv_core::triggers::parse_triggers("
+/// - {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: fraud, action: restart}
+/// - {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}
+/// ", "ml").unwrap();
+/// let query = restart::pods_by_label(set.triggers()[0].target()).unwrap();
+/// assert_eq!(query.label_selector, "serving.kserve.io/inferenceservice=fraud");
+/// assert_eq!(query.owner_uid, None);
+/// assert_eq!(restart::pods_by_label(set.triggers()[1].target()), None);
+/// ```
+pub fn pods_by_label(target: &TargetRef) -> Option<PodQuery> {
+    (Method::of(target) == Method::InferenceServicePods).then(|| PodQuery {
+        label_selector: format!("{KSERVE_INFERENCESERVICE}={}", target.name()),
+        owner_uid: None,
+    })
+}
+
 /// The pods to list for restarting `target` (read as `object`) by deleting pods:
 /// KServe's label for an InferenceService, otherwise the target's `spec.selector` and
 /// uid. `None` for a workload restarted in place ([`Method::RollingRestart`]).
@@ -173,10 +202,7 @@ pub struct PodQuery {
 pub fn pods_to_list(object: &Value, target: &TargetRef) -> Result<Option<PodQuery>, Refused> {
     match Method::of(target) {
         Method::RollingRestart => Ok(None),
-        Method::InferenceServicePods => Ok(Some(PodQuery {
-            label_selector: format!("{KSERVE_INFERENCESERVICE}={}", target.name()),
-            owner_uid: None,
-        })),
+        Method::InferenceServicePods => Ok(pods_by_label(target)),
         Method::OwnedPods => {
             let refused =
                 |reason: String| Refused::new(format!("restart {}", describe(target)), reason);

@@ -13,10 +13,12 @@
 //! 3. **Carrying out**: for each planned effect, the shell makes its API calls and
 //!    [`Settlement::record`]s what they came to ([`Carried`]); the settlement answers
 //!    with the Event to create at once.
-//! 4. **Persisting**: [`Settlement::ledger_write`] (the ledger, written without a
-//!    precondition: nbv is its only writer) and then [`Settlement::conditions`] (shared
-//!    with the phase machine, written with one), whose Events are created once that
-//!    write succeeded.
+//! 4. **Persisting**: [`Settlement::status_write`], one merge patch of the ledger
+//!    ([`Settlement::ledger_write`]) and the conditions ([`Settlement::conditions`],
+//!    shared with the phase machine, hence written with a `resourceVersion`
+//!    precondition), whose Events are created once that write succeeded. When the
+//!    patch loses the race, the ledger is written alone, without a precondition (nbv is
+//!    its only writer), and the conditions wait for the next reconcile.
 //! 5. **Looking again**: [`Wake::requeue`].
 //!
 //! # Examples
@@ -69,4 +71,4 @@ pub use parent::parent_condition;
 pub use patches::{ledger_patch, status_patch};
 pub use recent::{merge_recent, recent_persisted};
 pub use requeue::{RequeuePolicy, Wake};
-pub use settle::{ConditionsChange, Settlement};
+pub use settle::{ConditionsChange, Settlement, StatusWrite};

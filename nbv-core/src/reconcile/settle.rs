@@ -5,11 +5,11 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use crate::api::EffectLedger;
 use crate::events::{Report, ReportReason};
-use crate::phase::set_condition;
+use crate::phase::{ConditionStatus, set_condition};
 use crate::plan::{ConditionUpdate, EffectRetryPolicy, Plan, PlannedEffect, conditions, record};
 
 use super::carried::Meaning;
-use super::{Carried, Reported, Wake};
+use super::{Carried, Reported, Wake, ledger_patch};
 
 /// The bookkeeping of one reconcile's plan: the ledger as the outcomes of its effects
 /// leave it, the conditions they report, and when to look again.
@@ -48,6 +48,72 @@ impl ConditionsChange {
             "metadata": {"resourceVersion": resource_version},
             "status": {"conditions": self.conditions},
         })
+    }
+}
+
+/// Everything a reconcile records at its end, as one merge patch of the job's status:
+/// the ledger ([`Settlement::ledger_write`]) and the conditions
+/// ([`Settlement::conditions`]).
+///
+/// One write, not one per part: a completion then costs one status patch. The patch
+/// carries a `resourceVersion` precondition when it writes conditions (they are shared
+/// with the phase machine and with other controllers); if it loses that race,
+/// [`StatusWrite::ledger_patch`] still records what was carried out, without one.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::EffectLedger;
+/// use nbv_core::reconcile::StatusWrite;
+///
+/// let write = StatusWrite { ledger: Some(EffectLedger::for_run("g1@t0")), conditions: None };
+/// let patch = write.patch(Some("41"));
+/// assert_eq!(patch["status"]["effects"]["run"], "g1@t0");
+/// assert!(patch.get("metadata").is_none(), "the ledger alone needs no precondition");
+/// assert!(write.announce().is_empty());
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct StatusWrite {
+    /// The ledger to write to `status.effects`, when it changed.
+    pub ledger: Option<EffectLedger>,
+    /// The conditions to write, when they changed, with the Events that announce them.
+    pub conditions: Option<ConditionsChange>,
+}
+
+impl StatusWrite {
+    /// The merge patch: `status.effects` and `status.conditions` as far as they are
+    /// written, with `resource_version` (of the job as the reconcile last wrote or
+    /// read it) as a precondition when conditions are written.
+    pub fn patch(&self, resource_version: Option<&str>) -> serde_json::Value {
+        let mut status = serde_json::Map::new();
+        if let Some(ledger) = &self.ledger {
+            let mut patch = ledger_patch(ledger);
+            status.insert("effects".into(), patch["status"]["effects"].take());
+        }
+        let mut patch = serde_json::json!({});
+        if let Some(change) = &self.conditions {
+            status.insert("conditions".into(), serde_json::json!(change.conditions));
+            patch["metadata"] = serde_json::json!({"resourceVersion": resource_version});
+        }
+        patch["status"] = serde_json::Value::Object(status);
+        patch
+    }
+
+    /// The ledger alone, without a precondition: what to write when [`Self::patch`]
+    /// lost a race, so that a restart never repeats what was carried out. `None` when
+    /// there is no ledger to write, or the patch wrote nothing else (it had no
+    /// precondition to lose).
+    pub fn ledger_patch(&self) -> Option<serde_json::Value> {
+        self.conditions.as_ref()?;
+        self.ledger.as_ref().map(ledger_patch)
+    }
+
+    /// The Events to create once the write succeeded.
+    pub fn announce(&self) -> &[Report] {
+        match &self.conditions {
+            Some(change) => &change.announce,
+            None => &[],
+        }
     }
 }
 
@@ -118,11 +184,70 @@ impl Settlement {
             .then(|| self.ledger.clone())
     }
 
+    /// Everything to write at the end of the reconcile, in one patch: the ledger
+    /// against the one `persisted` on the cluster, the conditions against `before`
+    /// ([`Self::ledger_write`], [`Self::conditions`]). `None` when nothing changed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::api::NotebookValidationJob;
+    /// use nbv_core::plan::{plan, PlanContext};
+    /// use nbv_core::reconcile::Settlement;
+    ///
+    /// // A running job nbv has nothing to do for: nothing to write.
+    /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    ///     "metadata": {"name": "train", "namespace": "ml", "generation": 1},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}},
+    ///     "status": {"phase": "ValidationRunning", "observedGeneration": 1,
+    ///                "startTime": "2026-01-24T22:29:00Z"}
+    /// }))?;
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 5).unwrap();
+    /// let settlement = Settlement::new(&plan(&job, &PlanContext::default(), now));
+    /// assert_eq!(settlement.status_write(None, &[], now, Some(1)), None);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn status_write(
+        &self,
+        persisted: Option<&EffectLedger>,
+        before: &[Condition],
+        now: DateTime<Utc>,
+        generation: Option<i64>,
+    ) -> Option<StatusWrite> {
+        let write = StatusWrite {
+            ledger: self.ledger_write(persisted),
+            conditions: self.conditions(before, now, generation),
+        };
+        (write.ledger.is_some() || write.conditions.is_some()).then_some(write)
+    }
+
+    /// Whether this reconcile has nothing of its own to report: no effect carried out
+    /// or recorded, none owed later, nothing wrong or doubtful with the annotations.
+    fn has_nothing_to_report(&self) -> bool {
+        !self.carried_out
+            && self.ledger.done.is_empty()
+            && self.ledger.failed.is_empty()
+            && self.deferred == 0
+            && self.retry_at.is_none()
+            && self.diagnostics.is_empty()
+    }
+
     /// The job's conditions after this reconcile, given the conditions it has
     /// (`before`, as the last write left them), when they differ.
     ///
     /// The plan's `AnnotationsValid` and `EffectsApplied` conditions, then the reported
     /// ones; for each condition type the last state reported wins.
+    ///
+    /// A job nbv has nothing to report about (no effect carried out, recorded or owed,
+    /// no annotation diagnostic) does not get a condition that would only say all is
+    /// well (`True`, announced by no Event) when it does not carry it yet: "the
+    /// annotations are well-formed, every effect is applied, the status is published on
+    /// the Application" says nothing that the absence of a complaint does not, and
+    /// writing it would cost one status patch per job at a first start over jobs nbv
+    /// has never seen. A job that carries such a condition keeps it up to date.
     pub fn conditions(
         &self,
         before: &[Condition],
@@ -131,10 +256,22 @@ impl Settlement {
     ) -> Option<ConditionsChange> {
         let owed_later = self.deferred + usize::from(self.retry_at.is_some());
         let [annotations, effects] = conditions(&self.diagnostics, &self.ledger, owed_later);
-        let mut updates: Vec<ConditionUpdate> = vec![annotations.clone(), effects];
+        // Good news nobody needs: a condition that would only say all is well, on a
+        // job nbv has nothing to report about and that does not carry it yet.
+        let needless = |update: &ConditionUpdate| {
+            self.has_nothing_to_report()
+                && update.status == ConditionStatus::True
+                && !before.iter().any(|c| c.type_ == update.type_.as_str())
+        };
+        let mut updates: Vec<ConditionUpdate> = [annotations.clone(), effects]
+            .into_iter()
+            .filter(|update| !needless(update))
+            .collect();
         for reported in &self.reported {
             updates.retain(|u| u.type_ != reported.update.type_);
-            updates.push(reported.update.clone());
+            if reported.announce.is_some() || !needless(&reported.update) {
+                updates.push(reported.update.clone());
+            }
         }
         let mut after = before.to_vec();
         for update in &updates {

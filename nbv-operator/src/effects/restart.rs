@@ -6,7 +6,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Preconditions};
 use kube::core::{ApiResource, GroupVersionKind};
 use nbv_core::actions::restart::{
-    Census, MAX_OWNER_LOOKUPS, Owners, PodDeletions, pods_to_delete, pods_to_list, rolling_restart,
+    Census, MAX_OWNER_LOOKUPS, Owners, PodDeletions, pods_by_label, pods_to_delete, pods_to_list,
+    rolling_restart,
 };
 use nbv_core::actions::{Run, TriggerOutcome, describe};
 use nbv_core::triggers::TargetRef;
@@ -22,9 +23,21 @@ impl Executor {
         target: &TargetRef,
         run: &Run,
     ) -> Result<TriggerOutcome, EffectError> {
-        // Read the target first, also for an InferenceService: listing pods of a
-        // misspelled name finds none and would report success for a restart that
-        // never happened.
+        // An InferenceService's pods carry its name in KServe's label: one LIST finds
+        // them without reading it. Only a LIST that finds none reads the target, since
+        // a misspelled name finds none either and would report success for a restart
+        // that never happened.
+        if let Some(query) = pods_by_label(target) {
+            let pods = self.list_pods(target, &query.label_selector).await?;
+            if pods.is_empty() {
+                self.get_target(target).await?;
+            }
+            let census = Census::of(pods, run.completed_at);
+            return match settle(pods_to_delete(target, census, run)) {
+                Ok(deletions) => self.delete_pods(target, &deletions).await,
+                Err(settled) => settled,
+            };
+        }
         let object = self.get_target(target).await?;
         let object = as_json(&object, target)?;
         let Some(query) = pods_to_list(&object, target)? else {

@@ -9,7 +9,9 @@ use super::{EffectError, Executor};
 
 impl Executor {
     /// Applies `patch`, a JSON merge patch of the job's `metadata.annotations` and
-    /// `metadata.labels` (nbv-core's wave patch), to the job `namespace/name`.
+    /// `metadata.labels` (nbv-core's wave patch), to the job `namespace/name`, and
+    /// returns the job as the API server stored it (its new `resourceVersion` is the
+    /// precondition of the status write that follows, without a read).
     ///
     /// # Errors
     ///
@@ -45,7 +47,7 @@ impl Executor {
         namespace: &str,
         name: &str,
         patch: &Value,
-    ) -> Result<(), EffectError> {
+    ) -> Result<DynamicObject, EffectError> {
         let object = format!("NotebookValidationJob {namespace}/{name}");
         let request = format!("patch {object}");
         check_metadata_patch(patch, &["annotations", "labels"], None)
@@ -55,8 +57,7 @@ impl Executor {
             Api::namespaced_with(self.client.clone(), namespace, &resource);
         jobs.patch(name, &self.patch_params(), &Patch::Merge(patch))
             .await
-            .map_err(|e| EffectError::from_kube(request, &object, e))?;
-        Ok(())
+            .map_err(|e| EffectError::from_kube(request, &object, e))
     }
 }
 

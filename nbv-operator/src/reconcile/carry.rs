@@ -1,6 +1,8 @@
 //! Carrying a planned effect out: the API calls, and what they came to.
 
 use chrono::{DateTime, Utc};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
+use kube::api::DynamicObject;
 use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_core::events::Report;
 use nbv_core::plan::{Effect, Outcome, PlannedEffect};
@@ -10,10 +12,12 @@ use crate::context::Context;
 use crate::effects::{Delivery, EffectError, TriggerOutcome};
 use crate::metrics::TriggerStatus;
 
-/// Carries `planned` out with the smallest API calls, and says what it came to.
+/// Carries `planned` out with the smallest API calls, and says what it came to. A
+/// write of the job's own metadata leaves `job` as the API server stored it (its
+/// `resourceVersion` and conditions), the base of the status write that follows.
 pub(super) async fn carry_out(
     ctx: &Context,
-    job: &NotebookValidationJob,
+    job: &mut NotebookValidationJob,
     planned: &PlannedEffect,
     now: DateTime<Utc>,
 ) -> Carried {
@@ -24,7 +28,11 @@ pub(super) async fn carry_out(
                 job.metadata.namespace.as_deref().unwrap_or_default(),
                 job.metadata.name.as_deref().unwrap_or_default(),
             );
-            written(ex.patch_job_metadata(namespace, name, patch).await)
+            let stored = ex.patch_job_metadata(namespace, name, patch).await;
+            if let Ok(stored) = &stored {
+                follow(job, stored);
+            }
+            written(stored.map(drop))
         }
         Effect::Trigger {
             trigger,
@@ -62,6 +70,20 @@ pub(super) async fn carry_out(
             Some(report) => written(ex.report(job, report.reason, &report.message, now).await),
             None => Carried::Written(Outcome::Done),
         },
+    }
+}
+
+/// Takes the `resourceVersion` and the conditions of the job as `stored` after a
+/// write: the conditions are written next with that version as a precondition, so
+/// they must be computed from what that version holds (someone else may have changed
+/// them meanwhile), not from the version read before.
+fn follow(job: &mut NotebookValidationJob, stored: &DynamicObject) {
+    job.metadata.resource_version = stored.metadata.resource_version.clone();
+    if let Some(status) = job.status.as_mut() {
+        status.conditions = stored
+            .data
+            .pointer("/status/conditions")
+            .and_then(|c| serde_json::from_value::<Vec<Condition>>(c.clone()).ok());
     }
 }
 

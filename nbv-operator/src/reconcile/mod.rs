@@ -12,8 +12,9 @@
 //!    with the one this process wrote a moment ago: GitOps effects of a terminal
 //!    transition are planned only once the terminal phase is written.
 //! 3. **Carry out** each effect, and let the [`Settlement`] record what it came to.
-//! 4. **Persist** the ledger to `status.effects`, then the conditions, and create the
-//!    Events that announce what changed; requeue as [`Wake`] says.
+//! 4. **Persist** the ledger (`status.effects`) and the conditions in one status
+//!    patch, and create the Events that announce what changed; requeue as [`Wake`]
+//!    says.
 
 mod carry;
 mod error;
@@ -31,7 +32,7 @@ use kube::runtime::controller::Action;
 use nbv_core::aggregate::{JobEntry, JobKey};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::plan::{Plan, PlanContext, RunKey, parent_diagnostics, plan};
-use nbv_core::reconcile::{Reported, Settlement, Wake, ledger_patch, parent_condition};
+use nbv_core::reconcile::{Reported, Settlement, Wake, parent_condition};
 
 use crate::context::Context;
 use crate::metrics::ReconcileOutcome;
@@ -117,7 +118,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
 
     // 3. Carry it out.
     for planned in &plan.effects {
-        let carried = carry_out(ctx, &job, planned, now).await;
+        let carried = carry_out(ctx, &mut job, planned, now).await;
         if let Some(error) = carried.failure() {
             tracing::warn!(job = %key, effect = %planned.key, %error, "effect failed");
         }
@@ -126,37 +127,58 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         }
     }
 
-    // 4. Persist.
+    // 4. Persist: the ledger and the conditions in one status patch.
     // A deliberate bug the simulation may inject (the `Tamper` hook; never in
     // production): forget what was carried out.
     let forget = upstream_order || matches!(&ctx.tamper, Some(t) if t.forget_ledger());
     let persisted = observed.status.as_ref().and_then(|s| s.effects.as_ref());
-    if let Some(ledger) = settlement.ledger_write(persisted).filter(|_| !forget) {
-        ctx.recent.remember(&observed_uid(observed), &ledger);
-        let written = patch_status(&jobs, &key, &ledger_patch(&ledger)).await?;
-        // The conditions below are written with a precondition: against the job as
-        // this write left it (conditions included, should someone else have changed
-        // them), not the version read before, which would always conflict.
-        job.metadata.resource_version = written.metadata.resource_version;
-        if let Some(status) = job.status.as_mut() {
-            status.conditions = written.status.and_then(|s| s.conditions);
-        }
-    }
     let before = job
         .status
         .as_ref()
         .and_then(|s| s.conditions.clone())
         .unwrap_or_default();
-    if let Some(change) = settlement.conditions(&before, now, job.metadata.generation) {
-        let patch = change.patch(job.metadata.resource_version.as_deref());
+    let write = settlement
+        .status_write(persisted, &before, now, job.metadata.generation)
+        .map(|mut write| {
+            if forget {
+                write.ledger = None;
+            }
+            write
+        })
+        .filter(|write| write.ledger.is_some() || write.conditions.is_some());
+    // A view from before this process's last status write (the watch events of the
+    // versions that write replaced arrive after it) on which nothing was carried out:
+    // what it would write, that write wrote, and the event of that write follows.
+    let uid = observed_uid(observed);
+    let version = observed.metadata.resource_version.as_deref();
+    let stale = plan.effects.is_empty() && ctx.recent.predates_last_write(&uid, version);
+    if let Some(write) = write.filter(|_| !stale) {
+        if let Some(ledger) = &write.ledger {
+            ctx.recent.remember(&uid, ledger);
+        }
+        // With the version this reconcile last wrote or read (the wave patch's, when it
+        // made one): the conditions are shared with the phase machine.
+        let patch = write.patch(job.metadata.resource_version.as_deref());
         match patch_status(&jobs, &key, &patch).await {
             Ok(_) => {
-                for report in &change.announce {
+                let replaced = [version, job.metadata.resource_version.as_deref()];
+                ctx.recent.wrote(
+                    &uid,
+                    replaced.into_iter().flatten().map(str::to_owned).collect(),
+                );
+                for report in write.announce() {
                     create_report(ctx, &job, report, now).await;
                 }
             }
-            // Someone wrote the job meanwhile: the next reconcile sees it and retries.
-            Err(Error::Status { source, .. }) if is_conflict(&source) => wake.conflicted(),
+            // Someone wrote the job meanwhile: the ledger is recorded all the same (a
+            // restart must not repeat what it records), and the next reconcile sees the
+            // new version and writes the conditions.
+            Err(Error::Status { source, .. }) if is_conflict(&source) => {
+                wake.conflicted();
+                if let Some(ledger) = write.ledger_patch() {
+                    patch_status(&jobs, &key, &ledger).await?;
+                }
+            }
             Err(e) => return Err(e),
         }
     }

@@ -252,6 +252,10 @@ pub struct Report {
     pub violations: Vec<Violation>,
     /// Unmet expectations of the scenario.
     pub expectation_failures: Vec<String>,
+    /// nbv's API requests, in the order they arrived, for a closer look than
+    /// [`Self::api`]'s counts (left out of the JSON report, which summarizes them).
+    #[serde(skip)]
+    pub requests: Vec<RequestRecord>,
 }
 
 /// Triggers in the ledgers nbv wrote: each key the first time it appears as done for a

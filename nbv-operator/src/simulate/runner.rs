@@ -500,6 +500,7 @@ async fn finish(
         operator: stats,
         violations,
         expectation_failures,
+        requests,
     })
 }
 

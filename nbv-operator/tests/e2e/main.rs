@@ -15,6 +15,7 @@ mod support;
 mod argocd;
 mod gitops;
 mod leader;
+mod load;
 mod memory;
 mod notebooks;
 mod observability;

@@ -137,7 +137,7 @@ impl Operator {
         child.wait().ok().and_then(|s| s.code())
     }
 
-    /// The process id, while it runs (for reading `/proc/<pid>/status`).
+    /// The process id, while it runs (for reading `/proc/<pid>/status` and `stat`).
     pub fn pid(&self) -> Option<u32> {
         self.child.as_ref().map(Child::id)
     }
