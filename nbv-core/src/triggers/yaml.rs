@@ -14,6 +14,7 @@ use serde_saphyr::options::{DuplicateKeyPolicy, MergeKeyPolicy, NonFiniteFloatPo
 use serde_saphyr::{Error as YamlError, MessageFormatter, UserMessageFormatter};
 
 use super::MAX_ANNOTATION_BYTES;
+use super::subset;
 use super::error::{TriggerError, ValueKind, YamlLocation};
 use super::text::sanitize;
 
@@ -159,8 +160,18 @@ fn options() -> serde_saphyr::Options {
     }
 }
 
-/// Parses `value` (already size-checked) into a tree.
+/// Parses `value` (already size-checked) into a tree: by the subset reader when the
+/// value is written in the usual few shapes ([`subset`]), by the general parser
+/// otherwise. Both give the same tree; errors always come from the general parser.
 pub(crate) fn parse(value: &str) -> Result<Node, TriggerError> {
+    match subset::parse(value) {
+        Some(node) => Ok(node),
+        None => parse_general(value),
+    }
+}
+
+/// Parses `value` with the general YAML parser.
+pub(crate) fn parse_general(value: &str) -> Result<Node, TriggerError> {
     serde_saphyr::from_str_with_options::<Node>(value, options()).map_err(|e| convert(&e))
 }
 
