@@ -291,7 +291,6 @@ impl PlanCache {
     pub fn forget(&mut self, uid: &str) {
         self.entries.remove(uid);
     }
-
 }
 
 #[cfg(test)]
@@ -344,7 +343,10 @@ mod tests {
             ..PlanContext::default()
         };
         let moved = cache.parsed(&job, &gitops);
-        assert_eq!(default.triggers()[0].target().namespace().as_str(), "argocd");
+        assert_eq!(
+            default.triggers()[0].target().namespace().as_str(),
+            "argocd"
+        );
         assert_eq!(moved.triggers()[0].target().namespace().as_str(), "gitops");
     }
 }

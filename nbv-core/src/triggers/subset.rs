@@ -92,7 +92,8 @@ fn push_pair(pairs: &mut Vec<(Node, Node)>, text: &str) -> Option<()> {
 fn plain(text: &str) -> Option<&str> {
     let mut bytes = text.bytes();
     let starts_with_letter = bytes.next().is_some_and(|b| b.is_ascii_alphabetic());
-    let rest_ok = bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'/' | b'-' | b'_'));
+    let rest_ok =
+        bytes.all(|b| b.is_ascii_alphanumeric() || matches!(b, b'.' | b'/' | b'-' | b'_'));
     let special = NOT_STRINGS
         .iter()
         .any(|word| word.eq_ignore_ascii_case(text));
@@ -106,7 +107,9 @@ fn quoted(text: &str) -> Option<&str> {
     if !matches!(quote, b'"' | b'\'') || text.len() < 2 {
         return None;
     }
-    let inner = text.strip_prefix(quote as char)?.strip_suffix(quote as char)?;
+    let inner = text
+        .strip_prefix(quote as char)?
+        .strip_suffix(quote as char)?;
     inner
         .bytes()
         .all(|b| matches!(b, b' '..=b'~') && b != quote && b != b'\\')
@@ -141,7 +144,11 @@ mod tests {
                     ("kind", "InferenceService"),
                     ("name", "fraud-model"),
                 ]),
-                pairs(&[("apiVersion", "apps/v1"), ("kind", "Deployment"), ("name", "web")]),
+                pairs(&[
+                    ("apiVersion", "apps/v1"),
+                    ("kind", "Deployment"),
+                    ("name", "web")
+                ]),
             ]))
         );
         assert_eq!(parse(value).map(Ok), Some(yaml::parse_general(value)));
@@ -241,16 +248,20 @@ mod tests {
             Just("'on'".to_owned()),
             Just("\"a: b, c # d\"".to_owned()),
         ];
-        let entry = (proptest::collection::vec(value, 1..5), any::<bool>()).prop_map(|(values, flow)| {
-            let keys = ["apiVersion", "kind", "name", "namespace", "action"];
-            let pairs: Vec<String> =
-                keys.iter().zip(&values).map(|(k, v)| format!("{k}: {v}")).collect();
-            if flow && !values.iter().any(|v| v.contains(", ")) {
-                format!("- {{{}}}\n", pairs.join(", "))
-            } else {
-                format!("- {}\n", pairs.join("\n  "))
-            }
-        });
+        let entry =
+            (proptest::collection::vec(value, 1..5), any::<bool>()).prop_map(|(values, flow)| {
+                let keys = ["apiVersion", "kind", "name", "namespace", "action"];
+                let pairs: Vec<String> = keys
+                    .iter()
+                    .zip(&values)
+                    .map(|(k, v)| format!("{k}: {v}"))
+                    .collect();
+                if flow && !values.iter().any(|v| v.contains(", ")) {
+                    format!("- {{{}}}\n", pairs.join(", "))
+                } else {
+                    format!("- {}\n", pairs.join("\n  "))
+                }
+            });
         proptest::collection::vec(entry, 1..5).prop_map(|entries| entries.concat())
     }
 

@@ -14,8 +14,8 @@ use serde_saphyr::options::{DuplicateKeyPolicy, MergeKeyPolicy, NonFiniteFloatPo
 use serde_saphyr::{Error as YamlError, MessageFormatter, UserMessageFormatter};
 
 use super::MAX_ANNOTATION_BYTES;
-use super::subset;
 use super::error::{TriggerError, ValueKind, YamlLocation};
+use super::subset;
 use super::text::sanitize;
 
 /// Deepest nesting accepted. A trigger list needs two levels (list, entry);
