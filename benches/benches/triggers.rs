@@ -1,6 +1,8 @@
 //! Parsing `mlops.dev/on-success-trigger` against `serde_json::from_str` of the same
 //! entries (no YAML, no validation): a typical two-entry value, ten entries, the
-//! largest value that is parsed at all (64 KiB), and an alias bomb.
+//! largest value that is parsed at all (64 KiB), and an alias bomb. Beside them, the
+//! YAML parser nbv uses (`serde-saphyr`) reading the same YAML into the same plain
+//! struct: what YAML costs before any of nbv's work.
 
 use divan::{Bencher, black_box};
 use nbv_benches::annotation::{
@@ -28,6 +30,13 @@ mod typical_2_entries {
         let value = to_json(&typical());
         bencher.bench_local(|| serde_json::from_str::<Vec<Entry>>(black_box(&value)));
     }
+
+    /// The YAML parser alone: the same YAML into the same plain struct.
+    #[divan::bench]
+    fn serde_saphyr_from_str(bencher: Bencher) {
+        let value = to_yaml(&typical());
+        bencher.bench_local(|| serde_saphyr::from_str::<Vec<Entry>>(black_box(&value)));
+    }
 }
 
 /// Ten entries: the annotation of the `plan` benchmark's job with 10 triggers.
@@ -46,6 +55,13 @@ mod ten_entries {
         let value = to_json(&many(10));
         bencher.bench_local(|| serde_json::from_str::<Vec<Entry>>(black_box(&value)));
     }
+
+    /// The YAML parser alone: the same YAML into the same plain struct.
+    #[divan::bench]
+    fn serde_saphyr_from_str(bencher: Bencher) {
+        let value = to_yaml(&many(10));
+        bencher.bench_local(|| serde_saphyr::from_str::<Vec<Entry>>(black_box(&value)));
+    }
 }
 
 /// As many entries as fit in 64 KiB of YAML.
@@ -63,6 +79,13 @@ mod largest_64_kib {
     fn serde_json_from_str(bencher: Bencher) {
         let value = to_json(&largest());
         bencher.bench_local(|| serde_json::from_str::<Vec<Entry>>(black_box(&value)));
+    }
+
+    /// The YAML parser alone: the same YAML into the same plain struct.
+    #[divan::bench]
+    fn serde_saphyr_from_str(bencher: Bencher) {
+        let value = to_yaml(&largest());
+        bencher.bench_local(|| serde_saphyr::from_str::<Vec<Entry>>(black_box(&value)));
     }
 }
 

@@ -8,6 +8,7 @@
 //! jobs are failed at any time.
 
 use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, JobKey, JobPhase, ParentSource};
+use nbv_core::api::{NotebookValidationJob, Phase};
 
 /// The phase cycle the jobs go through.
 const PHASES: [JobPhase; 3] = [JobPhase::Running, JobPhase::Succeeded, JobPhase::Failed];
@@ -289,5 +290,91 @@ impl Iterator for Changes {
             job,
             phase: PHASES[(job + round) % PHASES.len()],
         })
+    }
+}
+
+/// Job objects of the fleet as the watch delivers them: what [`Board`] reads.
+///
+/// Each object is a copy of one small template (the fleet's `part-of` label, a spec,
+/// a phase) under the job's name, so that building one costs a clone, not a parse.
+///
+/// [`Board`]: nbv_core::aggregate::Board
+///
+/// # Examples
+///
+/// ```
+/// use nbv_benches::fleet::{job_key, Objects};
+/// use nbv_core::aggregate::{Board, JobPhase, TrackingSettings};
+///
+/// let objects = Objects::new();
+/// let mut board = Board::new(TrackingSettings::default());
+/// let changed = board.apply(&objects.job(&job_key(3), JobPhase::Failed));
+/// assert_eq!(changed[0].name(), "fraud-detection");
+/// assert!(board.aggregate(&changed[0]).failed_jobs().eq(["ml-platform/notebook-00003"]));
+/// ```
+#[derive(Debug, Clone)]
+pub struct Objects {
+    template: NotebookValidationJob,
+}
+
+impl Default for Objects {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Objects {
+    /// The template: a job of [`APPLICATION`] by its `app.kubernetes.io/part-of` label.
+    pub fn new() -> Self {
+        let job = serde_json::json!({
+            "apiVersion": "mlops.mlops.dev/v1alpha1",
+            "kind": "NotebookValidationJob",
+            "metadata": {
+                "name": "notebook-00000",
+                "namespace": NAMESPACE,
+                "labels": {"app.kubernetes.io/part-of": APPLICATION},
+            },
+            "spec": {
+                "notebook": {
+                    "git": {"url": "https://example.com/ml/notebooks.git", "ref": "main"},
+                    "path": "train.ipynb"
+                },
+                "podConfig": {"containerImage": "quay.io/jupyter/scipy-notebook:latest"}
+            },
+            "status": {"phase": "ValidationRunning"}
+        });
+        Objects {
+            // A fixed, valid manifest: failing here is a bug of this crate, not bad input.
+            template: serde_json::from_value(job)
+                .expect("the fleet's job template is a valid NotebookValidationJob"),
+        }
+    }
+
+    /// The object of job `key` in `phase`.
+    pub fn job(&self, key: &JobKey, phase: JobPhase) -> NotebookValidationJob {
+        let mut job = self.template.clone();
+        job.metadata.name = Some(key.name().to_owned());
+        job.metadata.namespace = Some(key.namespace().to_owned());
+        if let Some(status) = job.status.as_mut() {
+            status.phase = Some(match phase {
+                JobPhase::Running => Phase::ValidationRunning,
+                JobPhase::Succeeded => Phase::Succeeded,
+                JobPhase::Failed => Phase::Failed,
+            });
+        }
+        job
+    }
+
+    /// The phase job `i` of a fleet starts in (as [`Fleet::index`] counts it).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::JobPhase;
+    ///
+    /// assert_eq!(nbv_benches::fleet::Objects::initial_phase(2), JobPhase::Failed);
+    /// ```
+    pub fn initial_phase(i: usize) -> JobPhase {
+        PHASES[i % PHASES.len()]
     }
 }

@@ -34,13 +34,47 @@ pub mod requests;
 /// ```
 pub const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
 
+/// The job counts the Application aggregate is measured at: [`SIZES`] and 100 000.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_benches::{AGGREGATE_SIZES, SIZES};
+///
+/// assert!(AGGREGATE_SIZES.starts_with(&SIZES));
+/// assert_eq!(AGGREGATE_SIZES.last(), Some(&100_000));
+/// ```
+pub const AGGREGATE_SIZES: [usize; 5] = [10, 100, 1_000, 10_000, 100_000];
+
+/// The environment variable that turns on the quick mode of every bench target: any
+/// value but empty or `0`.
+pub const QUICK_ENV: &str = "NBV_BENCH_QUICK";
+
+/// Whether the quick mode is on ([`QUICK_ENV`]).
+///
+/// # Examples
+///
+/// ```
+/// // Off unless the variable is set (the doctests run without it).
+/// if std::env::var_os(nbv_benches::QUICK_ENV).is_none() {
+///     assert!(!nbv_benches::quick());
+/// }
+/// ```
+pub fn quick() -> bool {
+    std::env::var_os(QUICK_ENV).is_some_and(|value| !value.is_empty() && value != "0")
+}
+
 /// The settings every bench target runs with, overridable on the command line
 /// (`cargo bench -p nbv-benches -- --sample-count 100`, say).
 ///
 /// 500 samples and at least one second per benchmark make the medians stable even on
 /// a busy 2-core machine; three seconds at most keep the slow baselines (a YAML parser
-/// expanding an alias bomb) from dominating the run. The whole suite takes about a
-/// minute.
+/// expanding an alias bomb, a recount of 100 000 jobs) from dominating the run. The
+/// whole suite takes a few minutes.
+///
+/// In quick mode ([`quick`]) each benchmark takes 10 samples of one iteration for at
+/// most 20 ms: a smoke test that every benchmark runs and prints a figure, in seconds
+/// for the whole suite. Its figures are too few to be compared with anything.
 ///
 /// # Examples
 ///
@@ -49,9 +83,18 @@ pub const SIZES: [usize; 4] = [10, 100, 1_000, 10_000];
 /// nbv_benches::divan().main();
 /// ```
 pub fn divan() -> divan::Divan {
-    divan::Divan::default()
-        .sample_count(500)
-        .min_time(Duration::from_secs(1))
-        .max_time(Duration::from_secs(3))
-        .config_with_args()
+    let divan = divan::Divan::default();
+    let divan = if quick() {
+        divan
+            .sample_count(10)
+            .sample_size(1)
+            .min_time(Duration::ZERO)
+            .max_time(Duration::from_millis(20))
+    } else {
+        divan
+            .sample_count(500)
+            .min_time(Duration::from_secs(1))
+            .max_time(Duration::from_secs(3))
+    };
+    divan.config_with_args()
 }

@@ -5,7 +5,10 @@ use std::collections::{BTreeMap, BTreeSet};
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use nbv_core::actions::{SyncReport, TriggerOutcome};
 use nbv_core::api::{EffectLedger, NotebookValidationJob, NotebookValidationJobStatus, Phase};
-use nbv_core::plan::{Effect, EffectKey, Outcome, PlanContext, RunKey, plan, record};
+use nbv_core::plan::{
+    Effect, EffectKey, Outcome, ParsedAnnotations, PlanCache, PlanContext, RunKey, plan, plan_with,
+    record,
+};
 use nbv_core::reconcile::{Carried, Settlement, merge_recent};
 use proptest::prelude::*;
 
@@ -428,6 +431,36 @@ proptest! {
         s.effects = Some(stale);
         let with_stale = plan(&job(a, Some(s)), &PlanContext::default(), t0());
         prop_assert_eq!(with_stale.effects, fresh.effects);
+    }
+
+    /// A cache never serves a stale parse: whatever versions of a job (other
+    /// annotations, other namespaces, another Argo CD namespace) were planned through
+    /// it before, and in whatever order, the plan it gives is `plan`'s.
+    #[test]
+    fn cached_plans_are_fresh_plans(
+        versions in proptest::collection::vec((arbitrary_job(), any::<bool>(), any::<bool>()), 1..8),
+        capacity in 1usize..3,
+    ) {
+        let mut cache = PlanCache::with_capacity(capacity);
+        let mut previous: Option<ParsedAnnotations> = None;
+        for (mut j, other_namespace, gitops) in versions {
+            if other_namespace {
+                j.metadata.namespace = Some("elsewhere".to_owned());
+            }
+            let ctx = PlanContext {
+                argocd_namespace: if gitops { "gitops" } else { "argocd" }.to_owned(),
+                ..PlanContext::default()
+            };
+            let fresh = plan(&j, &ctx, t0());
+            prop_assert_eq!(&cache.plan(&j, &ctx, t0()), &fresh);
+            // Planned again from the entry it left: still the same.
+            prop_assert_eq!(&cache.plan(&j, &ctx, t0()), &fresh);
+            if let Some(previous) = &previous {
+                prop_assert_eq!(&plan_with(&j, &ctx, t0(), previous), &fresh);
+            }
+            prop_assert!(cache.len() <= capacity);
+            previous = Some(ParsedAnnotations::of(&j, &ctx));
+        }
     }
 
     /// Run keys separate runs: another start time or generation is another run.

@@ -14,7 +14,7 @@ use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
-use crate::reconcile::RecentLedgers;
+use crate::reconcile::{ParsedTriggers, RecentLedgers};
 use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
 
@@ -40,6 +40,8 @@ pub struct Context {
     pub pods: PodRunner,
     /// Ledgers written recently (see [`RecentLedgers`]).
     pub recent: RecentLedgers,
+    /// The jobs' trigger annotations, parsed (see [`ParsedTriggers`]).
+    pub parsed_triggers: ParsedTriggers,
     /// How jobs are tracked to their parent Application.
     pub tracking: TrackingSettings,
     /// A deliberate bug the simulation injects to prove its invariants catch it;
@@ -48,12 +50,13 @@ pub struct Context {
 }
 
 impl Context {
-    /// Forgets a deleted job's recent ledger. Called when the watch reports the
-    /// deletion (a job deleted without a finalizer is never reconciled again) and when
-    /// a reconcile finds the job being deleted.
+    /// Forgets a deleted job's recent ledger and parsed annotation. Called when the
+    /// watch reports the deletion (a job deleted without a finalizer is never reconciled
+    /// again) and when a reconcile finds the job being deleted.
     pub fn job_deleted(&self, job: &NotebookValidationJob) {
         if let Some(uid) = &job.metadata.uid {
             self.recent.forget(uid);
+            self.parsed_triggers.forget(uid);
         }
     }
 }

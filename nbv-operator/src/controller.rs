@@ -48,7 +48,7 @@ use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::projection::{project_application, trim_job, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
-use crate::reconcile::{RecentLedgers, error_policy, reconcile};
+use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
 use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
@@ -323,6 +323,7 @@ pub async fn run(
         retry_policy,
         effect_retry: EffectRetryPolicy::default(),
         recent: RecentLedgers::default(),
+        parsed_triggers: ParsedTriggers::default(),
         tamper,
     });
     let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed);

@@ -59,6 +59,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod cache;
 mod diff;
 mod key;
 mod ledger;
@@ -75,6 +76,7 @@ use crate::events::{NotificationContext, NotificationEvent, notification};
 use crate::triggers::{self, Trigger};
 use crate::waves::{self, WaveOutcome};
 
+pub use cache::{ParsedAnnotations, PlanCache};
 pub use diff::merge_patch;
 pub use key::{EffectKey, RunKey};
 pub use ledger::{EffectRetryPolicy, Outcome, Recorded, record};
@@ -219,10 +221,57 @@ impl Plan {
 ///
 /// Effects already recorded as done for this run are left out, failed ones come back
 /// after their backoff, abandoned ones are reported once.
+///
+/// Parses the trigger annotation on every call; a shell that plans the same job again
+/// and again keeps the parse in a [`PlanCache`] (or a [`ParsedAnnotations`]) and calls
+/// [`plan_with`], which gives the same plan.
 pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) -> Plan {
+    plan_with(job, ctx, now, &ParsedAnnotations::of(job, ctx))
+}
+
+/// [`plan`], with the trigger annotation already parsed: `parsed` is used when it
+/// [`is_for`](ParsedAnnotations::is_for) `job` under `ctx` (same annotation text, same
+/// default namespaces); otherwise the annotation is parsed afresh, so a parse kept from
+/// an older version of the job never changes the plan.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::api::NotebookValidationJob;
+/// use nbv_core::plan::{plan, plan_with, ParsedAnnotations, PlanContext};
+///
+/// let job = |name: &str| -> NotebookValidationJob {
+///     serde_json::from_value(serde_json::json!({
+///         "metadata": {"name": "train", "namespace": "ml", "annotations": {
+///             "mlops.dev/on-success-trigger":
+///                 format!("- {{apiVersion: apps/v1, kind: Deployment, name: {name}, action: restart}}")}},
+///         "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+///                  "path": "t.ipynb"}, "podConfig": {"containerImage": "img"}},
+///         "status": {"phase": "Succeeded", "completionTime": "2026-01-24T22:30:00Z"}
+///     })).unwrap()
+/// };
+/// let (ctx, now) = (PlanContext::default(), Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 5).unwrap());
+/// let parsed = ParsedAnnotations::of(&job("web"), &ctx);
+/// assert_eq!(plan_with(&job("web"), &ctx, now, &parsed), plan(&job("web"), &ctx, now));
+/// // The annotation changed since: the stale parse is not used.
+/// assert_eq!(plan_with(&job("api"), &ctx, now, &parsed), plan(&job("api"), &ctx, now));
+/// ```
+pub fn plan_with(
+    job: &NotebookValidationJob,
+    ctx: &PlanContext,
+    now: DateTime<Utc>,
+    parsed: &ParsedAnnotations,
+) -> Plan {
+    let fresh;
+    let parsed = if parsed.is_for(job, ctx) {
+        parsed
+    } else {
+        fresh = ParsedAnnotations::of(job, ctx);
+        &fresh
+    };
     let empty = BTreeMap::new();
     let job_annotations = job.metadata.annotations.as_ref().unwrap_or(&empty);
-    let namespace = job.metadata.namespace.as_deref().unwrap_or("default");
     let status = job.status.clone().unwrap_or_default();
     let run = RunKey::of(job);
     let ledger = match status.effects {
@@ -250,30 +299,7 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
             message: err.to_string(),
         });
     }
-    let defaults = triggers::NamespaceDefaults {
-        job_namespace: namespace,
-        argocd_namespace: &ctx.argocd_namespace,
-    };
-    let triggers = match triggers::from_annotations(job_annotations, defaults) {
-        Ok(set) => {
-            for warning in set.warnings() {
-                diagnostics.push(Diagnostic {
-                    annotation: annotations::ON_SUCCESS_TRIGGER,
-                    is_error: false,
-                    message: warning.to_string(),
-                });
-            }
-            set.triggers().to_vec()
-        }
-        Err(errs) => {
-            diagnostics.push(Diagnostic {
-                annotation: annotations::ON_SUCCESS_TRIGGER,
-                is_error: true,
-                message: format!("no trigger fires until this is fixed:\n{errs}"),
-            });
-            Vec::new()
-        }
-    };
+    diagnostics.extend_from_slice(parsed.diagnostics());
 
     let mut owed: Vec<PlannedEffect> = Vec::new();
     let terminal = status
@@ -303,12 +329,12 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
                 });
             }
             if phase == Phase::Succeeded {
-                for trigger in triggers {
-                    let key = EffectKey::trigger(&trigger);
+                for trigger in parsed.triggers() {
+                    let key = EffectKey::trigger(trigger);
                     // A sync is followed until Argo CD finishes it.
                     if trigger.action() == triggers::Action::Sync && ledger.is_done(key.as_str()) {
                         owed.push(PlannedEffect {
-                            key: EffectKey::sync_result(&trigger),
+                            key: EffectKey::sync_result(trigger),
                             effect: Effect::SyncResult {
                                 trigger: trigger.clone(),
                                 completed_at,
@@ -318,7 +344,7 @@ pub fn plan(job: &NotebookValidationJob, ctx: &PlanContext, now: DateTime<Utc>) 
                     owed.push(PlannedEffect {
                         key,
                         effect: Effect::Trigger {
-                            trigger,
+                            trigger: trigger.clone(),
                             completed_at,
                         },
                     });

@@ -45,6 +45,7 @@ mod api_version;
 mod entry;
 mod error;
 mod names;
+mod subset;
 mod target;
 mod text;
 mod yaml;

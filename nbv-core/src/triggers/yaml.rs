@@ -15,6 +15,7 @@ use serde_saphyr::{Error as YamlError, MessageFormatter, UserMessageFormatter};
 
 use super::MAX_ANNOTATION_BYTES;
 use super::error::{TriggerError, ValueKind, YamlLocation};
+use super::subset;
 use super::text::sanitize;
 
 /// Deepest nesting accepted. A trigger list needs two levels (list, entry);
@@ -159,8 +160,18 @@ fn options() -> serde_saphyr::Options {
     }
 }
 
-/// Parses `value` (already size-checked) into a tree.
+/// Parses `value` (already size-checked) into a tree: by the subset reader when the
+/// value is written in the usual few shapes ([`subset`]), by the general parser
+/// otherwise. Both give the same tree; errors always come from the general parser.
 pub(crate) fn parse(value: &str) -> Result<Node, TriggerError> {
+    match subset::parse(value) {
+        Some(node) => Ok(node),
+        None => parse_general(value),
+    }
+}
+
+/// Parses `value` with the general YAML parser.
+pub(crate) fn parse_general(value: &str) -> Result<Node, TriggerError> {
     serde_saphyr::from_str_with_options::<Node>(value, options()).map_err(|e| convert(&e))
 }
 

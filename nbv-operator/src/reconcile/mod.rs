@@ -8,9 +8,11 @@
 //!    the phase machine with what is observed of the job and its Pod, do what
 //!    [`PodWork`] says, and write the status if it changed, with the job's
 //!    `resourceVersion` as a precondition so a stale view never overwrites a newer one.
-//! 2. **Plan** ([`nbv_core::plan::plan`]) from the *persisted* status, its ledger merged
-//!    with the one this process wrote a moment ago: GitOps effects of a terminal
-//!    transition are planned only once the terminal phase is written.
+//! 2. **Plan** ([`nbv_core::plan::plan_with`]; the trigger annotation's parse is kept in
+//!    [`ParsedTriggers`] while the annotation does not change) from the *persisted*
+//!    status, its ledger merged with the one this process wrote a moment ago: GitOps
+//!    effects of a terminal transition are planned only once the terminal phase is
+//!    written.
 //! 3. **Carry out** each effect, and let the [`Settlement`] record what it came to.
 //! 4. **Persist** the ledger (`status.effects`) and the conditions in one status
 //!    patch, and create the Events that announce what changed; requeue as [`Wake`]
@@ -18,6 +20,7 @@
 
 mod carry;
 mod error;
+mod parsed;
 mod phase;
 mod recent;
 mod write;
@@ -31,13 +34,14 @@ use kube::api::Api;
 use kube::runtime::controller::Action;
 use nbv_core::aggregate::{JobEntry, JobKey};
 use nbv_core::api::NotebookValidationJob;
-use nbv_core::plan::{Plan, PlanContext, RunKey, parent_diagnostics, plan};
+use nbv_core::plan::{Plan, PlanContext, RunKey, parent_diagnostics};
 use nbv_core::reconcile::{Reported, Settlement, Wake, parent_condition};
 
 use crate::context::Context;
 use crate::metrics::ReconcileOutcome;
 
 pub use error::Error;
+pub use parsed::ParsedTriggers;
 pub use recent::RecentLedgers;
 
 use carry::{carry_out, create_report};
@@ -218,7 +222,7 @@ fn plan_of(
         retry: ctx.effect_retry.clone(),
         argocd_namespace: ctx.config.argocd_namespace.clone(),
     };
-    let mut plan = plan(job, &plan_ctx, now);
+    let mut plan = ctx.parsed_triggers.plan(job, &plan_ctx, now);
     plan.diagnostics
         .extend(parent_diagnostics(&entry.lookup.problems));
     plan
