@@ -147,13 +147,13 @@ pub fn observe_pod(
     Ok(match status.phase.as_deref() {
         Some("Running") => Some(PhaseEvent::PodRunning { pod: pod_ref }),
         Some("Succeeded") => Some(match view.success() {
-            Ok((results, message, comparison)) => PhaseEvent::PodSucceeded {
+            Ended::Passed((results, message, comparison)) => PhaseEvent::PodSucceeded {
                 pod: pod_ref,
                 results,
                 message: Some(message),
                 comparison,
             },
-            Err((failure, results, comparison)) => PhaseEvent::PodFailed {
+            Ended::Failed((failure, results, comparison)) => PhaseEvent::PodFailed {
                 pod: pod_ref,
                 failure,
                 results,
@@ -214,6 +214,12 @@ type Success = (Vec<CellResult>, String, Option<ComparisonResult>);
 /// What a failed Pod reports: the failure, cell results, the comparison.
 type Failed = (Failure, Vec<CellResult>, Option<ComparisonResult>);
 
+/// How a Pod that ended Succeeded ended for nbv.
+enum Ended {
+    Passed(Success),
+    Failed(Failed),
+}
+
 /// A Pod and its status, with the lookups the classification needs.
 struct View<'a> {
     pod: &'a Pod,
@@ -255,11 +261,11 @@ impl View<'_> {
     /// The outcome of a Pod that ended Succeeded: a success, or a failure when the
     /// report says the comparison failed or lacks a comparison the Pod was to make
     /// (the core, not the script's exit code, has the last word).
-    fn success(&self) -> Result<Success, Failed> {
+    fn success(&self) -> Ended {
         let report = match self.report() {
             Some(Ok(report)) => report,
             Some(Err(e)) if self.compares() => {
-                return Err((
+                return Ended::Failed((
                     FailureCause::ExecutorFailed.failure(format!(
                         "the notebook ran, but its result could not be read, so the comparison \
                          with the golden notebook is unknown: {e}"
@@ -269,14 +275,14 @@ impl View<'_> {
                 ));
             }
             Some(Err(e)) => {
-                return Ok((
+                return Ended::Passed((
                     Vec::new(),
                     format!("the notebook ran, but its result could not be read: {e}"),
                     None,
                 ));
             }
             None if self.compares() => {
-                return Err((
+                return Ended::Failed((
                     FailureCause::ExecutorFailed.failure(
                         "the notebook ran, but its container reported no result, so the \
                          comparison with the golden notebook is unknown",
@@ -286,7 +292,7 @@ impl View<'_> {
                 ));
             }
             None => {
-                return Ok((
+                return Ended::Passed((
                     Vec::new(),
                     "the notebook ran, but its container reported no result".to_owned(),
                     None,
@@ -296,7 +302,7 @@ impl View<'_> {
         let results = report.cell_results();
         let comparison = report.cmp.as_ref().map(|c| c.status());
         match &report.cmp {
-            Some(cmp) if !cmp.matched() => Err((
+            Some(cmp) if !cmp.matched() => Ended::Failed((
                 FailureCause::GoldenMismatch.failure(format!(
                     "the outputs differ from the golden notebook (spec.goldenNotebook): {}",
                     cmp.first_difference()
@@ -304,7 +310,7 @@ impl View<'_> {
                 results,
                 comparison,
             )),
-            None if self.compares() => Err((
+            None if self.compares() => Ended::Failed((
                 FailureCause::ExecutorFailed.failure(
                     "the notebook ran, but its container reported no comparison with the \
                      golden notebook; the image's python3 may have run another script",
@@ -320,9 +326,9 @@ impl View<'_> {
                     if cmp.total == 1 { "cell" } else { "cells" },
                     cmp.strategy
                 );
-                Ok((results, summary, comparison))
+                Ended::Passed((results, summary, comparison))
             }
-            None => Ok((results, report.summary(), None)),
+            None => Ended::Passed((results, report.summary(), None)),
         }
     }
 

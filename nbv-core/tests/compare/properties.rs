@@ -53,7 +53,7 @@ proptest! {
         growth in prop_oneof![Just(1.0), Just(2.0), Just(10.0), Just(1000.0)],
     ) {
         let settings = Settings { strategy: ComparisonStrategy::Normalized, ..settings };
-        let wider = Settings { tolerance: (settings.tolerance * growth).max(1e-3).min(1.0), ..settings.clone() };
+        let wider = Settings { tolerance: (settings.tolerance * growth).clamp(1e-3, 1.0), ..settings.clone() };
         prop_assume!(wider.tolerance >= settings.tolerance);
         let narrow = compare(&run, &golden, &settings);
         let wide = compare(&run, &golden, &wider);

@@ -213,7 +213,7 @@ fn arb_end() -> impl Strategy<Value = Outcome> {
 #[derive(Clone, Debug)]
 enum Move {
     Follow(Outcome),
-    Arbitrary(PhaseEvent),
+    Arbitrary(Box<PhaseEvent>),
     Tick(i64),
 }
 
@@ -221,7 +221,7 @@ fn arb_moves() -> impl Strategy<Value = Vec<Move>> {
     prop::collection::vec(
         prop_oneof![
             4 => arb_outcome().prop_map(Move::Follow),
-            2 => arb_event().prop_map(Move::Arbitrary),
+            2 => arb_event().prop_map(|e| Move::Arbitrary(Box::new(e))),
             1 => (0i64..600).prop_map(Move::Tick),
         ],
         0..40,
@@ -339,7 +339,7 @@ fn simulate(
                 now += TimeDelta::seconds(*seconds);
                 observe(status.observed_generation.unwrap_or(1))
             }
-            Some(Move::Arbitrary(event)) => event.clone(),
+            Some(Move::Arbitrary(event)) => (**event).clone(),
             Some(Move::Follow(outcome)) => {
                 let (event, at) = follow(next, &status, *outcome, now);
                 now = at;
