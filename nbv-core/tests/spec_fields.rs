@@ -15,12 +15,22 @@ use serde_json::{Value, json};
 enum Treatment {
     /// The spec merged with this patch gives a different validation Pod.
     Effect(Value),
+    /// The spec merged with the first patch and then the second gives a different
+    /// validation Pod than with the first alone (for a field that only means something
+    /// beside another, such as `comparisonConfig` beside `goldenNotebook`).
+    EffectBeside(Value, Value),
     /// The spec merged with this patch fails the job, naming the field; the field's
     /// sub-fields are refused with it.
     Refused(Value),
 }
 
-use Treatment::{Effect, Refused};
+use Treatment::{Effect, EffectBeside, Refused};
+
+/// A golden notebook in another repository: what `comparisonConfig` is compared with.
+fn golden() -> Value {
+    json!({"goldenNotebook": {"git": {"url": "https://git.example.com/golden.git", "ref": "v1"},
+                              "path": "golden.ipynb"}})
+}
 
 /// Kubernetes types nbv copies into the Pod as they are: their own fields are the
 /// Kubernetes API's, not walked here.
@@ -80,10 +90,43 @@ fn treatment(path: &str) -> Option<Treatment> {
             Refused(json!({"podConfig": {"buildConfig": {"enabled": true}}}))
         }
         "spec.timeout" => Effect(json!({"timeout": "2h"})),
-        "spec.goldenNotebook" => Refused(
-            json!({"goldenNotebook": {"git": {"url": "https://git.example.com/m.git", "ref": "main"}, "path": "golden.ipynb"}}),
+        "spec.goldenNotebook" | "spec.goldenNotebook.git" | "spec.goldenNotebook.git.url" => {
+            Effect(golden())
+        }
+        "spec.goldenNotebook.path" => EffectBeside(
+            golden(),
+            json!({"goldenNotebook": {"path": "other-golden.ipynb"}}),
         ),
-        "spec.comparisonConfig" => Refused(json!({"comparisonConfig": {"strategy": "exact"}})),
+        "spec.goldenNotebook.git.ref" => {
+            EffectBeside(golden(), json!({"goldenNotebook": {"git": {"ref": "v2"}}}))
+        }
+        "spec.goldenNotebook.git.credentialsSecret" => EffectBeside(
+            golden(),
+            json!({"goldenNotebook": {"git": {"credentialsSecret": "golden-creds"}}}),
+        ),
+        "spec.comparisonConfig" | "spec.comparisonConfig.strategy" => {
+            EffectBeside(golden(), json!({"comparisonConfig": {"strategy": "exact"}}))
+        }
+        "spec.comparisonConfig.floatingPointTolerance" => EffectBeside(
+            golden(),
+            json!({"comparisonConfig": {"floatingPointTolerance": "0.01"}}),
+        ),
+        "spec.comparisonConfig.ignoreTimestamps" => EffectBeside(
+            golden(),
+            json!({"comparisonConfig": {"ignoreTimestamps": false}}),
+        ),
+        "spec.comparisonConfig.ignoreExecutionCount" => EffectBeside(
+            golden(),
+            json!({"comparisonConfig": {"ignoreExecutionCount": false}}),
+        ),
+        "spec.comparisonConfig.ignoreOutputTypes" => EffectBeside(
+            golden(),
+            json!({"comparisonConfig": {"ignoreOutputTypes": ["image/png"]}}),
+        ),
+        "spec.comparisonConfig.customTimestampPatterns" => EffectBeside(
+            golden(),
+            json!({"comparisonConfig": {"customTimestampPatterns": ["took [0-9]+ms"]}}),
+        ),
         "spec.validationConfig" => Refused(json!({"validationConfig": {"level": "production"}})),
         "spec.modelValidation" => {
             Refused(json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]}}))
@@ -187,6 +230,18 @@ fn every_spec_field_is_carried_out_or_refused_by_name() {
                     "{path} is set ({patch}) but the validation Pod does not change"
                 );
             }
+            Some(EffectBeside(first, patch)) => {
+                let without = pod_of(&job_with(&first))
+                    .unwrap_or_else(|e| panic!("{path}: the sample {first} is refused: {e}"));
+                let mut both = first.clone();
+                merge(&mut both, &patch);
+                let with = pod_of(&job_with(&both))
+                    .unwrap_or_else(|e| panic!("{path}: the sample {both} is refused: {e}"));
+                assert_ne!(
+                    with, without,
+                    "{path} is set ({patch}) beside {first} but the validation Pod does not change"
+                );
+            }
             Some(Refused(patch)) => {
                 let job = job_with(&patch);
                 let failure = match pod_of(&job) {
@@ -222,10 +277,7 @@ fn every_spec_field_is_carried_out_or_refused_by_name() {
 
 #[test]
 fn a_check_nbv_does_not_carry_out_fails_the_job_for_good_naming_the_field() {
-    let job = job_with(
-        &json!({"goldenNotebook": {"git": {"url": "https://g/m.git", "ref": "main"}, "path": "g.ipynb"},
-                               "validationConfig": {"failOnStderr": true}}),
-    );
+    let job = job_with(&json!({"validationConfig": {"failOnStderr": true}}));
     let error = pod_of(&job).expect_err("refused");
     let failure = error.failure();
     assert_eq!(
@@ -233,7 +285,36 @@ fn a_check_nbv_does_not_carry_out_fails_the_job_for_good_naming_the_field() {
         FailureCause::FieldNotSupported.as_str()
     );
     assert_eq!(failure.kind, FailureKind::Permanent);
-    insta::assert_snapshot!(failure.message, @"spec.goldenNotebook: the golden-notebook comparison is not implemented by nbv yet, so this job could not pass the check it asks for; remove spec.goldenNotebook to validate only that the notebook runs, or run the job under an operator that carries the check out (with nbv beside it in --gitops-only mode)");
+    insta::assert_snapshot!(failure.message, @"spec.validationConfig: validation levels and output checks is not implemented by nbv yet, so this job could not pass the check it asks for; remove spec.validationConfig to validate only that the notebook runs, or run the job under an operator that carries the check out (with nbv beside it in --gitops-only mode)");
+}
+
+#[test]
+fn a_comparison_without_a_golden_notebook_is_refused_by_name() {
+    let job = job_with(&json!({"comparisonConfig": {"strategy": "exact"}}));
+    let error = pod_of(&job).expect_err("refused");
+    assert_eq!(error.field(), "spec.comparisonConfig");
+    assert_eq!(error.failure().kind, FailureKind::Permanent);
+
+    let mut bad = golden();
+    merge(
+        &mut bad,
+        &json!({"comparisonConfig": {"customTimestampPatterns": ["[0-9]+", "(?<=at )[0-9]+"]}}),
+    );
+    let error = pod_of(&job_with(&bad)).expect_err("refused");
+    assert_eq!(
+        error.field(),
+        "spec.comparisonConfig.customTimestampPatterns[1]"
+    );
+    let golden_path = job_with(&json!({"goldenNotebook": {
+        "git": {"url": "https://git.example.com/golden.git", "ref": "v1"}, "path": "../golden.ipynb"}}));
+    let error = pod_of(&golden_path).expect_err("refused");
+    assert_eq!(error.field(), "spec.goldenNotebook.path");
+    let golden_url = job_with(&json!({"goldenNotebook": {
+        "git": {"url": "file:///etc", "ref": "v1"}, "path": "golden.ipynb"}}));
+    assert_eq!(
+        pod_of(&golden_url).expect_err("refused").field(),
+        "spec.goldenNotebook.git.url"
+    );
 }
 
 #[test]

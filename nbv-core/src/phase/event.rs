@@ -3,7 +3,7 @@
 use std::fmt;
 use std::str::FromStr;
 
-use crate::api::{CellResult, NotebookValidationJob};
+use crate::api::{CellResult, ComparisonResult, NotebookValidationJob};
 
 use super::Reason;
 
@@ -263,6 +263,9 @@ pub enum PhaseEvent {
         results: Vec<CellResult>,
         /// Optional summary from the Pod, appended to the success message.
         message: Option<String>,
+        /// The comparison with the golden notebook, when the job asks for one
+        /// (`status.comparisonResult`).
+        comparison: Option<ComparisonResult>,
     },
     /// The validation Pod ended in failure.
     PodFailed {
@@ -272,6 +275,9 @@ pub enum PhaseEvent {
         failure: Failure,
         /// Per-cell outcomes, as far as they are known.
         results: Vec<CellResult>,
+        /// The comparison with the golden notebook, as far as it is known
+        /// (`status.comparisonResult`).
+        comparison: Option<ComparisonResult>,
     },
 }
 

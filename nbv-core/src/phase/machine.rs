@@ -48,7 +48,7 @@ type Status = NotebookValidationJobStatus;
 /// assert_eq!(t.entered, Some(Phase::ValidationRunning));
 ///
 /// let failure = Failure::transient(Reason::new("Evicted")?, "node drained");
-/// let failed = PhaseEvent::PodFailed { pod, failure, results: vec![] };
+/// let failed = PhaseEvent::PodFailed { pod, failure, results: vec![], comparison: None };
 /// let t = step(Some(&t.status), &failed, t0, &policy);
 /// assert_eq!(t.status.retry_count, Some(1));
 /// assert_eq!(t.requeue_after, Some(std::time::Duration::from_secs(60)));
@@ -60,7 +60,7 @@ type Status = NotebookValidationJobStatus;
 /// let Next::StartPod(retry) = t.next else { panic!("expected the retry's pod") };
 /// assert_eq!(retry, Attempt { generation: 1, retry: 1 });
 /// let done = PhaseEvent::PodSucceeded {
-///     pod: PodRef::new("train-g1-r1", retry), results: vec![], message: None,
+///     pod: PodRef::new("train-g1-r1", retry), results: vec![], message: None, comparison: None,
 /// };
 /// let t = step(Some(&t.status), &done, t0 + Duration::minutes(3), &policy);
 /// assert_eq!(t.status.phase, Some(Phase::Succeeded));
@@ -166,8 +166,10 @@ fn apply(
             pod,
             results,
             message,
+            comparison,
         } => {
             admit_pod(&s, phase, pod)?;
+            s.comparison_result = comparison.clone();
             pod_succeeded(&mut s, pod, results, message.as_deref(), now, policy);
             applied(s)
         }
@@ -175,8 +177,10 @@ fn apply(
             pod,
             failure,
             results,
+            comparison,
         } => {
             admit_pod(&s, phase, pod)?;
+            s.comparison_result = comparison.clone();
             let retry_scheduled = pod_failed(&mut s, pod, failure, results, now, policy);
             Ok(Applied {
                 status: s,
@@ -256,6 +260,7 @@ fn resume(s: &mut Status, now: DateTime<Utc>, policy: &RetryPolicy) {
     // The failed attempt's pod and results are superseded by the new attempt's.
     s.validation_pod_name = None;
     s.results = None;
+    s.comparison_result = None;
     s.message = Some(message.clone());
     set_retrying(
         s,

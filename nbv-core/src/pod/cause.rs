@@ -75,15 +75,21 @@ pub enum FailureCause {
     PodSpecInvalid,
     /// `podConfig.buildConfig.enabled` asks for an image build, which nbv does not do.
     BuildNotSupported,
-    /// The spec asks for a check nbv does not carry out yet (`goldenNotebook`,
-    /// `comparisonConfig`, `validationConfig`, `modelValidation`, or a field unknown to
-    /// nbv): succeeding without it would be a false result.
+    /// The executed notebook's outputs differ from the golden notebook's.
+    GoldenMismatch,
+    /// `spec.goldenNotebook.path` does not exist in the golden repository at its ref.
+    GoldenNotFound,
+    /// The golden notebook file is not a notebook nbv can read.
+    GoldenInvalid,
+    /// The spec asks for a check nbv does not carry out yet (`validationConfig`,
+    /// `modelValidation`, or a field unknown to nbv): succeeding without it would be a
+    /// false result.
     FieldNotSupported,
 }
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 23] = [
+    pub const ALL: [FailureCause; 26] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -107,6 +113,9 @@ impl FailureCause {
         FailureCause::PodSpecInvalid,
         FailureCause::BuildNotSupported,
         FailureCause::FieldNotSupported,
+        FailureCause::GoldenMismatch,
+        FailureCause::GoldenNotFound,
+        FailureCause::GoldenInvalid,
     ];
 
     /// The condition reason, the variant's name.
@@ -143,6 +152,9 @@ impl FailureCause {
             FailureCause::PodSpecInvalid => "PodSpecInvalid",
             FailureCause::BuildNotSupported => "BuildNotSupported",
             FailureCause::FieldNotSupported => "FieldNotSupported",
+            FailureCause::GoldenMismatch => "GoldenMismatch",
+            FailureCause::GoldenNotFound => "GoldenNotFound",
+            FailureCause::GoldenInvalid => "GoldenInvalid",
         }
     }
 
@@ -181,7 +193,10 @@ impl FailureCause {
             | FailureCause::ContainerConfigInvalid
             | FailureCause::PodSpecInvalid
             | FailureCause::BuildNotSupported
-            | FailureCause::FieldNotSupported => FailureKind::Permanent,
+            | FailureCause::FieldNotSupported
+            | FailureCause::GoldenMismatch
+            | FailureCause::GoldenNotFound
+            | FailureCause::GoldenInvalid => FailureKind::Permanent,
         }
     }
 

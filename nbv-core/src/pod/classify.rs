@@ -8,7 +8,7 @@ use k8s_openapi::api::core::v1::{ContainerStateWaiting, ContainerStatus};
 
 use crate::phase::Failure;
 
-use super::git::CLONE_CONTAINER;
+use super::git::{Checkout, NOTEBOOK_CHECKOUT};
 use super::{FailureCause, RunErrorKind, RunReport};
 
 /// Longest excerpt of a container's output kept in a failure message.
@@ -44,6 +44,19 @@ pub(super) fn notebook_error(report: &RunReport) -> Option<Failure> {
             "{exception}; the image needs papermill (pip install papermill) and the kernel \
              the notebook names (metadata.kernelspec.name)"
         )),
+        RunErrorKind::Comparison => {
+            let first = report.cmp.as_ref().map(|c| c.first_difference());
+            FailureCause::GoldenMismatch.failure(format!(
+                "the outputs differ from the golden notebook (spec.goldenNotebook): {}",
+                first.unwrap_or(exception)
+            ))
+        }
+        RunErrorKind::Golden if error.ename == "FileNotFoundError" => FailureCause::GoldenNotFound
+            .failure(format!(
+                "{exception}; check spec.goldenNotebook.path and spec.goldenNotebook.git.ref"
+            )),
+        RunErrorKind::Golden => FailureCause::GoldenInvalid
+            .failure(format!("the golden notebook cannot be read: {exception}")),
         RunErrorKind::Internal | RunErrorKind::Unknown => FailureCause::ExecutorFailed
             .failure(format!("running the notebook failed: {exception}")),
     })
@@ -119,17 +132,29 @@ pub(super) fn classify_output(head: &str, output: &str) -> Failure {
     }
 }
 
-/// The failure of a clone container that exited with `exit_code`, from the end of its
-/// output; `secret` is the credentials Secret it used, if any.
-pub(super) fn clone_failure(exit_code: i32, output: &str, secret: Option<&str>) -> Failure {
+/// The failure of the clone container of `checkout` that exited with `exit_code`, from
+/// the end of its output; `secret` is the credentials Secret it used, if any.
+pub(super) fn clone_failure(
+    checkout: Checkout,
+    exit_code: i32,
+    output: &str,
+    secret: Option<&str>,
+) -> Failure {
     let output = excerpt(output);
     let lower = output.to_ascii_lowercase();
+    let origin = checkout.origin;
+    let what = if checkout == NOTEBOOK_CHECKOUT {
+        "the repository"
+    } else {
+        "the golden notebook's repository"
+    };
     let head = format!(
-        "cloning the repository failed (init container {CLONE_CONTAINER:?}, exit code {exit_code})"
+        "cloning {what} failed (init container {:?}, exit code {exit_code})",
+        checkout.container
     );
     if AUTH_FAILURES.iter().any(|n| lower.contains(n)) {
         let fix = secret.map_or_else(
-            || "no credentials were given: set spec.notebook.git.credentialsSecret".to_owned(),
+            || format!("no credentials were given: set {origin}.git.credentialsSecret"),
             |s| format!("check the credentials in Secret {s:?}"),
         );
         FailureCause::GitCredentialsInvalid.failure(with_detail(
@@ -143,7 +168,7 @@ pub(super) fn clone_failure(exit_code: i32, output: &str, secret: Option<&str>) 
         ))
     } else {
         FailureCause::GitCloneFailed.failure(with_detail(
-            &format!("{head}; check spec.notebook.git.url and spec.notebook.git.ref"),
+            &format!("{head}; check {origin}.git.url and {origin}.git.ref"),
             &output,
         ))
     }

@@ -2,6 +2,8 @@
 
 use crate::phase::Failure;
 
+use crate::compare::InvalidComparison;
+
 use super::FailureCause;
 use super::timeout::InvalidTimeout;
 
@@ -38,39 +40,49 @@ pub enum PodSpecError {
     /// `spec.timeout` is not a duration.
     #[error(transparent)]
     Timeout(#[from] InvalidTimeout),
-    /// `spec.notebook.git.url` is not a URL nbv clones.
+    /// `spec.notebook.git.url` (or the golden notebook's) is not a URL nbv clones.
     #[error(
-        "spec.notebook.git.url {url:?} is not a Git URL nbv clones; use https://, http://, \
+        "{origin}.git.url {url:?} is not a Git URL nbv clones; use https://, http://, \
          git://, ssh:// or git@host:path"
     )]
     GitUrl {
+        /// `spec.notebook` or `spec.goldenNotebook`.
+        origin: &'static str,
         /// The URL, with any credentials redacted.
         url: String,
     },
-    /// `spec.notebook.git.ref` is empty or would be read as an option.
+    /// `spec.notebook.git.ref` (or the golden notebook's) is empty or would be read as
+    /// an option.
     #[error(
-        "spec.notebook.git.ref {git_ref:?} is not a ref; name a branch, tag or commit \
+        "{origin}.git.ref {git_ref:?} is not a ref; name a branch, tag or commit \
          (it must not be empty or start with '-')"
     )]
     GitRef {
+        /// `spec.notebook` or `spec.goldenNotebook`.
+        origin: &'static str,
         /// The ref.
         git_ref: String,
     },
     /// Credentials would cross the network unencrypted.
     #[error(
-        "spec.notebook.git.credentialsSecret is set but the URL uses {scheme}://, which would \
+        "{origin}.git.credentialsSecret is set but the URL uses {scheme}://, which would \
          send the credentials unencrypted; use an https:// or ssh:// URL"
     )]
     CredentialsInClear {
+        /// `spec.notebook` or `spec.goldenNotebook`.
+        origin: &'static str,
         /// `http` or `git`.
         scheme: &'static str,
     },
-    /// `spec.notebook.path` is not a relative path inside the repository.
+    /// `spec.notebook.path` (or the golden notebook's) is not a relative path inside the
+    /// repository.
     #[error(
-        "spec.notebook.path {path:?} {problem}; give the notebook's path relative to the \
+        "{origin}.path {path:?} {problem}; give the notebook's path relative to the \
          repository root, e.g. notebooks/train.ipynb"
     )]
     NotebookPath {
+        /// `spec.notebook` or `spec.goldenNotebook`.
+        origin: &'static str,
         /// The path.
         path: String,
         /// What is wrong with it.
@@ -123,6 +135,10 @@ pub enum PodSpecError {
         /// The name.
         name: String,
     },
+    /// `spec.comparisonConfig` (or the strategy annotation) cannot be carried out as
+    /// written.
+    #[error(transparent)]
+    Comparison(#[from] InvalidComparison),
     /// The spec asks for a check nbv does not carry out yet.
     #[error(
         "{field}: {check} is not implemented by nbv yet, so this job could not pass the check \
@@ -152,12 +168,13 @@ impl PodSpecError {
             PodSpecError::Identity { field } => (*field).to_owned(),
             PodSpecError::EmptyImage => "spec.podConfig.containerImage".to_owned(),
             PodSpecError::Timeout(_) => "spec.timeout".to_owned(),
-            PodSpecError::GitUrl { .. } => "spec.notebook.git.url".to_owned(),
-            PodSpecError::GitRef { .. } => "spec.notebook.git.ref".to_owned(),
-            PodSpecError::CredentialsInClear { .. } => {
-                "spec.notebook.git.credentialsSecret".to_owned()
+            PodSpecError::GitUrl { origin, .. } => format!("{origin}.git.url"),
+            PodSpecError::GitRef { origin, .. } => format!("{origin}.git.ref"),
+            PodSpecError::CredentialsInClear { origin, .. } => {
+                format!("{origin}.git.credentialsSecret")
             }
-            PodSpecError::NotebookPath { .. } => "spec.notebook.path".to_owned(),
+            PodSpecError::NotebookPath { origin, .. } => format!("{origin}.path"),
+            PodSpecError::Comparison(e) => e.field.clone(),
             PodSpecError::ForbiddenVolume {
                 index, volume_type, ..
             } => {

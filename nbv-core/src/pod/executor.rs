@@ -3,13 +3,30 @@
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, SecretEnvSource, VolumeMount};
 
 use crate::api::NotebookValidationJob;
+use crate::compare::Settings;
 
 use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 
 /// Name of the container that runs the notebook.
 pub const NOTEBOOK_CONTAINER: &str = "notebook";
-/// The script the notebook container runs (`python3 -c`).
-pub(super) const RUN_NOTEBOOK_SCRIPT: &str = include_str!("scripts/run_notebook.py");
+/// The parts of the script the notebook container runs (`python3 -c`), in order:
+/// `run_notebook.py` comes last, as it calls `main()`.
+const SCRIPT_PARTS: [&str; 2] = [
+    include_str!("scripts/compare_notebooks.py"),
+    include_str!("scripts/run_notebook.py"),
+];
+/// Environment variable holding the golden notebook's path in the Pod.
+pub(super) const GOLDEN_ENV: &str = "NBV_GOLDEN";
+/// Environment variable holding the comparison [`Settings`] as JSON.
+pub(super) const COMPARISON_ENV: &str = "NBV_COMPARISON";
+
+/// The comparison a notebook container makes after the run.
+pub(super) struct GoldenComparison<'a> {
+    /// The golden notebook's path in the Pod.
+    pub path: String,
+    /// How to compare.
+    pub settings: &'a Settings,
+}
 /// Environment variable holding `spec.notebook.path`.
 pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 
@@ -19,7 +36,11 @@ pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 /// image's user may not own its home directory; unbuffered Python output), the job's
 /// `env`, then the script's settings. Later entries win, so the job may override the
 /// defaults but not the settings.
-pub(super) fn notebook_container(job: &NotebookValidationJob, image: &str) -> Container {
+pub(super) fn notebook_container(
+    job: &NotebookValidationJob,
+    image: &str,
+    golden: Option<&GoldenComparison<'_>>,
+) -> Container {
     let config = &job.spec.pod_config;
     let mut vars = vec![
         env("HOME", &format!("{WORKSPACE}/home")),
@@ -32,6 +53,12 @@ pub(super) fn notebook_container(job: &NotebookValidationJob, image: &str) -> Co
         env("NBV_OUTPUT", &format!("{WORKSPACE}/out.ipynb")),
         env("NBV_RESULT", TERMINATION_LOG),
     ]);
+    if let Some(golden) = golden {
+        vars.extend([
+            env(GOLDEN_ENV, &golden.path),
+            env(COMPARISON_ENV, &golden.settings.to_json()),
+        ]);
+    }
 
     // `credentials` is shorthand for `envFrom[].secretRef`; explicit `envFrom` entries
     // come after it and so win for keys both define.
@@ -60,7 +87,7 @@ pub(super) fn notebook_container(job: &NotebookValidationJob, image: &str) -> Co
     container.command = Some(vec![
         "python3".to_owned(),
         "-c".to_owned(),
-        RUN_NOTEBOOK_SCRIPT.to_owned(),
+        SCRIPT_PARTS.join("\n"),
     ]);
     container.working_dir = Some(WORKSPACE.to_owned());
     container.env = Some(vars);

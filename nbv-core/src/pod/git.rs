@@ -1,4 +1,9 @@
-//! The init container that clones the notebook's repository.
+//! The init containers that clone the notebook's repository and, when the job compares
+//! with a golden notebook in another repository or at another ref, the golden one.
+//!
+//! The golden repository gets its own container, running the same script: each
+//! container sees only its own Secret's credentials, and the container that failed
+//! tells which repository could not be cloned.
 
 use k8s_openapi::api::core::v1::{
     Container, EnvVar, EnvVarSource, SecretKeySelector, SecretVolumeSource, Volume, VolumeMount,
@@ -13,8 +18,39 @@ use super::spec::{WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 
 /// Name of the init container that clones the repository.
 pub const CLONE_CONTAINER: &str = "clone";
-/// Name of the volume holding SSH credentials (mounted in the clone container only).
-pub(super) const SSH_VOLUME: &str = "nbv-git-ssh";
+/// Name of the init container that clones the golden notebook's repository.
+pub const GOLDEN_CLONE_CONTAINER: &str = "clone-golden";
+
+/// One clone the Pod makes: which container, into which directory of the workspace,
+/// with which volume for SSH credentials, for which field of the spec.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(super) struct Checkout {
+    /// The init container's name.
+    pub container: &'static str,
+    /// The directory under the workspace (`NBV_CHECKOUT`).
+    pub dir: &'static str,
+    /// The volume of SSH credentials, mounted in this container only.
+    pub ssh_volume: &'static str,
+    /// The field of the source, for messages: `spec.notebook`.
+    pub origin: &'static str,
+}
+
+/// The notebook's repository.
+pub(super) const NOTEBOOK_CHECKOUT: Checkout = Checkout {
+    container: CLONE_CONTAINER,
+    dir: "repo",
+    ssh_volume: "nbv-git-ssh",
+    origin: "spec.notebook",
+};
+/// The golden notebook's repository, when it is not the notebook's at the same ref.
+pub(super) const GOLDEN_CHECKOUT: Checkout = Checkout {
+    container: GOLDEN_CLONE_CONTAINER,
+    dir: "golden",
+    ssh_volume: "nbv-golden-ssh",
+    origin: "spec.goldenNotebook",
+};
+/// The checkouts a Pod may have, in the order they run.
+pub(super) const CHECKOUTS: [Checkout; 2] = [NOTEBOOK_CHECKOUT, GOLDEN_CHECKOUT];
 /// Where the SSH credentials are mounted; the clone script reads this path.
 const SSH_DIR: &str = "/etc/nbv/git-ssh";
 /// The script the clone container runs (`sh -c`).
@@ -72,17 +108,18 @@ fn scheme(url: &str) -> Option<Scheme> {
 
 impl GitAccess {
     /// How to clone `git`, or why it cannot be cloned safely.
-    pub(super) fn of(git: &GitSource) -> Result<GitAccess, PodSpecError> {
-        let scheme = scheme(&git.url).ok_or_else(|| PodSpecError::GitUrl {
+    pub(super) fn of(git: &GitSource, origin: &'static str) -> Result<GitAccess, PodSpecError> {
+        let bad_url = || PodSpecError::GitUrl {
+            origin,
             url: redact_secrets(&git.url),
-        })?;
+        };
+        let scheme = scheme(&git.url).ok_or_else(bad_url)?;
         if git.url.chars().any(char::is_control) {
-            return Err(PodSpecError::GitUrl {
-                url: redact_secrets(&git.url),
-            });
+            return Err(bad_url());
         }
         if git.git_ref.is_empty() || git.git_ref.starts_with('-') {
             return Err(PodSpecError::GitRef {
+                origin,
                 git_ref: git.git_ref.clone(),
             });
         }
@@ -92,18 +129,24 @@ impl GitAccess {
         match scheme {
             Scheme::Https => Ok(GitAccess::Https { secret }),
             Scheme::Ssh => Ok(GitAccess::Ssh { secret }),
-            Scheme::Http => Err(PodSpecError::CredentialsInClear { scheme: "http" }),
-            Scheme::Git => Err(PodSpecError::CredentialsInClear { scheme: "git" }),
+            Scheme::Http => Err(PodSpecError::CredentialsInClear {
+                origin,
+                scheme: "http",
+            }),
+            Scheme::Git => Err(PodSpecError::CredentialsInClear {
+                origin,
+                scheme: "git",
+            }),
         }
     }
 
-    /// The volume the access needs in the Pod, if any.
-    pub(super) fn volume(&self) -> Option<Volume> {
+    /// The volume the access needs in the Pod for `checkout`, if any.
+    pub(super) fn volume(&self, checkout: Checkout) -> Option<Volume> {
         let GitAccess::Ssh { secret } = self else {
             return None;
         };
         Some(Volume {
-            name: SSH_VOLUME.to_owned(),
+            name: checkout.ssh_volume.to_owned(),
             secret: Some(SecretVolumeSource {
                 secret_name: Some(secret.clone()),
                 // The kubelet writes Secret files as root (choosing their owner,
@@ -120,16 +163,18 @@ impl GitAccess {
     }
 }
 
-/// The clone container for `git`.
+/// The clone container of `checkout`, for `git`.
 pub(super) fn clone_container(
     git: &GitSource,
     access: &GitAccess,
+    checkout: Checkout,
     defaults: &PodDefaults,
 ) -> Container {
     let mut vars = vec![
         env(URL_ENV, &git.url),
         env(REF_ENV, &git.git_ref),
         env("NBV_WORKSPACE", WORKSPACE),
+        env("NBV_CHECKOUT", checkout.dir),
         env("HOME", "/tmp"),
         env("GIT_TERMINAL_PROMPT", "0"),
         env("GIT_ALLOW_PROTOCOL", ALLOWED_PROTOCOLS),
@@ -150,13 +195,13 @@ pub(super) fn clone_container(
             ]);
         }
         GitAccess::Ssh { .. } => mounts.push(VolumeMount {
-            name: SSH_VOLUME.to_owned(),
+            name: checkout.ssh_volume.to_owned(),
             mount_path: SSH_DIR.to_owned(),
             read_only: Some(true),
             ..VolumeMount::default()
         }),
     }
-    let mut container = restricted_container(CLONE_CONTAINER, &defaults.git_image);
+    let mut container = restricted_container(checkout.container, &defaults.git_image);
     container.command = Some(vec![
         "/bin/sh".to_owned(),
         "-c".to_owned(),
@@ -201,14 +246,14 @@ mod tests {
     fn the_scheme_decides_how_credentials_are_used() {
         let secret = Some("creds");
         assert_eq!(
-            GitAccess::of(&source("https://h/r.git", secret)),
+            GitAccess::of(&source("https://h/r.git", secret), "spec.notebook"),
             Ok(GitAccess::Https {
                 secret: "creds".to_owned()
             })
         );
         for ssh in ["git@h:o/r.git", "ssh://git@h/o/r.git", "SSH://h/r"] {
             assert_eq!(
-                GitAccess::of(&source(ssh, secret)),
+                GitAccess::of(&source(ssh, secret), "spec.notebook"),
                 Ok(GitAccess::Ssh {
                     secret: "creds".to_owned()
                 }),
@@ -216,11 +261,11 @@ mod tests {
             );
         }
         assert_eq!(
-            GitAccess::of(&source("https://h/r.git", None)),
+            GitAccess::of(&source("https://h/r.git", None), "spec.notebook"),
             Ok(GitAccess::Anonymous)
         );
         assert_eq!(
-            GitAccess::of(&source("git://h/r.git", Some(""))),
+            GitAccess::of(&source("git://h/r.git", Some("")), "spec.notebook"),
             Ok(GitAccess::Anonymous)
         );
     }
@@ -236,20 +281,20 @@ mod tests {
         ] {
             assert!(
                 matches!(
-                    GitAccess::of(&source(url, None)),
+                    GitAccess::of(&source(url, None), "spec.notebook"),
                     Err(PodSpecError::GitUrl { .. })
                 ),
                 "{url:?}"
             );
         }
         assert!(matches!(
-            GitAccess::of(&source("http://h/r.git", Some("creds"))),
-            Err(PodSpecError::CredentialsInClear { scheme: "http" })
+            GitAccess::of(&source("http://h/r.git", Some("creds")), "spec.notebook"),
+            Err(PodSpecError::CredentialsInClear { scheme: "http", .. })
         ));
         let mut dash = source("https://h/r.git", None);
         dash.git_ref = "--upload-pack=touch /tmp/x".to_owned();
         assert!(matches!(
-            GitAccess::of(&dash),
+            GitAccess::of(&dash, "spec.notebook"),
             Err(PodSpecError::GitRef { .. })
         ));
     }

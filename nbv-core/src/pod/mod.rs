@@ -3,7 +3,10 @@
 //! ```text
 //! ┌─ Pod <job>-<attempt> ─────────────────────────────────────── restricted profile ─┐
 //! │ init "clone"     git image   fetch spec.notebook.git.url @ ref → /workspace/repo  │
+//! │ init "clone-golden"          spec.goldenNotebook.git → /workspace/golden          │
+//! │                              (only when URL or ref differ from the notebook's)    │
 //! │ "notebook"       job image   papermill /workspace/repo/<path> → out.ipynb;        │
+//! │                              compare with the golden notebook, if any;           │
 //! │                              compact JSON result → /dev/termination-log          │
 //! └──────────────────────────────────────────────────────────────────────────────────┘
 //! ```
@@ -69,7 +72,7 @@ use crate::phase::Failure;
 pub use cause::FailureCause;
 pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
-pub use git::CLONE_CONTAINER;
+pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
 pub use names::{MAX_LABEL_LEN, is_dns_label, job_label_value, pod_name};
 pub use observe::{DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished};
 pub use refusal::creation_refused;

@@ -7,14 +7,15 @@ use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod, PodStatus};
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
-use crate::api::CellResult;
+use crate::api::{CellResult, ComparisonResult};
 use crate::phase::{Attempt, Failure, PhaseEvent, PodRef};
 
 use super::classify::{
     classify_output, clone_failure, excerpt, human_seconds, notebook_error, waiting_failure,
     with_detail,
 };
-use super::git::CLONE_CONTAINER;
+use super::executor::GOLDEN_ENV;
+use super::git::{CHECKOUTS, Checkout};
 use super::{ATTEMPT_LABEL, FailureCause, NOTEBOOK_CONTAINER, RunReport, pod_name};
 
 /// How long a validation Pod may wait on an image pull or a missing Secret before the
@@ -145,20 +146,27 @@ pub fn observe_pod(
     let view = View { pod, status };
     Ok(match status.phase.as_deref() {
         Some("Running") => Some(PhaseEvent::PodRunning { pod: pod_ref }),
-        Some("Succeeded") => {
-            let (results, message) = view.success();
-            Some(PhaseEvent::PodSucceeded {
+        Some("Succeeded") => Some(match view.success() {
+            Ended::Passed((results, message, comparison)) => PhaseEvent::PodSucceeded {
                 pod: pod_ref,
                 results,
                 message: Some(message),
-            })
-        }
+                comparison,
+            },
+            Ended::Failed((failure, results, comparison)) => PhaseEvent::PodFailed {
+                pod: pod_ref,
+                failure,
+                results,
+                comparison,
+            },
+        }),
         Some("Failed") => {
-            let (failure, results) = view.failure();
+            let (failure, results, comparison) = view.failure();
             Some(PhaseEvent::PodFailed {
                 pod: pod_ref,
                 failure,
                 results,
+                comparison,
             })
         }
         Some("Pending") | None => {
@@ -167,6 +175,7 @@ pub fn observe_pod(
                     pod: pod_ref,
                     failure,
                     results: Vec::new(),
+                    comparison: None,
                 })
         }
         Some(_) => None,
@@ -196,7 +205,19 @@ pub fn pod_vanished(job_name: &str, attempt: Attempt) -> PhaseEvent {
         pod: PodRef::new(name, attempt),
         failure,
         results: Vec::new(),
+        comparison: None,
     }
+}
+
+/// What a succeeded Pod reports: cell results, the summary, the comparison.
+type Success = (Vec<CellResult>, String, Option<ComparisonResult>);
+/// What a failed Pod reports: the failure, cell results, the comparison.
+type Failed = (Failure, Vec<CellResult>, Option<ComparisonResult>);
+
+/// How a Pod that ended Succeeded ended for nbv.
+enum Ended {
+    Passed(Success),
+    Failed(Failed),
 }
 
 /// A Pod and its status, with the lookups the classification needs.
@@ -224,26 +245,103 @@ impl View<'_> {
         (!message.trim().is_empty()).then(|| RunReport::parse(message))
     }
 
-    fn success(&self) -> (Vec<CellResult>, String) {
-        match self.report() {
-            Some(Ok(report)) => (report.cell_results(), report.summary()),
-            Some(Err(e)) => (
-                Vec::new(),
-                format!("the notebook ran, but its result could not be read: {e}"),
-            ),
-            None => (
-                Vec::new(),
-                "the notebook ran, but its container reported no result".to_owned(),
-            ),
+    /// Whether the Pod compares with a golden notebook (its notebook container has
+    /// the golden notebook's path).
+    fn compares(&self) -> bool {
+        let Some(spec) = self.pod.spec.as_ref() else {
+            return false;
+        };
+        spec.containers
+            .iter()
+            .filter(|c| c.name == NOTEBOOK_CONTAINER)
+            .flat_map(|c| c.env.iter().flatten())
+            .any(|e| e.name == GOLDEN_ENV)
+    }
+
+    /// The outcome of a Pod that ended Succeeded: a success, or a failure when the
+    /// report says the comparison failed or lacks a comparison the Pod was to make
+    /// (the core, not the script's exit code, has the last word).
+    fn success(&self) -> Ended {
+        let report = match self.report() {
+            Some(Ok(report)) => report,
+            Some(Err(e)) if self.compares() => {
+                return Ended::Failed((
+                    FailureCause::ExecutorFailed.failure(format!(
+                        "the notebook ran, but its result could not be read, so the comparison \
+                         with the golden notebook is unknown: {e}"
+                    )),
+                    Vec::new(),
+                    None,
+                ));
+            }
+            Some(Err(e)) => {
+                return Ended::Passed((
+                    Vec::new(),
+                    format!("the notebook ran, but its result could not be read: {e}"),
+                    None,
+                ));
+            }
+            None if self.compares() => {
+                return Ended::Failed((
+                    FailureCause::ExecutorFailed.failure(
+                        "the notebook ran, but its container reported no result, so the \
+                         comparison with the golden notebook is unknown",
+                    ),
+                    Vec::new(),
+                    None,
+                ));
+            }
+            None => {
+                return Ended::Passed((
+                    Vec::new(),
+                    "the notebook ran, but its container reported no result".to_owned(),
+                    None,
+                ));
+            }
+        };
+        let results = report.cell_results();
+        let comparison = report.cmp.as_ref().map(|c| c.status());
+        match &report.cmp {
+            Some(cmp) if !cmp.matched() => Ended::Failed((
+                FailureCause::GoldenMismatch.failure(format!(
+                    "the outputs differ from the golden notebook (spec.goldenNotebook): {}",
+                    cmp.first_difference()
+                )),
+                results,
+                comparison,
+            )),
+            None if self.compares() => Ended::Failed((
+                FailureCause::ExecutorFailed.failure(
+                    "the notebook ran, but its container reported no comparison with the \
+                     golden notebook; the image's python3 may have run another script",
+                ),
+                results,
+                None,
+            )),
+            Some(cmp) => {
+                let summary = format!(
+                    "{}; the outputs match the golden notebook ({} code {} compared, {})",
+                    report.summary(),
+                    cmp.total,
+                    if cmp.total == 1 { "cell" } else { "cells" },
+                    cmp.strategy
+                );
+                Ended::Passed((results, summary, comparison))
+            }
+            None => Ended::Passed((results, report.summary(), None)),
         }
     }
 
-    fn failure(&self) -> (Failure, Vec<CellResult>) {
+    fn failure(&self) -> Failed {
         let report = self.report().and_then(Result::ok);
         let results = report
             .as_ref()
             .map(RunReport::cell_results)
             .unwrap_or_default();
+        let comparison = report
+            .as_ref()
+            .and_then(|r| r.cmp.as_ref())
+            .map(|c| c.status());
         let failure = if self.status.reason.as_deref() == Some("DeadlineExceeded") {
             self.deadline_exceeded()
         } else if let Some(failure) = report.as_ref().and_then(notebook_error) {
@@ -262,7 +360,7 @@ impl View<'_> {
                 message,
             ))
         };
-        (failure, results)
+        (failure, results, comparison)
     }
 
     fn deadline_exceeded(&self) -> Failure {
@@ -332,24 +430,27 @@ impl View<'_> {
     }
 
     fn clone_failed(&self) -> Option<Failure> {
-        let terminated = self
-            .terminated(CLONE_CONTAINER)
-            .filter(|t| t.exit_code != 0)?;
-        Some(clone_failure(
-            terminated.exit_code,
-            terminated.message.as_deref().unwrap_or_default(),
-            self.git_secret().as_deref(),
-        ))
+        CHECKOUTS.into_iter().find_map(|checkout| {
+            let terminated = self
+                .terminated(checkout.container)
+                .filter(|t| t.exit_code != 0)?;
+            Some(clone_failure(
+                checkout,
+                terminated.exit_code,
+                terminated.message.as_deref().unwrap_or_default(),
+                self.git_secret(checkout).as_deref(),
+            ))
+        })
     }
 
-    /// The Secret the clone container takes credentials from.
-    fn git_secret(&self) -> Option<String> {
+    /// The Secret the clone container of `checkout` takes credentials from.
+    fn git_secret(&self, checkout: Checkout) -> Option<String> {
         let spec = self.pod.spec.as_ref()?;
         let clone = spec
             .init_containers
             .iter()
             .flatten()
-            .find(|c| c.name == CLONE_CONTAINER)?;
+            .find(|c| c.name == checkout.container)?;
         let from_env = clone
             .env
             .iter()
@@ -361,7 +462,7 @@ impl View<'_> {
             spec.volumes
                 .iter()
                 .flatten()
-                .filter(|v| v.name == super::git::SSH_VOLUME)
+                .filter(|v| v.name == checkout.ssh_volume)
                 .find_map(|v| v.secret.as_ref()?.secret_name.clone())
         };
         from_env.or_else(from_volume)

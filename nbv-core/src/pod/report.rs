@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::api::{CellResult, CellStatus};
+use crate::compare::ReportedComparison;
 
 /// The most a kubelet keeps of a termination message, in bytes.
 pub const MAX_REPORT_BYTES: usize = 4096;
@@ -60,6 +61,10 @@ pub struct RunReport {
     /// Why the run failed; `None` when it succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
+    /// The comparison with the golden notebook, when the job asks for one and the
+    /// notebook ran through (at most [`MAX_CMP_BYTES`](crate::compare::MAX_CMP_BYTES)).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub cmp: Option<ReportedComparison>,
     /// Cells left out to fit the termination message.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped: u64,
@@ -128,6 +133,10 @@ pub enum RunErrorKind {
     Setup,
     /// The script that runs the notebook failed.
     Internal,
+    /// The executed notebook differs from the golden notebook.
+    Comparison,
+    /// The golden notebook does not exist or cannot be read.
+    Golden,
     /// A kind this version does not know (written by a newer script).
     #[serde(other)]
     Unknown,
@@ -205,9 +214,11 @@ impl RunReport {
     pub fn encode(&self) -> String {
         let cells: Vec<ReportedCell> = self.cells.iter().map(ReportedCell::cleaned).collect();
         let error = self.error.as_ref().map(RunError::cleaned);
+        let cmp = self.cmp.as_ref().map(ReportedComparison::capped);
         let full = RunReport {
             cells,
             error,
+            cmp,
             dropped: self.dropped,
         };
         let text = json(&full);
@@ -217,6 +228,7 @@ impl RunReport {
         let RunReport {
             cells,
             error,
+            cmp,
             dropped,
         } = full;
         let failing = error
@@ -227,6 +239,7 @@ impl RunReport {
         let base = RunReport {
             cells: Vec::new(),
             error: error.clone(),
+            cmp: cmp.clone(),
             dropped: dropped.saturating_add(cells.len() as u64),
         };
         let budget = MAX_REPORT_BYTES.saturating_sub(json(&base).len());
@@ -249,6 +262,7 @@ impl RunReport {
         json(&RunReport {
             cells: kept,
             error,
+            cmp,
             dropped: dropped.saturating_add(left_out),
         })
     }
@@ -286,7 +300,13 @@ impl RunReport {
     pub fn summary(&self) -> String {
         let count = |outcome| self.cells.iter().filter(|c| c.outcome == outcome).count();
         let ran = count(CellOutcome::Succeeded) + count(CellOutcome::Failed);
-        let seconds: f64 = self.cells.iter().filter_map(ReportedCell::duration).sum();
+        // `+ 0.0`: the sum of no durations is -0.0, which would print as "-0".
+        let seconds: f64 = self
+            .cells
+            .iter()
+            .filter_map(ReportedCell::duration)
+            .sum::<f64>()
+            + 0.0;
         let mut summary = format!(
             "{ran} code {} ran in {}s",
             if ran == 1 { "cell" } else { "cells" },

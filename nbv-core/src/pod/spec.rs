@@ -9,12 +9,13 @@ use k8s_openapi::api::core::v1::{
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
-use crate::api::{API_VERSION, KIND, NotebookValidationJob};
+use crate::api::{API_VERSION, KIND, NotebookSource, NotebookValidationJob};
+use crate::compare::{InvalidComparison, STRATEGY_ANNOTATION, Settings};
 use crate::phase::Attempt;
 
 use super::error::PodSpecError;
-use super::executor::notebook_container;
-use super::git::{GitAccess, clone_container};
+use super::executor::{GoldenComparison, notebook_container};
+use super::git::{GOLDEN_CHECKOUT, GitAccess, NOTEBOOK_CHECKOUT, clone_container};
 use super::names::{job_label_value, pod_name};
 use super::timeout::timeout_seconds;
 use super::unimplemented::check_implemented;
@@ -89,8 +90,9 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 ///
 /// [`PodSpecError`] naming the field when the job lacks its identity (name, namespace,
 /// uid), asks for a check nbv does not carry out yet
-/// ([`PodSpecError::NotImplemented`]: `goldenNotebook`, `comparisonConfig`,
-/// `validationConfig`, an enabled `modelValidation`, a field nbv does not know), has no
+/// ([`PodSpecError::NotImplemented`]: `validationConfig`, an enabled
+/// `modelValidation`, a field nbv does not know), a comparison nbv cannot carry out as
+/// written ([`PodSpecError::Comparison`]), has no
 /// image, an invalid timeout, a Git URL or ref that cannot be cloned
 /// safely, a notebook path outside the repository, credentials over an unencrypted
 /// transport, or volumes the restricted profile forbids.
@@ -128,8 +130,9 @@ pub fn validation_pod(
         .or(Some(config.container_image.as_str()).filter(|i| !i.trim().is_empty()))
         .ok_or(PodSpecError::EmptyImage)?;
     let deadline = timeout_seconds(spec.timeout.as_deref())?;
-    let access = GitAccess::of(&spec.notebook.git)?;
-    check_notebook_path(&spec.notebook.path)?;
+    let access = GitAccess::of(&spec.notebook.git, NOTEBOOK_CHECKOUT.origin)?;
+    check_notebook_path(&spec.notebook.path, NOTEBOOK_CHECKOUT.origin)?;
+    let golden = golden_plan(job)?;
     let user_volumes = config.volumes.as_deref().unwrap_or_default();
     check_volumes(user_volumes)?;
     check_mounts(job, user_volumes)?;
@@ -139,8 +142,31 @@ pub fn validation_pod(
         empty_dir: Some(EmptyDirVolumeSource::default()),
         ..Volume::default()
     }];
-    volumes.extend(access.volume());
+    volumes.extend(access.volume(NOTEBOOK_CHECKOUT));
+    let mut init_containers = vec![clone_container(
+        &spec.notebook.git,
+        &access,
+        NOTEBOOK_CHECKOUT,
+        defaults,
+    )];
+    if let Some(GoldenPlan {
+        clone: Some((source, access)),
+        ..
+    }) = &golden
+    {
+        volumes.extend(access.volume(GOLDEN_CHECKOUT));
+        init_containers.push(clone_container(
+            &source.git,
+            access,
+            GOLDEN_CHECKOUT,
+            defaults,
+        ));
+    }
     volumes.extend(user_volumes.iter().cloned());
+    let comparison = golden.as_ref().map(|plan| GoldenComparison {
+        path: plan.path.clone(),
+        settings: &plan.settings,
+    });
 
     let labels = BTreeMap::from([
         (MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned()),
@@ -180,8 +206,8 @@ pub fn validation_pod(
                 }),
                 ..PodSecurityContext::default()
             }),
-            init_containers: Some(vec![clone_container(&spec.notebook.git, &access, defaults)]),
-            containers: vec![notebook_container(job, image)],
+            init_containers: Some(init_containers),
+            containers: vec![notebook_container(job, image, comparison.as_ref())],
             volumes: Some(volumes),
             ..PodSpec::default()
         }),
@@ -219,7 +245,58 @@ pub(super) fn env(name: &str, value: &str) -> EnvVar {
     }
 }
 
-fn check_notebook_path(path: &str) -> Result<(), PodSpecError> {
+/// How a Pod compares with the golden notebook.
+struct GoldenPlan<'a> {
+    /// The golden notebook's path in the Pod.
+    path: String,
+    /// The settings, resolved.
+    settings: Settings,
+    /// The clone to make, when the golden notebook is not in the notebook's checkout.
+    clone: Option<(&'a NotebookSource, GitAccess)>,
+}
+
+/// The comparison `job` asks for, checked: `None` without `spec.goldenNotebook`.
+///
+/// A golden notebook in the notebook's repository at the same ref is read from the
+/// notebook's checkout: no second clone.
+fn golden_plan(job: &NotebookValidationJob) -> Result<Option<GoldenPlan<'_>>, PodSpecError> {
+    let spec = &job.spec;
+    let Some(golden) = spec.golden_notebook.as_ref() else {
+        if spec.comparison_config.is_some() {
+            return Err(PodSpecError::Comparison(InvalidComparison {
+                field: "spec.comparisonConfig".to_owned(),
+                problem: "there is no spec.goldenNotebook to compare with; add the golden \
+                          notebook or remove comparisonConfig"
+                    .to_owned(),
+            }));
+        }
+        return Ok(None);
+    };
+    let annotation = job
+        .metadata
+        .annotations
+        .as_ref()
+        .and_then(|a| a.get(STRATEGY_ANNOTATION))
+        .map(String::as_str);
+    let settings = Settings::resolve(spec.comparison_config.as_ref(), annotation)?;
+    let origin = GOLDEN_CHECKOUT.origin;
+    check_notebook_path(&golden.path, origin)?;
+    let same =
+        golden.git.url == spec.notebook.git.url && golden.git.git_ref == spec.notebook.git.git_ref;
+    let (dir, clone) = if same {
+        (NOTEBOOK_CHECKOUT.dir, None)
+    } else {
+        let access = GitAccess::of(&golden.git, origin)?;
+        (GOLDEN_CHECKOUT.dir, Some((golden, access)))
+    };
+    Ok(Some(GoldenPlan {
+        path: format!("{WORKSPACE}/{dir}/{}", golden.path),
+        settings,
+        clone,
+    }))
+}
+
+fn check_notebook_path(path: &str, origin: &'static str) -> Result<(), PodSpecError> {
     let problem = if path.is_empty() {
         Some("is empty")
     } else if path.starts_with('/') {
@@ -233,6 +310,7 @@ fn check_notebook_path(path: &str) -> Result<(), PodSpecError> {
     };
     match problem {
         Some(problem) => Err(PodSpecError::NotebookPath {
+            origin,
             path: path.to_owned(),
             problem,
         }),

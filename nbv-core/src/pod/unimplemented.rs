@@ -10,8 +10,6 @@ use super::error::PodSpecError;
 /// The first field of `spec` that asks for something nbv does not do, in the order of
 /// the CRD; `Ok` when nbv carries out everything the spec asks for.
 ///
-/// - `goldenNotebook`: the golden-notebook comparison;
-/// - `comparisonConfig`: how to compare with the golden notebook;
 /// - `validationConfig`: the validation levels and output checks (its defaults alone ask
 ///   for checks: `detectSilentFailures` is on by default);
 /// - `modelValidation`, unless `enabled: false`: checks against model servers;
@@ -26,15 +24,6 @@ pub(super) fn check_implemented(spec: &NotebookValidationJobSpec) -> Result<(), 
             check,
         })
     };
-    if spec.golden_notebook.is_some() {
-        return refuse("spec.goldenNotebook", "the golden-notebook comparison");
-    }
-    if spec.comparison_config.is_some() {
-        return refuse(
-            "spec.comparisonConfig",
-            "the comparison with a golden notebook",
-        );
-    }
     if spec.validation_config.is_some() {
         return refuse(
             "spec.validationConfig",

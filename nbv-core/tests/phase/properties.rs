@@ -153,7 +153,8 @@ fn arb_event() -> impl Strategy<Value = PhaseEvent> {
         arb_pod().prop_map(|pod| PhaseEvent::PodSucceeded {
             pod,
             results: vec![],
-            message: None
+            message: None,
+            comparison: None,
         }),
         (arb_pod(), arb_kind()).prop_map(|(pod, kind)| PhaseEvent::PodFailed {
             pod,
@@ -163,6 +164,7 @@ fn arb_event() -> impl Strategy<Value = PhaseEvent> {
                 message: "boom".to_owned()
             },
             results: vec![CellResult::default()],
+            comparison: None,
         }),
     ]
 }
@@ -211,7 +213,7 @@ fn arb_end() -> impl Strategy<Value = Outcome> {
 #[derive(Clone, Debug)]
 enum Move {
     Follow(Outcome),
-    Arbitrary(PhaseEvent),
+    Arbitrary(Box<PhaseEvent>),
     Tick(i64),
 }
 
@@ -219,7 +221,7 @@ fn arb_moves() -> impl Strategy<Value = Vec<Move>> {
     prop::collection::vec(
         prop_oneof![
             4 => arb_outcome().prop_map(Move::Follow),
-            2 => arb_event().prop_map(Move::Arbitrary),
+            2 => arb_event().prop_map(|e| Move::Arbitrary(Box::new(e))),
             1 => (0i64..600).prop_map(Move::Tick),
         ],
         0..40,
@@ -248,6 +250,7 @@ fn follow(
                 pod,
                 results: vec![],
                 message: None,
+                comparison: None,
             },
             Outcome::Transient | Outcome::Permanent => PhaseEvent::PodFailed {
                 pod,
@@ -261,6 +264,7 @@ fn follow(
                     message: "exit code 1".to_owned(),
                 },
                 results: vec![],
+                comparison: None,
             },
         }
     };
@@ -335,7 +339,7 @@ fn simulate(
                 now += TimeDelta::seconds(*seconds);
                 observe(status.observed_generation.unwrap_or(1))
             }
-            Some(Move::Arbitrary(event)) => event.clone(),
+            Some(Move::Arbitrary(event)) => (**event).clone(),
             Some(Move::Follow(outcome)) => {
                 let (event, at) = follow(next, &status, *outcome, now);
                 now = at;

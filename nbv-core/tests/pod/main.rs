@@ -13,6 +13,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use nbv_core::api::{CellStatus, NotebookValidationJob};
+use nbv_core::compare::{ReportedComparison, ReportedDiff};
 use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
 use nbv_core::pod::{
     ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
@@ -150,8 +151,14 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
         Just(RunErrorKind::Setup),
         Just(RunErrorKind::Internal),
     ];
-    let error = proptest::option::of((kind, text.clone(), text, any::<prop::sample::Index>()));
-    (cells, error).prop_map(|(cells, error)| {
+    let error = proptest::option::of((
+        kind,
+        text.clone(),
+        text.clone(),
+        any::<prop::sample::Index>(),
+    ));
+    let cmp = proptest::option::weighted(0.5, arbitrary_comparison(text.boxed()));
+    (cells, error, cmp).prop_map(|(cells, error, cmp)| {
         let cells: Vec<ReportedCell> = cells
             .into_iter()
             .enumerate()
@@ -172,9 +179,54 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
         RunReport {
             cells,
             error,
+            cmp,
             dropped: 0,
         }
     })
+}
+
+/// Comparison reports as a script may write them: any counts, long texts, many diffs.
+fn arbitrary_comparison(text: BoxedStrategy<String>) -> impl Strategy<Value = ReportedComparison> {
+    let diff = (
+        0u64..500,
+        prop_oneof![
+            Just("output_content"),
+            Just("missing_cell"),
+            Just("execution_count")
+        ],
+        prop_oneof![Just("minor"), Just("major"), Just("critical")],
+        proptest::option::of(text.clone()),
+        proptest::option::of(text.clone()),
+        text,
+    )
+        .prop_map(
+            |(cell, kind, severity, expected, actual, diff)| ReportedDiff {
+                cell,
+                kind: kind.to_owned(),
+                severity: severity.to_owned(),
+                expected,
+                actual,
+                diff,
+            },
+        );
+    (
+        prop_oneof![Just("matched"), Just("failed")],
+        prop_oneof![Just("exact"), Just("normalized")],
+        0u64..1000,
+        0u64..1000,
+        proptest::collection::vec(diff, 0..40),
+    )
+        .prop_map(
+            |(result, strategy, total, matched, diffs)| ReportedComparison {
+                result: result.to_owned(),
+                strategy: strategy.to_owned(),
+                total,
+                matched,
+                mismatched: diffs.len() as u64,
+                diffs,
+                more: 0,
+            },
+        )
 }
 
 mod properties;

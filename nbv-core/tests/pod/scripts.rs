@@ -334,7 +334,10 @@ fn the_python_writer_and_rust_encode_agree_byte_for_byte() {
     let reports: Vec<RunReport> = (0..300)
         .map(|_| strategy.new_tree(&mut runner).expect("a report").current())
         .collect();
-    let inputs: Vec<Value> = reports.iter().map(|r| json!([r.cells, r.error])).collect();
+    let inputs: Vec<Value> = reports
+        .iter()
+        .map(|r| json!([r.cells, r.error, r.cmp]))
+        .collect();
     let python = call_script("encode", &inputs);
     assert_eq!(python.len(), reports.len());
     for (report, python) in reports.iter().zip(python) {

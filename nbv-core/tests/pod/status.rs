@@ -82,6 +82,7 @@ fn cell_error_report() -> String {
             ename: "KeyError".to_owned(),
             evalue: "'x'".to_owned(),
         }),
+        cmp: None,
         dropped: 0,
     }
     .encode()
@@ -96,6 +97,7 @@ fn report_with(kind: RunErrorKind, ename: &str, evalue: &str) -> String {
             ename: ename.to_owned(),
             evalue: evalue.to_owned(),
         }),
+        cmp: None,
         dropped: 0,
     }
     .encode()
@@ -134,7 +136,7 @@ fn classification_cases() -> Vec<(&'static str, Value, i64)> {
                 &RunReport { cells: vec![
                     ReportedCell { index: 1, outcome: CellOutcome::Succeeded, seconds: Some(1.25), error: None },
                     ReportedCell { index: 3, outcome: CellOutcome::Succeeded, seconds: Some(10.0), error: None }],
-                    error: None, dropped: 0 }.encode())]}), 3),
+                    error: None, cmp: None, dropped: 0 }.encode())]}), 3),
         ("succeeded, result unreadable", json!({"phase": "Succeeded",
             "containerStatuses": [terminated(nb, 0, Some("Completed"), "Executing: 100%|██████████| 8/8")]}), 3),
         ("succeeded, no result", json!({"phase": "Succeeded", "containerStatuses": [terminated(nb, 0, Some("Completed"), "")]}), 3),
@@ -147,6 +149,12 @@ fn classification_cases() -> Vec<(&'static str, Value, i64)> {
             &report_with(RunErrorKind::Kernel, "DeadKernelError", "Kernel died"))]), 3),
         ("not a notebook", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
             &report_with(RunErrorKind::Invalid, "NotJSONError", "Notebook does not appear to be JSON: ''"))]), 3),
+        ("golden notebook missing", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
+            &report_with(RunErrorKind::Golden, "FileNotFoundError", "No such golden notebook: /workspace/repo/golden.ipynb"))]), 3),
+        ("golden notebook unreadable", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
+            &report_with(RunErrorKind::Golden, "JSONDecodeError", "/workspace/repo/golden.ipynb: Expecting value"))]), 3),
+        ("outputs differ from the golden notebook", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
+            &report_with(RunErrorKind::Comparison, "GoldenMismatch", "1 of 3 code cells differ from the golden notebook; cell 2: output 0 (stream:stdout) differs"))]), 3),
         ("script crashed", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
             &report_with(RunErrorKind::Internal, "PermissionError", "[Errno 13] Permission denied: '/workspace/out.ipynb'"))]), 3),
         ("timeout", failed_pod(Some("DeadlineExceeded"), vec![clone_ok()], vec![terminated(nb, 137, Some("Error"), "")]), 31),

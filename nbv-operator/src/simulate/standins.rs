@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use nbv_core::annotations::{ARGOCD_REFRESH, KSERVE_INFERENCESERVICE};
+use nbv_core::compare::ReportedComparison;
 use nbv_core::phase::Attempt;
 use nbv_core::pod::{
     ATTEMPT_LABEL, CellOutcome, MANAGED_BY, MANAGED_BY_LABEL, NOTEBOOK_CONTAINER, ReportedCell,
@@ -38,6 +39,8 @@ struct PodPlan {
     /// `status.startTime`: when the kubelet took the Pod up.
     started: Option<DateTime<Utc>>,
     cells: u32,
+    /// The strategy of the comparison with a golden notebook the Pod makes, if any.
+    comparison: Option<String>,
     stage: Stage,
 }
 
@@ -210,6 +213,7 @@ impl StandIns {
                         deadline,
                         started: None,
                         cells,
+                        comparison: golden_comparison(&pod),
                         stage: Stage::Pending,
                     },
                 );
@@ -407,6 +411,28 @@ impl StandIns {
 }
 
 /// The image of a Pod's notebook container.
+/// The strategy of the comparison the Pod's notebook container makes (its
+/// `NBV_COMPARISON` settings), when it compares with a golden notebook.
+fn golden_comparison(pod: &Value) -> Option<String> {
+    let container = pod
+        .pointer("/spec/containers")?
+        .as_array()?
+        .iter()
+        .find(|c| c["name"] == NOTEBOOK_CONTAINER)?;
+    let settings = container["env"]
+        .as_array()?
+        .iter()
+        .find(|e| e["name"] == "NBV_COMPARISON")?["value"]
+        .as_str()?;
+    let settings: Value = serde_json::from_str(settings).ok()?;
+    Some(
+        settings["strategy"]
+            .as_str()
+            .unwrap_or("normalized")
+            .to_owned(),
+    )
+}
+
 fn notebook_image(pod: &Value) -> String {
     pod.pointer("/spec/containers")
         .and_then(Value::as_array)
@@ -501,9 +527,25 @@ fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
                 ename: "KeyError".to_owned(),
                 evalue: "'model_path'".to_owned(),
             });
+            // A notebook that runs through produces its golden notebook's outputs.
+            let total = u64::from(plan.cells.max(1));
+            let cmp =
+                plan.comparison
+                    .clone()
+                    .filter(|_| !failed)
+                    .map(|strategy| ReportedComparison {
+                        result: "matched".to_owned(),
+                        strategy,
+                        total,
+                        matched: total,
+                        mismatched: 0,
+                        diffs: Vec::new(),
+                        more: 0,
+                    });
             let message = RunReport {
                 cells,
                 error,
+                cmp,
                 dropped: 0,
             }
             .encode();

@@ -14,6 +14,7 @@ mod support;
 
 mod argocd;
 mod gitops;
+mod golden;
 mod leader;
 mod load;
 mod memory;

@@ -1,4 +1,5 @@
-# Clones $NBV_GIT_URL at $NBV_GIT_REF into $NBV_WORKSPACE/repo.
+# Clones $NBV_GIT_URL at $NBV_GIT_REF into $NBV_WORKSPACE/$NBV_CHECKOUT (`repo` for
+# the notebook's repository, `golden` for the golden notebook's).
 #
 # nbv runs this script as `sh -c <script>` in the validation pod's init container.
 # Every value of the job comes from the environment and is only ever expanded inside
@@ -6,7 +7,7 @@
 # never appear in a command line, a URL or a file.
 set -eu
 
-repo="$NBV_WORKSPACE/repo"
+repo="$NBV_WORKSPACE/${NBV_CHECKOUT:-repo}"
 ssh_dir=/etc/nbv/git-ssh
 
 case "$NBV_GIT_REF" in

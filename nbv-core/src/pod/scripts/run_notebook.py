@@ -8,6 +8,8 @@ value of the job is ever parsed by a shell:
   NBV_NOTEBOOK    path of the notebook inside the repository
   NBV_OUTPUT      where the executed notebook is written
   NBV_RESULT      where the result is written (the container's termination log)
+  NBV_GOLDEN      the golden notebook to compare the executed notebook with, if any
+                  (compare_notebooks.py, which comes before this part, compares)
 
 The result is one compact JSON document of at most 4096 bytes, the most a kubelet
 keeps of a termination message. nbv-core reads it (`nbv_core::pod::RunReport`), and
@@ -69,14 +71,17 @@ def clean_error(error):
     return entry
 
 
-def encode(cells, error):
+def encode(cells, error, cmp=None):
     """The result document: everything when it fits in MAX_BYTES; otherwise the first
-    cells that fit, the failing cell, and how many cells were dropped."""
+    cells that fit, the failing cell, and how many cells were dropped. `cmp`, the
+    comparison with the golden notebook, is capped to its own budget first."""
     cells = [clean_cell(c) for c in cells]
     error = clean_error(error) if error is not None else None
     doc = {"cells": cells}
     if error is not None:
         doc["error"] = error
+    if cmp is not None:
+        doc["cmp"] = cap_comparison(cmp)
     text = dumps(doc)
     if len(text.encode("utf-8")) <= MAX_BYTES:
         return text
@@ -201,7 +206,7 @@ def main():
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
 
     source = os.path.realpath(os.path.join(repository, notebook))
-    cells = []
+    cells, cmp = [], None
     try:
         if not notebook or os.path.commonpath([repository, source]) != repository:
             error = failure("missing", "FileNotFoundError", "%s is not inside the repository" % notebook)
@@ -212,11 +217,14 @@ def main():
         if os.path.isfile(output):
             with open(output, encoding="utf-8") as f:
                 cells = read_cells(json.load(f))
+        # A notebook that did not run through has nothing to compare.
+        if error is None and os.environ.get("NBV_GOLDEN"):
+            cmp, error = run_comparison(output)
     except Exception as e:
         traceback.print_exc()
         error = failure("internal", type(e).__name__, e)
 
-    text = encode(cells, error)
+    text = encode(cells, error, cmp)
     print("nbv result: " + text, flush=True)
     try:
         with open(result, "w", encoding="utf-8") as f:
