@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::api::{CellResult, NotebookValidationJob};
+use crate::checks::Finding;
 
 use super::Reason;
 
@@ -263,6 +264,9 @@ pub enum PhaseEvent {
         results: Vec<CellResult>,
         /// Optional summary from the Pod, appended to the success message.
         message: Option<String>,
+        /// What the checks of `spec.validationConfig` found that only warns; recorded
+        /// in the `ValidationWarnings` condition.
+        warnings: Vec<Finding>,
     },
     /// The validation Pod ended in failure.
     PodFailed {
@@ -272,6 +276,8 @@ pub enum PhaseEvent {
         failure: Failure,
         /// Per-cell outcomes, as far as they are known.
         results: Vec<CellResult>,
+        /// Check findings that only warn, as for [`PodSucceeded`](Self::PodSucceeded).
+        warnings: Vec<Finding>,
     },
 }
 

@@ -73,17 +73,20 @@ pub enum FailureCause {
     PodDeleted,
     /// The API server refused to create the Pod (an invalid field, a policy).
     PodSpecInvalid,
+    /// A check of `spec.validationConfig` failed: a cell wrote to stderr, warned, has a
+    /// None or NaN value, or a value that breaks its expectation.
+    CheckFailed,
     /// `podConfig.buildConfig.enabled` asks for an image build, which nbv does not do.
     BuildNotSupported,
     /// The spec asks for a check nbv does not carry out yet (`goldenNotebook`,
-    /// `comparisonConfig`, `validationConfig`, `modelValidation`, or a field unknown to
+    /// `comparisonConfig`, `modelValidation`, or a field unknown to
     /// nbv): succeeding without it would be a false result.
     FieldNotSupported,
 }
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 23] = [
+    pub const ALL: [FailureCause; 24] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -105,6 +108,7 @@ impl FailureCause {
         FailureCause::PodRejected,
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
+        FailureCause::CheckFailed,
         FailureCause::BuildNotSupported,
         FailureCause::FieldNotSupported,
     ];
@@ -141,6 +145,7 @@ impl FailureCause {
             FailureCause::PodRejected => "PodRejected",
             FailureCause::PodDeleted => "PodDeleted",
             FailureCause::PodSpecInvalid => "PodSpecInvalid",
+            FailureCause::CheckFailed => "CheckFailed",
             FailureCause::BuildNotSupported => "BuildNotSupported",
             FailureCause::FieldNotSupported => "FieldNotSupported",
         }
@@ -180,6 +185,7 @@ impl FailureCause {
             | FailureCause::ImageNotFound
             | FailureCause::ContainerConfigInvalid
             | FailureCause::PodSpecInvalid
+            | FailureCause::CheckFailed
             | FailureCause::BuildNotSupported
             | FailureCause::FieldNotSupported => FailureKind::Permanent,
         }

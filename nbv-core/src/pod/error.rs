@@ -123,6 +123,9 @@ pub enum PodSpecError {
         /// The name.
         name: String,
     },
+    /// `spec.validationConfig` asks for a check nbv cannot carry out as written.
+    #[error("{0}")]
+    Checks(#[from] crate::checks::InvalidCheckSpec),
     /// The spec asks for a check nbv does not carry out yet.
     #[error(
         "{field}: {check} is not implemented by nbv yet, so this job could not pass the check \
@@ -173,6 +176,7 @@ impl PodSpecError {
                 format!("spec.podConfig.volumeMounts[{index}].name")
             }
             PodSpecError::NotImplemented { field, .. } => field.clone(),
+            PodSpecError::Checks(error) => error.field.clone(),
         }
     }
 

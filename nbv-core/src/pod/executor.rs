@@ -3,13 +3,21 @@
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, SecretEnvSource, VolumeMount};
 
 use crate::api::NotebookValidationJob;
+use crate::checks::CheckPolicy;
 
 use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 
 /// Name of the container that runs the notebook.
 pub const NOTEBOOK_CONTAINER: &str = "notebook";
-/// The script the notebook container runs (`python3 -c`).
-pub(super) const RUN_NOTEBOOK_SCRIPT: &str = include_str!("scripts/run_notebook.py");
+/// The script the notebook container runs (`python3 -c`): the checks, then the runner,
+/// whose `main()` comes last.
+pub(super) const RUN_NOTEBOOK_SCRIPT: &str = concat!(
+    include_str!("scripts/checks.py"),
+    "\n",
+    include_str!("scripts/run_notebook.py")
+);
+/// Environment variable holding the job's [`CheckPolicy`] as JSON.
+pub(super) const CHECKS_ENV: &str = "NBV_CHECKS";
 /// Environment variable holding `spec.notebook.path`.
 pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 
@@ -19,7 +27,14 @@ pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 /// image's user may not own its home directory; unbuffered Python output), the job's
 /// `env`, then the script's settings. Later entries win, so the job may override the
 /// defaults but not the settings.
-pub(super) fn notebook_container(job: &NotebookValidationJob, image: &str) -> Container {
+///
+/// A job with a `validationConfig` also gets its resolved check policy in
+/// `NBV_CHECKS`, as JSON: computed by the core, read by the script, never by a shell.
+pub(super) fn notebook_container(
+    job: &NotebookValidationJob,
+    image: &str,
+    checks: Option<&CheckPolicy>,
+) -> Container {
     let config = &job.spec.pod_config;
     let mut vars = vec![
         env("HOME", &format!("{WORKSPACE}/home")),
@@ -32,6 +47,11 @@ pub(super) fn notebook_container(job: &NotebookValidationJob, image: &str) -> Co
         env("NBV_OUTPUT", &format!("{WORKSPACE}/out.ipynb")),
         env("NBV_RESULT", TERMINATION_LOG),
     ]);
+    if let Some(policy) = checks {
+        // A struct of strings, numbers and enums: serialization cannot fail.
+        let json = serde_json::to_string(policy).unwrap_or_default();
+        vars.push(env(CHECKS_ENV, &json));
+    }
 
     // `credentials` is shorthand for `envFrom[].secretRef`; explicit `envFrom` entries
     // come after it and so win for keys both define.

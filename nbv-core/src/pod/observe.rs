@@ -8,11 +8,12 @@ use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod,
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::CellResult;
+use crate::checks::Finding;
 use crate::phase::{Attempt, Failure, PhaseEvent, PodRef};
 
 use super::classify::{
-    classify_output, clone_failure, excerpt, human_seconds, notebook_error, waiting_failure,
-    with_detail,
+    check_failure, classify_output, clone_failure, excerpt, human_seconds, notebook_error,
+    waiting_failure, with_detail,
 };
 use super::git::CLONE_CONTAINER;
 use super::{ATTEMPT_LABEL, FailureCause, NOTEBOOK_CONTAINER, RunReport, pod_name};
@@ -145,20 +146,30 @@ pub fn observe_pod(
     let view = View { pod, status };
     Ok(match status.phase.as_deref() {
         Some("Running") => Some(PhaseEvent::PodRunning { pod: pod_ref }),
-        Some("Succeeded") => {
-            let (results, message) = view.success();
-            Some(PhaseEvent::PodSucceeded {
+        Some("Succeeded") => match view.check_failed() {
+            Some(failure) => Some(PhaseEvent::PodFailed {
                 pod: pod_ref,
-                results,
-                message: Some(message),
-            })
-        }
+                failure,
+                results: view.results(),
+                warnings: view.warnings(),
+            }),
+            None => {
+                let (results, message) = view.success();
+                Some(PhaseEvent::PodSucceeded {
+                    pod: pod_ref,
+                    results,
+                    message: Some(message),
+                    warnings: view.warnings(),
+                })
+            }
+        },
         Some("Failed") => {
             let (failure, results) = view.failure();
             Some(PhaseEvent::PodFailed {
                 pod: pod_ref,
                 failure,
                 results,
+                warnings: view.warnings(),
             })
         }
         Some("Pending") | None => {
@@ -167,6 +178,7 @@ pub fn observe_pod(
                     pod: pod_ref,
                     failure,
                     results: Vec::new(),
+                    warnings: Vec::new(),
                 })
         }
         Some(_) => None,
@@ -196,6 +208,7 @@ pub fn pod_vanished(job_name: &str, attempt: Attempt) -> PhaseEvent {
         pod: PodRef::new(name, attempt),
         failure,
         results: Vec::new(),
+        warnings: Vec::new(),
     }
 }
 
@@ -224,9 +237,44 @@ impl View<'_> {
         (!message.trim().is_empty()).then(|| RunReport::parse(message))
     }
 
+    fn readable_report(&self) -> Option<RunReport> {
+        self.report().and_then(Result::ok)
+    }
+
+    fn results(&self) -> Vec<CellResult> {
+        self.readable_report()
+            .map(|r| r.cell_results())
+            .unwrap_or_default()
+    }
+
+    /// The check findings that only warn.
+    fn warnings(&self) -> Vec<Finding> {
+        let report = self.readable_report();
+        let checks = report.and_then(|r| r.chk);
+        checks.map_or_else(Vec::new, |c| c.warnings().cloned().collect())
+    }
+
+    /// A failing check finding of a Pod that ended Succeeded: the core, not the exit
+    /// code, has the last word.
+    fn check_failed(&self) -> Option<Failure> {
+        check_failure(&self.readable_report()?)
+    }
+
     fn success(&self) -> (Vec<CellResult>, String) {
         match self.report() {
-            Some(Ok(report)) => (report.cell_results(), report.summary()),
+            Some(Ok(report)) => {
+                let mut summary = report.summary();
+                let warnings: Vec<Finding> = report
+                    .chk
+                    .iter()
+                    .flat_map(|c| c.warnings().cloned())
+                    .collect();
+                if !warnings.is_empty() {
+                    summary.push_str("; ");
+                    summary.push_str(&crate::checks::warnings_message(&warnings));
+                }
+                (report.cell_results(), summary)
+            }
             Some(Err(e)) => (
                 Vec::new(),
                 format!("the notebook ran, but its result could not be read: {e}"),

@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::api::{CellResult, CellStatus};
+use crate::checks::CheckReport;
 
 /// The most a kubelet keeps of a termination message, in bytes.
 pub const MAX_REPORT_BYTES: usize = 4096;
@@ -60,6 +61,9 @@ pub struct RunReport {
     /// Why the run failed; `None` when it succeeded.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub error: Option<RunError>,
+    /// What the checks of `spec.validationConfig` found, when the job asks for checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chk: Option<CheckReport>,
     /// Cells left out to fit the termination message.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped: u64,
@@ -126,6 +130,8 @@ pub enum RunErrorKind {
     Kernel,
     /// The image lacks papermill or the notebook's kernel.
     Setup,
+    /// A check of `spec.validationConfig` failed (the findings are in `chk`).
+    Check,
     /// The script that runs the notebook failed.
     Internal,
     /// A kind this version does not know (written by a newer script).
@@ -205,9 +211,11 @@ impl RunReport {
     pub fn encode(&self) -> String {
         let cells: Vec<ReportedCell> = self.cells.iter().map(ReportedCell::cleaned).collect();
         let error = self.error.as_ref().map(RunError::cleaned);
+        let chk = self.chk.as_ref().map(CheckReport::capped);
         let full = RunReport {
             cells,
             error,
+            chk,
             dropped: self.dropped,
         };
         let text = json(&full);
@@ -217,6 +225,7 @@ impl RunReport {
         let RunReport {
             cells,
             error,
+            chk,
             dropped,
         } = full;
         let failing = error
@@ -227,6 +236,7 @@ impl RunReport {
         let base = RunReport {
             cells: Vec::new(),
             error: error.clone(),
+            chk: chk.clone(),
             dropped: dropped.saturating_add(cells.len() as u64),
         };
         let budget = MAX_REPORT_BYTES.saturating_sub(json(&base).len());
@@ -249,6 +259,7 @@ impl RunReport {
         json(&RunReport {
             cells: kept,
             error,
+            chk,
             dropped: dropped.saturating_add(left_out),
         })
     }
@@ -349,7 +360,7 @@ impl RunError {
 
 /// `text` with control characters but newline and tab made spaces, cut to `limit`
 /// UTF-8 bytes (ending in `...` when cut). `limit` is at least 3.
-fn clean(text: &str, limit: usize) -> String {
+pub(crate) fn clean(text: &str, limit: usize) -> String {
     let text: String = text
         .chars()
         .map(|c| {

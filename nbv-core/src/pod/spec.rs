@@ -90,7 +90,8 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 /// [`PodSpecError`] naming the field when the job lacks its identity (name, namespace,
 /// uid), asks for a check nbv does not carry out yet
 /// ([`PodSpecError::NotImplemented`]: `goldenNotebook`, `comparisonConfig`,
-/// `validationConfig`, an enabled `modelValidation`, a field nbv does not know), has no
+/// an enabled `modelValidation`, a field nbv does not know), has a
+/// `validationConfig` that cannot be checked ([`PodSpecError::Checks`]), has no
 /// image, an invalid timeout, a Git URL or ref that cannot be cloned
 /// safely, a notebook path outside the repository, credentials over an unencrypted
 /// transport, or volumes the restricted profile forbids.
@@ -122,6 +123,7 @@ pub fn validation_pod(
 
     let spec = &job.spec;
     check_implemented(spec)?;
+    let checks = crate::checks::policy_of(spec)?;
     let config = &spec.pod_config;
     let image = image
         .filter(|i| !i.trim().is_empty())
@@ -181,7 +183,7 @@ pub fn validation_pod(
                 ..PodSecurityContext::default()
             }),
             init_containers: Some(vec![clone_container(&spec.notebook.git, &access, defaults)]),
-            containers: vec![notebook_container(job, image)],
+            containers: vec![notebook_container(job, image, checks.as_ref())],
             volumes: Some(volumes),
             ..PodSpec::default()
         }),

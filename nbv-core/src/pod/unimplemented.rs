@@ -12,8 +12,6 @@ use super::error::PodSpecError;
 ///
 /// - `goldenNotebook`: the golden-notebook comparison;
 /// - `comparisonConfig`: how to compare with the golden notebook;
-/// - `validationConfig`: the validation levels and output checks (its defaults alone ask
-///   for checks: `detectSilentFailures` is on by default);
 /// - `modelValidation`, unless `enabled: false`: checks against model servers;
 /// - any field the CRD does not know (kept in `spec.unknownFields`).
 ///
@@ -33,12 +31,6 @@ pub(super) fn check_implemented(spec: &NotebookValidationJobSpec) -> Result<(), 
         return refuse(
             "spec.comparisonConfig",
             "the comparison with a golden notebook",
-        );
-    }
-    if spec.validation_config.is_some() {
-        return refuse(
-            "spec.validationConfig",
-            "validation levels and output checks",
         );
     }
     if spec

@@ -132,5 +132,6 @@ pub fn pod_refused(job: &NotebookValidationJob, attempt: Attempt, failure: Failu
         pod: PodRef::new(pod_name(job_name, attempt), attempt),
         failure,
         results: Vec::new(),
+        warnings: Vec::new(),
     }
 }

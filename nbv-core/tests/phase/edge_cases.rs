@@ -247,6 +247,7 @@ fn huge_messages_are_bounded_everywhere() {
         pod: pod(1, 0),
         failure,
         results: vec![],
+        warnings: vec![],
     };
     let t = step(
         Some(last_status(&transitions)),

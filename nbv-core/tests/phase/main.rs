@@ -78,6 +78,7 @@ fn succeeded(generation: i64, retry: u32) -> PhaseEvent {
             ..CellResult::default()
         }],
         message: Some("12/12 cells passed".to_owned()),
+        warnings: vec![],
     }
 }
 
@@ -94,6 +95,7 @@ fn failed(generation: i64, retry: u32, kind: FailureKind) -> PhaseEvent {
         pod: pod(generation, retry),
         failure,
         results: vec![],
+        warnings: vec![],
     }
 }
 

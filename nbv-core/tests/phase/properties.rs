@@ -153,7 +153,8 @@ fn arb_event() -> impl Strategy<Value = PhaseEvent> {
         arb_pod().prop_map(|pod| PhaseEvent::PodSucceeded {
             pod,
             results: vec![],
-            message: None
+            message: None,
+            warnings: vec![],
         }),
         (arb_pod(), arb_kind()).prop_map(|(pod, kind)| PhaseEvent::PodFailed {
             pod,
@@ -163,6 +164,7 @@ fn arb_event() -> impl Strategy<Value = PhaseEvent> {
                 message: "boom".to_owned()
             },
             results: vec![CellResult::default()],
+            warnings: vec![],
         }),
     ]
 }
@@ -248,6 +250,7 @@ fn follow(
                 pod,
                 results: vec![],
                 message: None,
+                warnings: vec![],
             },
             Outcome::Transient | Outcome::Permanent => PhaseEvent::PodFailed {
                 pod,
@@ -261,6 +264,7 @@ fn follow(
                     message: "exit code 1".to_owned(),
                 },
                 results: vec![],
+                warnings: vec![],
             },
         }
     };

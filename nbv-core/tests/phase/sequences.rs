@@ -168,6 +168,7 @@ fn legacy_running_status_is_adopted() {
         pod: adopted_pod,
         results: vec![],
         message: None,
+        warnings: vec![],
     };
     let events = [(0, observe(4)), (3, done)];
     let transitions = run(Some(upstream), &events);

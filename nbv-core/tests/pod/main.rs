@@ -13,6 +13,10 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use nbv_core::api::{CellStatus, NotebookValidationJob};
+use nbv_core::api::{ValidationConfig, ValidationLevel};
+use nbv_core::checks::{
+    CheckPolicy, CheckReport, Expectation, Finding, Observation, Outcome, Rule, evaluate,
+};
 use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
 use nbv_core::pod::{
     ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
@@ -150,8 +154,32 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
         Just(RunErrorKind::Setup),
         Just(RunErrorKind::Internal),
     ];
-    let error = proptest::option::of((kind, text.clone(), text, any::<prop::sample::Index>()));
-    (cells, error).prop_map(|(cells, error)| {
+    let error = proptest::option::of((
+        kind,
+        text.clone(),
+        text.clone(),
+        any::<prop::sample::Index>(),
+    ));
+    let finding = (
+        proptest::option::of(0u64..500),
+        prop::sample::select(vec![
+            Rule::Stderr,
+            Rule::Warning,
+            Rule::Nan,
+            Rule::Shape,
+            Rule::Assertions,
+        ]),
+        prop_oneof![Just(Outcome::Warn), Just(Outcome::Fail)],
+        text,
+    )
+        .prop_map(|(cell, rule, outcome, message)| Finding {
+            cell,
+            rule,
+            outcome,
+            message,
+        });
+    let chk = proptest::option::of(proptest::collection::vec(finding, 0..30));
+    (cells, error, chk).prop_map(|(cells, error, chk)| {
         let cells: Vec<ReportedCell> = cells
             .into_iter()
             .enumerate()
@@ -172,6 +200,7 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
         RunReport {
             cells,
             error,
+            chk: chk.map(|findings| CheckReport { findings, more: 0 }),
             dropped: 0,
         }
     })

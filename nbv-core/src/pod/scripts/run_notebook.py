@@ -8,6 +8,8 @@ value of the job is ever parsed by a shell:
   NBV_NOTEBOOK    path of the notebook inside the repository
   NBV_OUTPUT      where the executed notebook is written
   NBV_RESULT      where the result is written (the container's termination log)
+  NBV_CHECKS      the check policy of spec.validationConfig, as JSON (see checks.py
+                  before this file); unset when the job asks for no check
 
 The result is one compact JSON document of at most 4096 bytes, the most a kubelet
 keeps of a termination message. nbv-core reads it (`nbv_core::pod::RunReport`), and
@@ -69,14 +71,18 @@ def clean_error(error):
     return entry
 
 
-def encode(cells, error):
+def encode(cells, error, findings=None):
     """The result document: everything when it fits in MAX_BYTES; otherwise the first
-    cells that fit, the failing cell, and how many cells were dropped."""
+    cells that fit, the failing cell, and how many cells were dropped. The check
+    findings, when the job asks for checks, go under "chk" within their own budget
+    (encode_checks)."""
     cells = [clean_cell(c) for c in cells]
     error = clean_error(error) if error is not None else None
     doc = {"cells": cells}
     if error is not None:
         doc["error"] = error
+    if findings is not None:
+        doc["chk"] = encode_checks(findings)
     text = dumps(doc)
     if len(text.encode("utf-8")) <= MAX_BYTES:
         return text
@@ -163,20 +169,23 @@ def failure(kind, ename, evalue, cell=None):
     return error
 
 
-def execute(source, output):
-    """Runs the notebook; returns the error that ended the run, or None."""
+def execute(source, output, checks=None, probes=None):
+    """Runs the notebook; returns the error that ended the run, or None. With a check
+    policy, the probing engine of checks.py fills `probes`."""
     try:
         import papermill
         from papermill.exceptions import PapermillExecutionError
     except ImportError as e:
         return failure("setup", type(e).__name__, e)
     try:
+        engine = {} if checks is None else {"engine_name": checks_engine(checks, probes)}
         papermill.execute_notebook(
             source,
             output,
             cwd=os.path.dirname(source),
             log_output=True,
             progress_bar=False,
+            **engine,
         )
     except PapermillExecutionError as e:
         return failure("cell", e.ename, e.evalue, cell=e.cell_index)
@@ -201,22 +210,34 @@ def main():
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
 
     source = os.path.realpath(os.path.join(repository, notebook))
-    cells = []
+    cells, checks, findings, probes = [], None, [], {}
     try:
+        checks = load_checks()
         if not notebook or os.path.commonpath([repository, source]) != repository:
             error = failure("missing", "FileNotFoundError", "%s is not inside the repository" % notebook)
         elif not os.path.isfile(source):
             error = failure("missing", "FileNotFoundError", "No such file: %s" % notebook)
         else:
-            error = execute(source, output)
+            error = None
+            if checks is not None:
+                with open(source, encoding="utf-8") as f:
+                    findings = missing_cells(json.load(f), checks)
+            if not findings:
+                error = execute(source, output, checks, probes)
         if os.path.isfile(output):
             with open(output, encoding="utf-8") as f:
-                cells = read_cells(json.load(f))
+                executed = json.load(f)
+            cells = read_cells(executed)
+            if checks is not None and not findings:
+                findings = cell_findings(executed, checks, probes)
+        failed = next((f for f in findings if f["s"] == "fail"), None)
+        if error is None and failed is not None:
+            error = failure("check", failed["r"], failed["m"], cell=failed.get("c"))
     except Exception as e:
         traceback.print_exc()
         error = failure("internal", type(e).__name__, e)
 
-    text = encode(cells, error)
+    text = encode(cells, error, None if checks is None else findings)
     print("nbv result: " + text, flush=True)
     try:
         with open(result, "w", encoding="utf-8") as f:
