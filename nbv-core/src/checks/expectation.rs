@@ -94,16 +94,14 @@ fn parse(index: usize, output: &ExpectedOutput) -> Result<Expectation, InvalidCh
             ),
         )
     })?;
-    if let Some(name) = &output.output_type {
-        if !is_type_name(name) {
-            return Err(InvalidCheckSpec::new(
-                field("type"),
-                format!(
-                    "{name:?} is not a Python type name; write a dotted name such as float, \
-                     list or pandas.DataFrame"
-                ),
-            ));
-        }
+    if let Some(name) = output.output_type.as_ref().filter(|n| !is_type_name(n)) {
+        return Err(InvalidCheckSpec::new(
+            field("type"),
+            format!(
+                "{name:?} is not a Python type name; write a dotted name such as float, \
+                 list or pandas.DataFrame"
+            ),
+        ));
     }
     let shape = output
         .shape
@@ -132,17 +130,17 @@ fn parse(index: usize, output: &ExpectedOutput) -> Result<Expectation, InvalidCh
     };
     let min = bound("minValue", &output.min_value)?;
     let max = bound("maxValue", &output.max_value)?;
-    if let (Some(min), Some(max)) = (min, max) {
-        if min > max {
-            return Err(InvalidCheckSpec::new(
-                field("maxValue"),
-                format!(
-                    "{} is below minValue {}; no value can lie between them",
-                    output.max_value.as_deref().unwrap_or_default(),
-                    output.min_value.as_deref().unwrap_or_default()
-                ),
-            ));
-        }
+    if let (Some(min), Some(max)) = (min, max)
+        && min > max
+    {
+        return Err(InvalidCheckSpec::new(
+            field("maxValue"),
+            format!(
+                "{} is below minValue {}; no value can lie between them",
+                output.max_value.as_deref().unwrap_or_default(),
+                output.min_value.as_deref().unwrap_or_default()
+            ),
+        ));
     }
     Ok(Expectation {
         cell,

@@ -132,13 +132,13 @@ pub fn evaluate(
     } else {
         observation.types.first().map_or("value", String::as_str)
     };
-    if let Some(wanted) = &expectation.output_type {
-        if !type_matches(&observation.types, wanted) {
-            find(
-                Rule::Type,
-                format!("cell {cell}: expected a {wanted}, got a {shown}"),
-            );
-        }
+    if let Some(wanted) = &expectation.output_type
+        && !type_matches(&observation.types, wanted)
+    {
+        find(
+            Rule::Type,
+            format!("cell {cell}: expected a {wanted}, got a {shown}"),
+        );
     }
     if let Some(shape) = &expectation.shape {
         let wanted = join(shape.iter().map(i64::to_string));

@@ -504,6 +504,7 @@ fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
             let message = RunReport {
                 cells,
                 error,
+                chk: None,
                 dropped: 0,
             }
             .encode();
