@@ -45,8 +45,20 @@ const PASSED_THROUGH: [&str; 8] = [
     "spec.podConfig.nodeSelector",
 ];
 
+/// The `validationConfig` every check field is set against: the level that turns the
+/// fewest checks to `fail`, and one expectation with a type.
+fn checks_baseline() -> Value {
+    json!({"validationConfig": {"level": "learning", "expectedOutputs": [{"cell": 1, "type": "float"}]}})
+}
+
 fn treatment(path: &str) -> Option<Treatment> {
     let pod = |patch: Value| Effect(json!({"podConfig": patch}));
+    let checks = |patch: Value| {
+        let mut config = checks_baseline();
+        merge(&mut config["validationConfig"], &patch);
+        Effect(config)
+    };
+    let expect = |entry: Value| checks(json!({"expectedOutputs": [entry]}));
     Some(match path {
         "spec.notebook" | "spec.notebook.git" => Effect(
             json!({"notebook": {"git": {"url": "https://git.example.com/other.git", "ref": "v2"}, "path": "b.ipynb"}}),
@@ -127,7 +139,36 @@ fn treatment(path: &str) -> Option<Treatment> {
             golden(),
             json!({"comparisonConfig": {"customTimestampPatterns": ["took [0-9]+ms"]}}),
         ),
-        "spec.validationConfig" => Refused(json!({"validationConfig": {"level": "production"}})),
+        "spec.validationConfig" | "spec.validationConfig.level" => {
+            checks(json!({"level": "production"}))
+        }
+        "spec.validationConfig.strictMode" => checks(json!({"strictMode": true})),
+        "spec.validationConfig.failOnStderr" => checks(json!({"failOnStderr": true})),
+        "spec.validationConfig.failOnWarnings" => checks(json!({"failOnWarnings": true})),
+        "spec.validationConfig.detectSilentFailures" => {
+            checks(json!({"detectSilentFailures": false}))
+        }
+        "spec.validationConfig.checkOutputTypes" => checks(json!({"checkOutputTypes": true})),
+        "spec.validationConfig.verifyAssertions" => checks(json!({"verifyAssertions": true})),
+        "spec.validationConfig.requireExplicitExitCodes" => {
+            checks(json!({"requireExplicitExitCodes": true}))
+        }
+        "spec.validationConfig.expectedOutputs" | "spec.validationConfig.expectedOutputs.cell" => {
+            expect(json!({"cell": 2, "type": "float"}))
+        }
+        "spec.validationConfig.expectedOutputs.type" => expect(json!({"cell": 1, "type": "int"})),
+        "spec.validationConfig.expectedOutputs.shape" => {
+            expect(json!({"cell": 1, "type": "float", "shape": "-1,2"}))
+        }
+        "spec.validationConfig.expectedOutputs.minValue" => {
+            expect(json!({"cell": 1, "type": "float", "minValue": "0"}))
+        }
+        "spec.validationConfig.expectedOutputs.maxValue" => {
+            expect(json!({"cell": 1, "type": "float", "maxValue": "1"}))
+        }
+        "spec.validationConfig.expectedOutputs.notEmpty" => {
+            expect(json!({"cell": 1, "type": "float", "notEmpty": true}))
+        }
         "spec.modelValidation" => {
             Refused(json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]}}))
         }
@@ -275,9 +316,43 @@ fn every_spec_field_is_carried_out_or_refused_by_name() {
     );
 }
 
+/// The Pod's `NBV_CHECKS`, when it has one.
+fn checks_env(pod: &Value) -> Option<String> {
+    let env = pod["spec"]["containers"][0]["env"].as_array()?;
+    let var = env.iter().find(|v| v["name"] == "NBV_CHECKS")?;
+    var["value"].as_str().map(str::to_owned)
+}
+
+#[test]
+fn every_validation_config_field_changes_the_check_policy_the_pod_receives() {
+    let base = pod_of(&job_with(&checks_baseline())).expect("the checks baseline runs");
+    let base_checks = checks_env(&base).expect("NBV_CHECKS");
+    let paths: Vec<String> = spec_paths()
+        .into_iter()
+        .filter(|p| p.starts_with("spec.validationConfig."))
+        .collect();
+    assert!(paths.len() >= 14, "{paths:?}");
+    for path in paths {
+        let Some(Effect(patch)) = treatment(&path) else {
+            panic!("{path} is not carried out");
+        };
+        let pod = pod_of(&job_with(&patch)).unwrap_or_else(|e| panic!("{path}: {e}"));
+        let checks = checks_env(&pod).expect("NBV_CHECKS");
+        assert_ne!(
+            checks, base_checks,
+            "{path} ({patch}) does not change NBV_CHECKS"
+        );
+    }
+    assert_eq!(
+        checks_env(&pod_of(&job_with(&json!({}))).expect("runs")),
+        None
+    );
+}
+
 #[test]
 fn a_check_nbv_does_not_carry_out_fails_the_job_for_good_naming_the_field() {
-    let job = job_with(&json!({"validationConfig": {"failOnStderr": true}}));
+    let job = job_with(&json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]},
+                               "validationConfig": {"failOnStderr": true}}));
     let error = pod_of(&job).expect_err("refused");
     let failure = error.failure();
     assert_eq!(
@@ -285,7 +360,7 @@ fn a_check_nbv_does_not_carry_out_fails_the_job_for_good_naming_the_field() {
         FailureCause::FieldNotSupported.as_str()
     );
     assert_eq!(failure.kind, FailureKind::Permanent);
-    insta::assert_snapshot!(failure.message, @"spec.validationConfig: validation levels and output checks is not implemented by nbv yet, so this job could not pass the check it asks for; remove spec.validationConfig to validate only that the notebook runs, or run the job under an operator that carries the check out (with nbv beside it in --gitops-only mode)");
+    insta::assert_snapshot!(failure.message, @"spec.modelValidation: validation against model servers is not implemented by nbv yet, so this job could not pass the check it asks for; remove spec.modelValidation to validate only that the notebook runs, or run the job under an operator that carries the check out (with nbv beside it in --gitops-only mode)");
 }
 
 #[test]

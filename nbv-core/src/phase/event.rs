@@ -4,6 +4,7 @@ use std::fmt;
 use std::str::FromStr;
 
 use crate::api::{CellResult, ComparisonResult, NotebookValidationJob};
+use crate::checks::Finding;
 
 use super::Reason;
 
@@ -266,6 +267,9 @@ pub enum PhaseEvent {
         /// The comparison with the golden notebook, when the job asks for one
         /// (`status.comparisonResult`).
         comparison: Option<ComparisonResult>,
+        /// What the checks of `spec.validationConfig` found that only warns; recorded
+        /// in the `ValidationWarnings` condition.
+        warnings: Vec<Finding>,
     },
     /// The validation Pod ended in failure.
     PodFailed {
@@ -278,6 +282,8 @@ pub enum PhaseEvent {
         /// The comparison with the golden notebook, as far as it is known
         /// (`status.comparisonResult`).
         comparison: Option<ComparisonResult>,
+        /// Check findings that only warn, as for [`PodSucceeded`](Self::PodSucceeded).
+        warnings: Vec<Finding>,
     },
 }
 

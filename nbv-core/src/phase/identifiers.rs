@@ -38,6 +38,8 @@ impl Reason {
     /// The job asks for an image build, which nbv does not carry out: no build was
     /// attempted.
     pub const BUILD_NOT_SUPPORTED: Reason = Reason::known("BuildNotSupported");
+    /// `ValidationWarnings` is `True`: a check found something at a level that warns.
+    pub const CHECK_WARNINGS: Reason = Reason::known("CheckWarnings");
     /// `Retrying` is `True`: a retry waits for its backoff to elapse.
     pub const RETRY_SCHEDULED: Reason = Reason::known("RetryScheduled");
     /// `Retrying` is `True`: the backoff elapsed and the retry attempt runs.
@@ -228,6 +230,10 @@ impl ConditionType {
     /// ApplicationSet generates it without preserving them; the message says what to
     /// add.
     pub const APPLICATION_STATUS: ConditionType = ConditionType::known("ApplicationStatus");
+
+    /// Present when the run's checks (`spec.validationConfig`) found something that only
+    /// warns: `True`, the message lists the findings.
+    pub const VALIDATION_WARNINGS: ConditionType = ConditionType::known("ValidationWarnings");
 
     /// A condition type, checked against the CRD pattern.
     ///

@@ -9,7 +9,7 @@ use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase};
 use super::adopt::normalize;
 use super::build::{build_failed, build_started, build_succeeded};
 use super::conditions::dedupe_conditions;
-use super::pod_events::{admit_pod, pod_failed, pod_running, pod_succeeded};
+use super::pod_events::{admit_pod, pod_failed, pod_running, pod_succeeded, record_warnings};
 use super::record::{build_phase, current_attempt, retry_due, set_ready, set_retrying};
 use super::{
     ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason, RetryPolicy, ScheduledRetry,
@@ -48,7 +48,7 @@ type Status = NotebookValidationJobStatus;
 /// assert_eq!(t.entered, Some(Phase::ValidationRunning));
 ///
 /// let failure = Failure::transient(Reason::new("Evicted")?, "node drained");
-/// let failed = PhaseEvent::PodFailed { pod, failure, results: vec![], comparison: None };
+/// let failed = PhaseEvent::PodFailed { pod, failure, results: vec![], comparison: None, warnings: vec![] };
 /// let t = step(Some(&t.status), &failed, t0, &policy);
 /// assert_eq!(t.status.retry_count, Some(1));
 /// assert_eq!(t.requeue_after, Some(std::time::Duration::from_secs(60)));
@@ -61,6 +61,7 @@ type Status = NotebookValidationJobStatus;
 /// assert_eq!(retry, Attempt { generation: 1, retry: 1 });
 /// let done = PhaseEvent::PodSucceeded {
 ///     pod: PodRef::new("train-g1-r1", retry), results: vec![], message: None, comparison: None,
+///     warnings: vec![],
 /// };
 /// let t = step(Some(&t.status), &done, t0 + Duration::minutes(3), &policy);
 /// assert_eq!(t.status.phase, Some(Phase::Succeeded));
@@ -167,10 +168,12 @@ fn apply(
             results,
             message,
             comparison,
+            warnings,
         } => {
             admit_pod(&s, phase, pod)?;
             s.comparison_result = comparison.clone();
             pod_succeeded(&mut s, pod, results, message.as_deref(), now, policy);
+            record_warnings(&mut s, warnings, now);
             applied(s)
         }
         PhaseEvent::PodFailed {
@@ -178,10 +181,12 @@ fn apply(
             failure,
             results,
             comparison,
+            warnings,
         } => {
             admit_pod(&s, phase, pod)?;
             s.comparison_result = comparison.clone();
             let retry_scheduled = pod_failed(&mut s, pod, failure, results, now, policy);
+            record_warnings(&mut s, warnings, now);
             Ok(Applied {
                 status: s,
                 run_started: false,
@@ -228,6 +233,7 @@ fn new_run(before: &Status, generation: i64, build_requested: bool, now: DateTim
     let mut conditions = before.conditions.clone().unwrap_or_default();
     dedupe_conditions(&mut conditions);
     remove_condition(&mut conditions, &ConditionType::RETRYING);
+    remove_condition(&mut conditions, &ConditionType::VALIDATION_WARNINGS);
     let message = if build_requested {
         messages::WAITING_FOR_BUILD
     } else {

@@ -49,7 +49,7 @@
 //! let Next::StartPod(attempt) = t.next else { panic!("a new run starts its pod") };
 //!
 //! let failure = Failure::permanent(Reason::new("CellFailed")?, "cell 4: KeyError 'label'");
-//! let event = PhaseEvent::PodFailed { pod: PodRef::new("train-g1-r0", attempt), failure, results: vec![], comparison: None };
+//! let event = PhaseEvent::PodFailed { pod: PodRef::new("train-g1-r0", attempt), failure, results: vec![], comparison: None, warnings: vec![] };
 //! let t = step(Some(&t.status), &event, now, &policy);
 //! assert_eq!(t.entered, Some(Phase::Failed));
 //! assert_eq!(t.status.completion_time, Some(now));

@@ -3,14 +3,15 @@
 use chrono::{DateTime, Utc};
 
 use crate::api::{BuildPhase, CellResult, NotebookValidationJobStatus, Phase};
+use crate::checks::Finding;
 
 use super::record::{
     add, after_run_times, build_phase, current_attempt, enter, has_retrying, non_empty, set_ready,
     set_retrying,
 };
 use super::{
-    ConditionStatus, Failure, FailureKind, Ignored, PodRef, Reason, RetryPolicy, ScheduledRetry,
-    messages, truncate_message,
+    ConditionStatus, ConditionType, Failure, FailureKind, Ignored, PodRef, Reason, RetryPolicy,
+    ScheduledRetry, messages, truncate_message,
 };
 
 type Status = NotebookValidationJobStatus;
@@ -172,4 +173,26 @@ pub(super) fn fail(
     if let Some((reason, message)) = retrying.filter(|_| has_retrying(s)) {
         set_retrying(s, ConditionStatus::False, &reason, &message, now);
     }
+}
+
+/// Records the check warnings of the attempt that ended: the `ValidationWarnings`
+/// condition lists them; an attempt without warnings leaves no such condition (an
+/// earlier attempt's warnings do not describe this one).
+pub(super) fn record_warnings(s: &mut Status, warnings: &[Finding], now: DateTime<Utc>) {
+    let generation = s.observed_generation;
+    let conditions = s.conditions.get_or_insert_with(Vec::new);
+    if warnings.is_empty() {
+        super::remove_condition(conditions, &ConditionType::VALIDATION_WARNINGS);
+        return;
+    }
+    let message = crate::checks::warnings_message(warnings);
+    super::set_condition(
+        conditions,
+        &ConditionType::VALIDATION_WARNINGS,
+        ConditionStatus::True,
+        &Reason::CHECK_WARNINGS,
+        &message,
+        now,
+        generation,
+    );
 }

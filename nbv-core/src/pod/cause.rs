@@ -73,6 +73,9 @@ pub enum FailureCause {
     PodDeleted,
     /// The API server refused to create the Pod (an invalid field, a policy).
     PodSpecInvalid,
+    /// A check of `spec.validationConfig` failed: a cell wrote to stderr, warned, has a
+    /// None or NaN value, or a value that breaks its expectation.
+    CheckFailed,
     /// `podConfig.buildConfig.enabled` asks for an image build, which nbv does not do.
     BuildNotSupported,
     /// The executed notebook's outputs differ from the golden notebook's.
@@ -81,15 +84,14 @@ pub enum FailureCause {
     GoldenNotFound,
     /// The golden notebook file is not a notebook nbv can read.
     GoldenInvalid,
-    /// The spec asks for a check nbv does not carry out yet (`validationConfig`,
-    /// `modelValidation`, or a field unknown to nbv): succeeding without it would be a
-    /// false result.
+    /// The spec asks for a check nbv does not carry out yet (`modelValidation`, or a
+    /// field unknown to nbv): succeeding without it would be a false result.
     FieldNotSupported,
 }
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 26] = [
+    pub const ALL: [FailureCause; 27] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -111,6 +113,7 @@ impl FailureCause {
         FailureCause::PodRejected,
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
+        FailureCause::CheckFailed,
         FailureCause::BuildNotSupported,
         FailureCause::FieldNotSupported,
         FailureCause::GoldenMismatch,
@@ -150,6 +153,7 @@ impl FailureCause {
             FailureCause::PodRejected => "PodRejected",
             FailureCause::PodDeleted => "PodDeleted",
             FailureCause::PodSpecInvalid => "PodSpecInvalid",
+            FailureCause::CheckFailed => "CheckFailed",
             FailureCause::BuildNotSupported => "BuildNotSupported",
             FailureCause::FieldNotSupported => "FieldNotSupported",
             FailureCause::GoldenMismatch => "GoldenMismatch",
@@ -192,6 +196,7 @@ impl FailureCause {
             | FailureCause::ImageNotFound
             | FailureCause::ContainerConfigInvalid
             | FailureCause::PodSpecInvalid
+            | FailureCause::CheckFailed
             | FailureCause::BuildNotSupported
             | FailureCause::FieldNotSupported
             | FailureCause::GoldenMismatch

@@ -10,6 +10,7 @@ use crate::phase::Failure;
 
 use super::git::{Checkout, NOTEBOOK_CHECKOUT};
 use super::{FailureCause, RunErrorKind, RunReport};
+use crate::checks::Outcome;
 
 /// Longest excerpt of a container's output kept in a failure message.
 const MAX_EXCERPT_BYTES: usize = 512;
@@ -57,9 +58,35 @@ pub(super) fn notebook_error(report: &RunReport) -> Option<Failure> {
             )),
         RunErrorKind::Golden => FailureCause::GoldenInvalid
             .failure(format!("the golden notebook cannot be read: {exception}")),
+        RunErrorKind::Check => {
+            check_failure(report).unwrap_or_else(|| FailureCause::CheckFailed.failure(exception))
+        }
         RunErrorKind::Internal | RunErrorKind::Unknown => FailureCause::ExecutorFailed
             .failure(format!("running the notebook failed: {exception}")),
     })
+}
+
+/// The failure a failing check finding means, whatever the exit code: the core, not
+/// the script, decides that a finding fails the job. The message is the first failing
+/// finding (it names the cell and the rule) and how many more there are.
+pub(super) fn check_failure(report: &RunReport) -> Option<Failure> {
+    let checks = report.chk.as_ref()?;
+    let first = checks.failed()?;
+    let others = checks
+        .findings
+        .iter()
+        .filter(|f| f.outcome == Outcome::Fail)
+        .count()
+        - 1;
+    let more = others as u64 + checks.more;
+    let mut message = first.to_string();
+    if more > 0 {
+        message.push_str(&format!(
+            "; {more} more {}",
+            if more == 1 { "finding" } else { "findings" }
+        ));
+    }
+    Some(FailureCause::CheckFailed.failure(message))
 }
 
 /// A failure for a container waiting for `waited` in `state`.

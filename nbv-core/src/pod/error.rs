@@ -139,6 +139,9 @@ pub enum PodSpecError {
     /// written.
     #[error(transparent)]
     Comparison(#[from] InvalidComparison),
+    /// `spec.validationConfig` asks for a check nbv cannot carry out as written.
+    #[error("{0}")]
+    Checks(#[from] crate::checks::InvalidCheckSpec),
     /// The spec asks for a check nbv does not carry out yet.
     #[error(
         "{field}: {check} is not implemented by nbv yet, so this job could not pass the check \
@@ -190,6 +193,7 @@ impl PodSpecError {
                 format!("spec.podConfig.volumeMounts[{index}].name")
             }
             PodSpecError::NotImplemented { field, .. } => field.clone(),
+            PodSpecError::Checks(error) => error.field.clone(),
         }
     }
 

@@ -3,6 +3,7 @@
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, SecretEnvSource, VolumeMount};
 
 use crate::api::NotebookValidationJob;
+use crate::checks::CheckPolicy;
 use crate::compare::Settings;
 
 use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
@@ -11,14 +12,17 @@ use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_
 pub const NOTEBOOK_CONTAINER: &str = "notebook";
 /// The parts of the script the notebook container runs (`python3 -c`), in order:
 /// `run_notebook.py` comes last, as it calls `main()`.
-const SCRIPT_PARTS: [&str; 2] = [
+const SCRIPT_PARTS: [&str; 3] = [
     include_str!("scripts/compare_notebooks.py"),
+    include_str!("scripts/checks.py"),
     include_str!("scripts/run_notebook.py"),
 ];
 /// Environment variable holding the golden notebook's path in the Pod.
 pub(super) const GOLDEN_ENV: &str = "NBV_GOLDEN";
 /// Environment variable holding the comparison [`Settings`] as JSON.
 pub(super) const COMPARISON_ENV: &str = "NBV_COMPARISON";
+/// Environment variable holding the job's [`CheckPolicy`] as JSON.
+pub(super) const CHECKS_ENV: &str = "NBV_CHECKS";
 
 /// The comparison a notebook container makes after the run.
 pub(super) struct GoldenComparison<'a> {
@@ -36,10 +40,14 @@ pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 /// image's user may not own its home directory; unbuffered Python output), the job's
 /// `env`, then the script's settings. Later entries win, so the job may override the
 /// defaults but not the settings.
+///
+/// A job with a `validationConfig` also gets its resolved check policy in
+/// `NBV_CHECKS`, as JSON: computed by the core, read by the script, never by a shell.
 pub(super) fn notebook_container(
     job: &NotebookValidationJob,
     image: &str,
     golden: Option<&GoldenComparison<'_>>,
+    checks: Option<&CheckPolicy>,
 ) -> Container {
     let config = &job.spec.pod_config;
     let mut vars = vec![
@@ -58,6 +66,11 @@ pub(super) fn notebook_container(
             env(GOLDEN_ENV, &golden.path),
             env(COMPARISON_ENV, &golden.settings.to_json()),
         ]);
+    }
+    if let Some(policy) = checks {
+        // A struct of strings, numbers and enums: serialization cannot fail.
+        let json = serde_json::to_string(policy).unwrap_or_default();
+        vars.push(env(CHECKS_ENV, &json));
     }
 
     // `credentials` is shorthand for `envFrom[].secretRef`; explicit `envFrom` entries

@@ -76,6 +76,7 @@ pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
 pub use names::{MAX_LABEL_LEN, is_dns_label, job_label_value, pod_name};
 pub use observe::{DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished};
 pub use refusal::creation_refused;
+pub(crate) use report::clean as clean_text;
 pub use report::{
     CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,
 };

@@ -8,13 +8,14 @@ use k8s_openapi::api::core::v1::{ContainerStateTerminated, ContainerStatus, Pod,
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{CellResult, ComparisonResult};
+use crate::checks::Finding;
 use crate::phase::{Attempt, Failure, PhaseEvent, PodRef};
 
 use super::classify::{
-    classify_output, clone_failure, excerpt, human_seconds, notebook_error, waiting_failure,
-    with_detail,
+    check_failure, classify_output, clone_failure, excerpt, human_seconds, notebook_error,
+    waiting_failure, with_detail,
 };
-use super::executor::GOLDEN_ENV;
+use super::executor::{CHECKS_ENV, GOLDEN_ENV};
 use super::git::{CHECKOUTS, Checkout};
 use super::{ATTEMPT_LABEL, FailureCause, NOTEBOOK_CONTAINER, RunReport, pod_name};
 
@@ -152,12 +153,14 @@ pub fn observe_pod(
                 results,
                 message: Some(message),
                 comparison,
+                warnings: view.warnings(),
             },
             Ended::Failed((failure, results, comparison)) => PhaseEvent::PodFailed {
                 pod: pod_ref,
                 failure,
                 results,
                 comparison,
+                warnings: view.warnings(),
             },
         }),
         Some("Failed") => {
@@ -167,6 +170,7 @@ pub fn observe_pod(
                 failure,
                 results,
                 comparison,
+                warnings: view.warnings(),
             })
         }
         Some("Pending") | None => {
@@ -176,6 +180,7 @@ pub fn observe_pod(
                     failure,
                     results: Vec::new(),
                     comparison: None,
+                    warnings: Vec::new(),
                 })
         }
         Some(_) => None,
@@ -206,6 +211,7 @@ pub fn pod_vanished(job_name: &str, attempt: Attempt) -> PhaseEvent {
         failure,
         results: Vec::new(),
         comparison: None,
+        warnings: Vec::new(),
     }
 }
 
@@ -245,9 +251,8 @@ impl View<'_> {
         (!message.trim().is_empty()).then(|| RunReport::parse(message))
     }
 
-    /// Whether the Pod compares with a golden notebook (its notebook container has
-    /// the golden notebook's path).
-    fn compares(&self) -> bool {
+    /// Whether the notebook container sets the environment variable `name`.
+    fn notebook_env(&self, name: &str) -> bool {
         let Some(spec) = self.pod.spec.as_ref() else {
             return false;
         };
@@ -255,43 +260,73 @@ impl View<'_> {
             .iter()
             .filter(|c| c.name == NOTEBOOK_CONTAINER)
             .flat_map(|c| c.env.iter().flatten())
-            .any(|e| e.name == GOLDEN_ENV)
+            .any(|e| e.name == name)
+    }
+
+    /// Whether the Pod compares with a golden notebook (its notebook container has
+    /// the golden notebook's path).
+    fn compares(&self) -> bool {
+        self.notebook_env(GOLDEN_ENV)
+    }
+
+    /// Whether the Pod runs the checks of `spec.validationConfig` (its notebook
+    /// container has the check policy).
+    fn checks(&self) -> bool {
+        self.notebook_env(CHECKS_ENV)
+    }
+
+    /// What the report must hold beside the cells, named for a message: a Pod that
+    /// was to compare or check and does not say how it went has not passed.
+    fn owed(&self) -> Option<&'static str> {
+        match (self.compares(), self.checks()) {
+            (true, true) => Some("the comparison with the golden notebook and the checks"),
+            (true, false) => Some("the comparison with the golden notebook"),
+            (false, true) => Some("the checks of spec.validationConfig"),
+            (false, false) => None,
+        }
+    }
+
+    /// The check findings that only warn.
+    fn warnings(&self) -> Vec<Finding> {
+        let report = self.report().and_then(Result::ok);
+        let checks = report.and_then(|r| r.chk);
+        checks.map_or_else(Vec::new, |c| c.warnings().cloned().collect())
     }
 
     /// The outcome of a Pod that ended Succeeded: a success, or a failure when the
-    /// report says the comparison failed or lacks a comparison the Pod was to make
-    /// (the core, not the script's exit code, has the last word).
+    /// report says the comparison or a check failed, or lacks a comparison or checks
+    /// the Pod was to make (the core, not the script's exit code, has the last word).
     fn success(&self) -> Ended {
-        let report = match self.report() {
-            Some(Ok(report)) => report,
-            Some(Err(e)) if self.compares() => {
+        let report = match (self.report(), self.owed()) {
+            (Some(Ok(report)), _) => report,
+            (Some(Err(e)), Some(owed)) => {
                 return Ended::Failed((
                     FailureCause::ExecutorFailed.failure(format!(
-                        "the notebook ran, but its result could not be read, so the comparison \
-                         with the golden notebook is unknown: {e}"
+                        "the notebook ran, but its result could not be read, so {owed} \
+                         are unknown: {e}"
                     )),
                     Vec::new(),
                     None,
                 ));
             }
-            Some(Err(e)) => {
+            (Some(Err(e)), None) => {
                 return Ended::Passed((
                     Vec::new(),
                     format!("the notebook ran, but its result could not be read: {e}"),
                     None,
                 ));
             }
-            None if self.compares() => {
+            (None, Some(owed)) => {
                 return Ended::Failed((
-                    FailureCause::ExecutorFailed.failure(
-                        "the notebook ran, but its container reported no result, so the \
-                         comparison with the golden notebook is unknown",
-                    ),
+                    FailureCause::ExecutorFailed.failure(format!(
+                        "the notebook ran, but its container reported no result, so {owed} \
+                         are unknown"
+                    )),
                     Vec::new(),
                     None,
                 ));
             }
-            None => {
+            (None, None) => {
                 return Ended::Passed((
                     Vec::new(),
                     "the notebook ran, but its container reported no result".to_owned(),
@@ -301,34 +336,51 @@ impl View<'_> {
         };
         let results = report.cell_results();
         let comparison = report.cmp.as_ref().map(|c| c.status());
+        let missing = |what: &str| {
+            FailureCause::ExecutorFailed.failure(format!(
+                "the notebook ran, but its container reported no {what}; the image's python3 \
+                 may have run another script"
+            ))
+        };
+        let mut summary = report.summary();
         match &report.cmp {
-            Some(cmp) if !cmp.matched() => Ended::Failed((
-                FailureCause::GoldenMismatch.failure(format!(
+            Some(cmp) if !cmp.matched() => {
+                let failure = FailureCause::GoldenMismatch.failure(format!(
                     "the outputs differ from the golden notebook (spec.goldenNotebook): {}",
                     cmp.first_difference()
-                )),
-                results,
-                comparison,
-            )),
-            None if self.compares() => Ended::Failed((
-                FailureCause::ExecutorFailed.failure(
-                    "the notebook ran, but its container reported no comparison with the \
-                     golden notebook; the image's python3 may have run another script",
-                ),
-                results,
-                None,
-            )),
-            Some(cmp) => {
-                let summary = format!(
-                    "{}; the outputs match the golden notebook ({} code {} compared, {})",
-                    report.summary(),
-                    cmp.total,
-                    if cmp.total == 1 { "cell" } else { "cells" },
-                    cmp.strategy
-                );
-                Ended::Passed((results, summary, comparison))
+                ));
+                return Ended::Failed((failure, results, comparison));
             }
-            None => Ended::Passed((results, report.summary(), None)),
+            None if self.compares() => {
+                let failure = missing("comparison with the golden notebook");
+                return Ended::Failed((failure, results, None));
+            }
+            Some(cmp) => summary.push_str(&format!(
+                "; the outputs match the golden notebook ({} code {} compared, {})",
+                cmp.total,
+                if cmp.total == 1 { "cell" } else { "cells" },
+                cmp.strategy
+            )),
+            None => {}
+        }
+        if let Some(failure) = check_failure(&report) {
+            return Ended::Failed((failure, results, comparison));
+        }
+        match &report.chk {
+            None if self.checks() => {
+                let failure = missing("findings of the checks of spec.validationConfig");
+                return Ended::Failed((failure, results, comparison));
+            }
+            Some(checks) => {
+                let warnings: Vec<Finding> = checks.warnings().cloned().collect();
+                if !warnings.is_empty() {
+                    summary.push_str("; ");
+                    summary.push_str(&crate::checks::warnings_message(&warnings));
+                }
+            }
+            None => {}
+        }
+        Ended::Passed((results, summary, comparison))
         }
     }
 

@@ -22,6 +22,7 @@
 use serde::{Deserialize, Serialize};
 
 use crate::api::{CellResult, CellStatus};
+use crate::checks::CheckReport;
 use crate::compare::ReportedComparison;
 
 /// The most a kubelet keeps of a termination message, in bytes.
@@ -65,6 +66,9 @@ pub struct RunReport {
     /// notebook ran through (at most [`MAX_CMP_BYTES`](crate::compare::MAX_CMP_BYTES)).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub cmp: Option<ReportedComparison>,
+    /// What the checks of `spec.validationConfig` found, when the job asks for checks.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub chk: Option<CheckReport>,
     /// Cells left out to fit the termination message.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped: u64,
@@ -131,6 +135,8 @@ pub enum RunErrorKind {
     Kernel,
     /// The image lacks papermill or the notebook's kernel.
     Setup,
+    /// A check of `spec.validationConfig` failed (the findings are in `chk`).
+    Check,
     /// The script that runs the notebook failed.
     Internal,
     /// The executed notebook differs from the golden notebook.
@@ -215,10 +221,12 @@ impl RunReport {
         let cells: Vec<ReportedCell> = self.cells.iter().map(ReportedCell::cleaned).collect();
         let error = self.error.as_ref().map(RunError::cleaned);
         let cmp = self.cmp.as_ref().map(ReportedComparison::capped);
+        let chk = self.chk.as_ref().map(CheckReport::capped);
         let full = RunReport {
             cells,
             error,
             cmp,
+            chk,
             dropped: self.dropped,
         };
         let text = json(&full);
@@ -229,6 +237,7 @@ impl RunReport {
             cells,
             error,
             cmp,
+            chk,
             dropped,
         } = full;
         let failing = error
@@ -240,6 +249,7 @@ impl RunReport {
             cells: Vec::new(),
             error: error.clone(),
             cmp: cmp.clone(),
+            chk: chk.clone(),
             dropped: dropped.saturating_add(cells.len() as u64),
         };
         let budget = MAX_REPORT_BYTES.saturating_sub(json(&base).len());
@@ -263,6 +273,7 @@ impl RunReport {
             cells: kept,
             error,
             cmp,
+            chk,
             dropped: dropped.saturating_add(left_out),
         })
     }
@@ -369,7 +380,7 @@ impl RunError {
 
 /// `text` with control characters but newline and tab made spaces, cut to `limit`
 /// UTF-8 bytes (ending in `...` when cut). `limit` is at least 3.
-fn clean(text: &str, limit: usize) -> String {
+pub(crate) fn clean(text: &str, limit: usize) -> String {
     let text: String = text
         .chars()
         .map(|c| {

@@ -90,9 +90,10 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 ///
 /// [`PodSpecError`] naming the field when the job lacks its identity (name, namespace,
 /// uid), asks for a check nbv does not carry out yet
-/// ([`PodSpecError::NotImplemented`]: `validationConfig`, an enabled
-/// `modelValidation`, a field nbv does not know), a comparison nbv cannot carry out as
-/// written ([`PodSpecError::Comparison`]), has no
+/// ([`PodSpecError::NotImplemented`]: an enabled `modelValidation`, a field nbv does
+/// not know), a comparison nbv cannot carry out as written
+/// ([`PodSpecError::Comparison`]), a `validationConfig` that cannot be checked
+/// ([`PodSpecError::Checks`]), has no
 /// image, an invalid timeout, a Git URL or ref that cannot be cloned
 /// safely, a notebook path outside the repository, credentials over an unencrypted
 /// transport, or volumes the restricted profile forbids.
@@ -124,6 +125,7 @@ pub fn validation_pod(
 
     let spec = &job.spec;
     check_implemented(spec)?;
+    let checks = crate::checks::policy_of(spec)?;
     let config = &spec.pod_config;
     let image = image
         .filter(|i| !i.trim().is_empty())
@@ -207,7 +209,12 @@ pub fn validation_pod(
                 ..PodSecurityContext::default()
             }),
             init_containers: Some(init_containers),
-            containers: vec![notebook_container(job, image, comparison.as_ref())],
+            containers: vec![notebook_container(
+                job,
+                image,
+                comparison.as_ref(),
+                checks.as_ref(),
+            )],
             volumes: Some(volumes),
             ..PodSpec::default()
         }),

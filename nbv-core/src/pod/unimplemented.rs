@@ -1,7 +1,7 @@
 //! Spec fields nbv does not carry out yet. A job that asks for one fails at once and
-//! names the field, rather than succeed without the check it asked for: a notebook
-//! whose output drifted from its golden copy must never show Healthy in Argo CD and
-//! open the next sync wave.
+//! names the field, rather than succeed without the check it asked for: a job whose
+//! model servers were never checked must never show Healthy in Argo CD and open the
+//! next sync wave.
 
 use crate::api::NotebookValidationJobSpec;
 
@@ -10,8 +10,6 @@ use super::error::PodSpecError;
 /// The first field of `spec` that asks for something nbv does not do, in the order of
 /// the CRD; `Ok` when nbv carries out everything the spec asks for.
 ///
-/// - `validationConfig`: the validation levels and output checks (its defaults alone ask
-///   for checks: `detectSilentFailures` is on by default);
 /// - `modelValidation`, unless `enabled: false`: checks against model servers;
 /// - any field the CRD does not know (kept in `spec.unknownFields`).
 ///
@@ -24,12 +22,6 @@ pub(super) fn check_implemented(spec: &NotebookValidationJobSpec) -> Result<(), 
             check,
         })
     };
-    if spec.validation_config.is_some() {
-        return refuse(
-            "spec.validationConfig",
-            "validation levels and output checks",
-        );
-    }
     if spec
         .model_validation
         .as_ref()

@@ -133,5 +133,6 @@ pub fn pod_refused(job: &NotebookValidationJob, attempt: Attempt, failure: Failu
         failure,
         results: Vec::new(),
         comparison: None,
+        warnings: Vec::new(),
     }
 }

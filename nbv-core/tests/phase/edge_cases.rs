@@ -248,6 +248,7 @@ fn huge_messages_are_bounded_everywhere() {
         failure,
         results: vec![],
         comparison: None,
+        warnings: vec![],
     };
     let t = step(
         Some(last_status(&transitions)),

@@ -79,6 +79,7 @@ fn succeeded(generation: i64, retry: u32) -> PhaseEvent {
         }],
         message: Some("12/12 cells passed".to_owned()),
         comparison: None,
+        warnings: vec![],
     }
 }
 
@@ -96,6 +97,7 @@ fn failed(generation: i64, retry: u32, kind: FailureKind) -> PhaseEvent {
         failure,
         results: vec![],
         comparison: None,
+        warnings: vec![],
     }
 }
 

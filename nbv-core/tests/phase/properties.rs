@@ -155,6 +155,7 @@ fn arb_event() -> impl Strategy<Value = PhaseEvent> {
             results: vec![],
             message: None,
             comparison: None,
+            warnings: vec![],
         }),
         (arb_pod(), arb_kind()).prop_map(|(pod, kind)| PhaseEvent::PodFailed {
             pod,
@@ -165,6 +166,7 @@ fn arb_event() -> impl Strategy<Value = PhaseEvent> {
             },
             results: vec![CellResult::default()],
             comparison: None,
+            warnings: vec![],
         }),
     ]
 }
@@ -251,6 +253,7 @@ fn follow(
                 results: vec![],
                 message: None,
                 comparison: None,
+                warnings: vec![],
             },
             Outcome::Transient | Outcome::Permanent => PhaseEvent::PodFailed {
                 pod,
@@ -265,6 +268,7 @@ fn follow(
                 },
                 results: vec![],
                 comparison: None,
+                warnings: vec![],
             },
         }
     };

@@ -169,6 +169,7 @@ fn legacy_running_status_is_adopted() {
         results: vec![],
         message: None,
         comparison: None,
+        warnings: vec![],
     };
     let events = [(0, observe(4)), (3, done)];
     let transitions = run(Some(upstream), &events);

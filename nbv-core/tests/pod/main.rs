@@ -13,6 +13,10 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use k8s_openapi::api::core::v1::{Container, Pod};
 use nbv_core::api::{CellStatus, NotebookValidationJob};
+use nbv_core::api::{ValidationConfig, ValidationLevel};
+use nbv_core::checks::{
+    CheckPolicy, CheckReport, Expectation, Finding, Observation, Outcome, Rule, evaluate,
+};
 use nbv_core::compare::{ReportedComparison, ReportedDiff};
 use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
 use nbv_core::pod::{
@@ -157,8 +161,27 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
         text.clone(),
         any::<prop::sample::Index>(),
     ));
-    let cmp = proptest::option::weighted(0.5, arbitrary_comparison(text.boxed()));
-    (cells, error, cmp).prop_map(|(cells, error, cmp)| {
+    let cmp = proptest::option::weighted(0.5, arbitrary_comparison(text.clone().boxed()));
+    let finding = (
+        proptest::option::of(0u64..500),
+        prop::sample::select(vec![
+            Rule::Stderr,
+            Rule::Warning,
+            Rule::Nan,
+            Rule::Shape,
+            Rule::Assertions,
+        ]),
+        prop_oneof![Just(Outcome::Warn), Just(Outcome::Fail)],
+        text,
+    )
+        .prop_map(|(cell, rule, outcome, message)| Finding {
+            cell,
+            rule,
+            outcome,
+            message,
+        });
+    let chk = proptest::option::of(proptest::collection::vec(finding, 0..30));
+    (cells, error, cmp, chk).prop_map(|(cells, error, cmp, chk)| {
         let cells: Vec<ReportedCell> = cells
             .into_iter()
             .enumerate()
@@ -180,6 +203,7 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
             cells,
             error,
             cmp,
+            chk: chk.map(|findings| CheckReport { findings, more: 0 }),
             dropped: 0,
         }
     })

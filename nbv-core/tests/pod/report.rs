@@ -75,6 +75,7 @@ fn a_large_report_keeps_the_failing_cell_and_says_how_many_were_left_out() {
             evalue: "x".repeat(5000),
         }),
         cmp: None,
+        chk: None,
         dropped: 0,
     };
     let read = RunReport::parse(&report.encode()).expect("valid");

@@ -336,7 +336,10 @@ fn the_python_writer_and_rust_encode_agree_byte_for_byte() {
         .collect();
     let inputs: Vec<Value> = reports
         .iter()
-        .map(|r| json!([r.cells, r.error, r.cmp]))
+        .map(|r| {
+            let findings = r.chk.as_ref().map(|c| &c.findings);
+            json!([r.cells, r.error, r.cmp, findings])
+        })
         .collect();
     let python = call_script("encode", &inputs);
     assert_eq!(python.len(), reports.len());
@@ -381,4 +384,331 @@ fn the_python_reader_indexes_cells_as_in_the_source_notebook() {
             {"i": 7, "s": "ok", "t": 0.0}
         ])
     );
+}
+
+// ---------------------------------------------------------------------------------------
+// The checks of spec.validationConfig: the Python twin and the probe, run for real
+// ---------------------------------------------------------------------------------------
+
+fn arb_expectation() -> impl Strategy<Value = Expectation> {
+    let decimal = prop_oneof![
+        (-1000i32..1000).prop_map(|n| n.to_string()),
+        (-1000i32..1000, 0u32..1000).prop_map(|(i, f)| format!("{i}.{f}")),
+        (1u32..9, -5i32..5).prop_map(|(m, e)| format!("{m}e{e}")),
+    ];
+    let types = prop::sample::select(vec![
+        "float",
+        "int",
+        "pandas.DataFrame",
+        "numpy.ndarray",
+        "list",
+        "object",
+    ]);
+    (
+        proptest::option::of(types),
+        proptest::option::of(proptest::collection::vec(-1i64..4, 1..3)),
+        proptest::option::of(decimal.clone()),
+        proptest::option::of(decimal),
+        any::<bool>(),
+    )
+        .prop_map(|(output_type, shape, min, max, not_empty)| Expectation {
+            cell: 3,
+            output_type: output_type.map(str::to_owned),
+            shape,
+            min,
+            max,
+            not_empty,
+        })
+}
+
+fn arb_observation() -> impl Strategy<Value = Observation> {
+    let types = prop::sample::select(vec![
+        vec!["float", "object"],
+        vec!["int", "object"],
+        vec!["numpy.float64", "numpy.floating", "float", "object"],
+        vec![
+            "pandas.core.frame.DataFrame",
+            "pandas.core.generic.NDFrame",
+            "object",
+        ],
+        vec!["numpy.ndarray", "object"],
+        vec!["list", "object"],
+        vec!["NoneType", "object"],
+        vec![],
+    ]);
+    let number = prop_oneof![
+        Just(f64::NAN),
+        (-2000i32..2000).prop_map(f64::from),
+        (-2000i32..2000).prop_map(|n| f64::from(n) / 7.0),
+    ];
+    (
+        types,
+        "[a-z0-9 ().,]{0,20}",
+        any::<[bool; 3]>(),
+        proptest::option::of(proptest::collection::vec(0u64..4, 0..3)),
+        proptest::option::of(number),
+    )
+        .prop_map(
+            |(types, repr, [none, nan, empty], shape, number)| Observation {
+                types: types.into_iter().map(str::to_owned).collect(),
+                repr,
+                none,
+                nan: nan || number.is_some_and(f64::is_nan),
+                empty,
+                shape,
+                real: number.is_some(),
+                num: number.filter(|n| n.is_finite()),
+            },
+        )
+}
+
+fn arb_policy() -> impl Strategy<Value = CheckPolicy> {
+    let flag = || prop_oneof![Just(None), Just(Some(false)), Just(Some(true))];
+    let level = prop::sample::select(vec![
+        ValidationLevel::Learning,
+        ValidationLevel::Development,
+        ValidationLevel::Staging,
+        ValidationLevel::Production,
+    ]);
+    (level, flag(), flag(), flag()).prop_map(|(level, strict, silent, types)| {
+        nbv_core::checks::resolve(&ValidationConfig {
+            level: Some(level),
+            strict_mode: strict,
+            detect_silent_failures: silent,
+            check_output_types: types.filter(|t| !t),
+            ..ValidationConfig::default()
+        })
+        .expect("valid")
+    })
+}
+
+#[test]
+fn the_python_checks_and_rust_evaluate_agree() {
+    if !have("python3") {
+        return;
+    }
+    let mut runner = TestRunner::deterministic();
+    let strategy = (
+        proptest::option::of(arb_expectation()),
+        arb_observation(),
+        arb_policy(),
+    );
+    let cases: Vec<_> = (0..600)
+        .map(|_| strategy.new_tree(&mut runner).expect("a case").current())
+        .collect();
+    let inputs: Vec<Value> = cases.iter().map(|(e, o, p)| json!([3, e, o, p])).collect();
+    let python = call_script("evaluate", &inputs);
+    assert_eq!(python.len(), cases.len());
+    for ((expectation, observation, policy), python) in cases.iter().zip(python) {
+        let rust = evaluate(3, expectation.as_ref(), observation, policy);
+        let python: Value = serde_json::from_str(&python).expect("JSON");
+        assert_eq!(
+            serde_json::to_value(&rust).expect("JSON"),
+            python,
+            "for {expectation:?} {observation:?} {:?}",
+            policy.checks
+        );
+    }
+}
+
+#[test]
+fn the_python_findings_and_rust_capped_agree_byte_for_byte() {
+    if !have("python3") {
+        return;
+    }
+    let mut runner = TestRunner::deterministic();
+    let strategy = arbitrary_report();
+    let reports: Vec<RunReport> = (0..300)
+        .map(|_| strategy.new_tree(&mut runner).expect("a report").current())
+        .filter(|r| r.chk.is_some())
+        .collect();
+    assert!(reports.len() > 50);
+    let inputs: Vec<Value> = reports
+        .iter()
+        .map(|r| json!([r.chk.as_ref().map(|c| &c.findings)]))
+        .collect();
+    let python = call_script("encode_checks", &inputs);
+    for (report, python) in reports.iter().zip(python) {
+        // Byte for byte in the whole document (above); here, the same findings kept.
+        let rust = report.chk.as_ref().map(CheckReport::capped);
+        let python: Value = serde_json::from_str(&python).expect("JSON");
+        assert_eq!(serde_json::to_value(&rust).expect("JSON"), python);
+    }
+}
+
+/// The python of the papermill virtualenv (`NBV_E2E_PYTHON`), when it has papermill
+/// and pandas; the tests that need it are skipped, loudly, where it does not.
+fn papermill_python() -> Option<PathBuf> {
+    let python = std::env::var_os("NBV_E2E_PYTHON")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from("/var/cache/nbv/papermill/bin/python3"));
+    let found = Command::new(&python)
+        .args(["-c", "import papermill, pandas"])
+        .stderr(Stdio::null())
+        .status()
+        .is_ok_and(|s| s.success());
+    if !found {
+        eprintln!(
+            "{} has no papermill and pandas (set NBV_E2E_PYTHON): skipping",
+            python.display()
+        );
+    }
+    found.then_some(python)
+}
+
+fn notebook(sources: &[&str]) -> Value {
+    let cells: Vec<Value> = sources
+        .iter()
+        .enumerate()
+        .map(|(i, source)| match source.strip_prefix("# md ") {
+            Some(text) => json!({"cell_type": "markdown", "id": format!("c{i}"), "metadata": {}, "source": text}),
+            None => json!({"cell_type": "code", "id": format!("c{i}"), "execution_count": null,
+                           "metadata": {}, "outputs": [], "source": source}),
+        })
+        .collect();
+    json!({"cells": cells, "nbformat": 4, "nbformat_minor": 5,
+           "metadata": {"kernelspec": {"name": "python3", "display_name": "Python 3", "language": "python"}}})
+}
+
+/// Runs the Pod's notebook script with the papermill python on `source`; returns the
+/// report and the executed notebook.
+fn run_checked(python: &Path, dir: &Path, pod: &Pod, source: &Value) -> (i32, RunReport, Value) {
+    let repo = dir.join("repo");
+    std::fs::create_dir_all(&repo).expect("dir");
+    std::fs::write(repo.join("t.ipynb"), source.to_string()).expect("write");
+    let _ = std::fs::remove_file(dir.join("out.ipynb"));
+    let notebook = container(pod, NOTEBOOK_CONTAINER);
+    let mut command = Command::new(python);
+    command.arg("-c").arg(script(pod, NOTEBOOK_CONTAINER));
+    for var in notebook.env.iter().flatten() {
+        if let Some(value) = &var.value {
+            command.env(&var.name, value);
+        }
+    }
+    let result = dir.join("termination-log");
+    let output = dir.join("out.ipynb");
+    command
+        .env("HOME", dir)
+        .env("NBV_REPOSITORY", &repo)
+        .env("NBV_NOTEBOOK", "t.ipynb")
+        .env("NBV_RESULT", &result)
+        .env("NBV_OUTPUT", &output)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null());
+    let code = command.status().expect("python runs").code().unwrap_or(-1);
+    let report =
+        RunReport::parse(&std::fs::read_to_string(&result).unwrap_or_default()).expect("a report");
+    let executed = std::fs::read_to_string(&output)
+        .ok()
+        .and_then(|t| serde_json::from_str(&t).ok())
+        .unwrap_or(Value::Null);
+    (code, report, executed)
+}
+
+/// What the executed notebook shows, without the metadata papermill and nbclient
+/// write anyway (times, durations) and with the kernel's process id, which warnings
+/// quote (`/tmp/ipykernel_<pid>/...`), made the same for every run.
+fn visible(executed: &Value) -> String {
+    let cells = executed["cells"].as_array().cloned().unwrap_or_default();
+    let cells: Vec<Value> = cells
+        .iter()
+        .map(|c| json!({"source": c["source"], "execution_count": c["execution_count"], "outputs": c["outputs"]}))
+        .collect();
+    let text = serde_json::to_string_pretty(&cells).expect("JSON");
+    let mut parts = text.split("ipykernel_");
+    let mut out = parts.next().unwrap_or_default().to_owned();
+    for part in parts {
+        out.push_str("ipykernel_PID");
+        out.push_str(part.trim_start_matches(|c: char| c.is_ascii_digit()));
+    }
+    out
+}
+
+#[test]
+fn the_probe_leaves_no_trace_in_the_notebook_and_finds_what_is_wrong() {
+    let Some(python) = papermill_python() else {
+        return;
+    };
+    let source = notebook(&[
+        "import sys, warnings\nimport pandas as pd",
+        "# md Data",
+        "df = pd.DataFrame({'a': [1, 2, 3], 'b': [4, 5, 6]})\ndf",
+        "warnings.warn('the old API')\nprint('loading', file=sys.stderr)\n0.25",
+        "float('nan')",
+        "[row for row in df.itertuples() if row.a > 9]",
+        "result = None\nresult",
+        "!exit 3",
+        "assert len(df) == 3",
+        // What the notebook can see of itself: its names, In, Out and _.
+        "(sorted(k for k in globals() if not k.startswith('_')), len(In), sorted(Out), repr(_), _i)",
+    ]);
+    let dir = temp_dir("probe");
+    let plain = pod_of(&job_with(json!({})));
+    let (code, report, without) = run_checked(&python, &dir.join("plain"), &plain, &source);
+    assert_eq!(code, 0, "{report:?}");
+    assert_eq!(report.chk, None);
+
+    let checked = pod_of(&job_with(json!({"validationConfig": {
+        "level": "learning",
+        "failOnWarnings": true,
+        "requireExplicitExitCodes": true,
+        "expectedOutputs": [
+            {"cell": 2, "type": "pandas.DataFrame", "shape": "-1,3"},
+            {"cell": 3, "type": "float", "minValue": "0", "maxValue": "0.5"},
+            {"cell": 5, "notEmpty": true},
+            {"cell": 6, "type": "int"}
+        ]
+    }})));
+    let (code, report, with) = run_checked(&python, &dir.join("checked"), &checked, &source);
+    assert_eq!(
+        visible(&with),
+        visible(&without),
+        "the probe changed what the notebook shows"
+    );
+    assert_eq!(code, 1, "{report:?}");
+    let chk = report.chk.clone().expect("findings");
+    let found: Vec<String> = chk
+        .findings
+        .iter()
+        .map(|f| format!("{:?} {f}", f.outcome))
+        .collect();
+    insta::assert_snapshot!(found.join("\n"), @r"
+    Fail cell 3 raised UserWarning: the old API (warning)
+    Fail cell 7: shell command exit 3 exited with code 3 (exitCode)
+    Warn cell 2: expected shape -1,3, got 3,2 (shape)
+    Warn cell 4: the value is NaN (nan)
+    Warn cell 5: the list is empty (notEmpty)
+    Warn cell 6 has no value (None) where one is expected (none)
+    ");
+    let error = report.error.expect("the run failed");
+    assert_eq!(error.kind, RunErrorKind::Check);
+    assert_eq!(error.cell, Some(3));
+    let _ = std::fs::remove_dir_all(&dir);
+}
+
+#[test]
+fn an_expectation_of_a_cell_the_notebook_does_not_have_fails_before_the_run() {
+    let Some(python) = papermill_python() else {
+        return;
+    };
+    let dir = temp_dir("missing-cell");
+    let pod = pod_of(&job_with(json!({"validationConfig": {
+        "level": "learning", "expectedOutputs": [{"cell": 0}, {"cell": 9}]
+    }})));
+    let source = notebook(&["# md Title", "1 + 1"]);
+    let (code, report, executed) = run_checked(&python, &dir, &pod, &source);
+    assert_eq!(code, 1);
+    assert_eq!(executed, Value::Null, "the notebook did not run");
+    let messages: Vec<String> = report
+        .chk
+        .expect("findings")
+        .findings
+        .iter()
+        .map(ToString::to_string)
+        .collect();
+    insta::assert_snapshot!(messages.join("\n"), @r"
+    spec.validationConfig.expectedOutputs[0].cell: cell 0 is not a code cell of the notebook (cells count from 0, markdown cells included) (cell)
+    spec.validationConfig.expectedOutputs[1].cell: cell 9 is not a code cell of the notebook (cells count from 0, markdown cells included) (cell)
+    ");
+    let _ = std::fs::remove_dir_all(&dir);
 }

@@ -83,6 +83,40 @@ fn cell_error_report() -> String {
             evalue: "'x'".to_owned(),
         }),
         cmp: None,
+        chk: None,
+        dropped: 0,
+    }
+    .encode()
+}
+
+/// The report of a run whose checks found `findings` (`fail` or `warn` each), with a
+/// `check` error when one fails and `with_error`.
+fn checked_report(findings: &[(u64, Rule, Outcome, &str)], with_error: bool) -> String {
+    let findings: Vec<Finding> = findings
+        .iter()
+        .map(|(cell, rule, outcome, message)| Finding {
+            cell: Some(*cell),
+            rule: *rule,
+            outcome: *outcome,
+            message: (*message).to_owned(),
+        })
+        .collect();
+    let failing = findings.iter().find(|f| f.outcome == Outcome::Fail);
+    RunReport {
+        cells: vec![ReportedCell {
+            index: 0,
+            outcome: CellOutcome::Succeeded,
+            seconds: Some(0.5),
+            error: None,
+        }],
+        error: failing.filter(|_| with_error).map(|f| RunError {
+            kind: RunErrorKind::Check,
+            cell: f.cell,
+            ename: f.rule.as_str().to_owned(),
+            evalue: f.message.clone(),
+        }),
+        cmp: None,
+        chk: Some(CheckReport { findings, more: 0 }),
         dropped: 0,
     }
     .encode()
@@ -98,6 +132,7 @@ fn report_with(kind: RunErrorKind, ename: &str, evalue: &str) -> String {
             evalue: evalue.to_owned(),
         }),
         cmp: None,
+        chk: None,
         dropped: 0,
     }
     .encode()
@@ -136,7 +171,19 @@ fn classification_cases() -> Vec<(&'static str, Value, i64)> {
                 &RunReport { cells: vec![
                     ReportedCell { index: 1, outcome: CellOutcome::Succeeded, seconds: Some(1.25), error: None },
                     ReportedCell { index: 3, outcome: CellOutcome::Succeeded, seconds: Some(10.0), error: None }],
-                    error: None, cmp: None, dropped: 0 }.encode())]}), 3),
+                    error: None, cmp: None, chk: None, dropped: 0 }.encode())]}), 3),
+        ("a check failed", json!({"phase": "Failed", "initContainerStatuses": [clone_ok()],
+            "containerStatuses": [terminated(nb, 1, Some("Error"), &checked_report(&[
+                (2, Rule::Shape, Outcome::Fail, "cell 2: expected shape -1,3, got 3,2"),
+                (4, Rule::Nan, Outcome::Fail, "cell 4: the value is NaN"),
+                (3, Rule::Stderr, Outcome::Warn, "cell 3 wrote to stderr: loading")], true))]}), 3),
+        ("succeeded, but a check finding fails", json!({"phase": "Succeeded", "initContainerStatuses": [clone_ok()],
+            "containerStatuses": [terminated(nb, 0, Some("Completed"), &checked_report(&[
+                (2, Rule::Type, Outcome::Fail, "cell 2: expected a float, got a str")], false))]}), 3),
+        ("succeeded with check warnings", json!({"phase": "Succeeded", "initContainerStatuses": [clone_ok()],
+            "containerStatuses": [terminated(nb, 0, Some("Completed"), &checked_report(&[
+                (3, Rule::Warning, Outcome::Warn, "cell 3 raised FutureWarning: the default will change"),
+                (5, Rule::Stderr, Outcome::Warn, "cell 5 wrote to stderr: loading")], false))]}), 3),
         ("succeeded, result unreadable", json!({"phase": "Succeeded",
             "containerStatuses": [terminated(nb, 0, Some("Completed"), "Executing: 100%|██████████| 8/8")]}), 3),
         ("succeeded, no result", json!({"phase": "Succeeded", "containerStatuses": [terminated(nb, 0, Some("Completed"), "")]}), 3),

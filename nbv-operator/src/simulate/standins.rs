@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, SecondsFormat, Utc};
 use nbv_core::annotations::{ARGOCD_REFRESH, KSERVE_INFERENCESERVICE};
+use nbv_core::checks::CheckReport;
 use nbv_core::compare::ReportedComparison;
 use nbv_core::phase::Attempt;
 use nbv_core::pod::{
@@ -41,6 +42,8 @@ struct PodPlan {
     cells: u32,
     /// The strategy of the comparison with a golden notebook the Pod makes, if any.
     comparison: Option<String>,
+    /// Whether the Pod runs the checks of `spec.validationConfig`.
+    checks: bool,
     stage: Stage,
 }
 
@@ -214,6 +217,7 @@ impl StandIns {
                         started: None,
                         cells,
                         comparison: golden_comparison(&pod),
+                        checks: runs_checks(&pod),
                         stage: Stage::Pending,
                     },
                 );
@@ -410,7 +414,6 @@ impl StandIns {
     }
 }
 
-/// The image of a Pod's notebook container.
 /// The strategy of the comparison the Pod's notebook container makes (its
 /// `NBV_COMPARISON` settings), when it compares with a golden notebook.
 fn golden_comparison(pod: &Value) -> Option<String> {
@@ -433,6 +436,17 @@ fn golden_comparison(pod: &Value) -> Option<String> {
     )
 }
 
+/// Whether the Pod's notebook container runs the checks of `spec.validationConfig`
+/// (it has their policy in `NBV_CHECKS`).
+fn runs_checks(pod: &Value) -> bool {
+    pod.pointer("/spec/containers")
+        .and_then(Value::as_array)
+        .and_then(|containers| containers.iter().find(|c| c["name"] == NOTEBOOK_CONTAINER))
+        .and_then(|c| c["env"].as_array())
+        .is_some_and(|env| env.iter().any(|e| e["name"] == "NBV_CHECKS"))
+}
+
+/// The image of a Pod's notebook container.
 fn notebook_image(pod: &Value) -> String {
     pod.pointer("/spec/containers")
         .and_then(Value::as_array)
@@ -546,6 +560,8 @@ fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
                 cells,
                 error,
                 cmp,
+                // A notebook that runs through passes its checks, findings none.
+                chk: (plan.checks && !failed).then(CheckReport::default),
                 dropped: 0,
             }
             .encode();

@@ -13,6 +13,7 @@
 mod support;
 
 mod argocd;
+mod checks;
 mod gitops;
 mod golden;
 mod leader;

@@ -10,6 +10,8 @@ value of the job is ever parsed by a shell:
   NBV_RESULT      where the result is written (the container's termination log)
   NBV_GOLDEN      the golden notebook to compare the executed notebook with, if any
                   (compare_notebooks.py, which comes before this part, compares)
+  NBV_CHECKS      the check policy of spec.validationConfig, as JSON (see checks.py
+                  before this file); unset when the job asks for no check
 
 The result is one compact JSON document of at most 4096 bytes, the most a kubelet
 keeps of a termination message. nbv-core reads it (`nbv_core::pod::RunReport`), and
@@ -71,10 +73,11 @@ def clean_error(error):
     return entry
 
 
-def encode(cells, error, cmp=None):
+def encode(cells, error, cmp=None, findings=None):
     """The result document: everything when it fits in MAX_BYTES; otherwise the first
     cells that fit, the failing cell, and how many cells were dropped. `cmp`, the
-    comparison with the golden notebook, is capped to its own budget first."""
+    comparison with the golden notebook, is capped to its own budget first, and so are
+    the check findings, under "chk" when the job asks for checks (encode_checks)."""
     cells = [clean_cell(c) for c in cells]
     error = clean_error(error) if error is not None else None
     doc = {"cells": cells}
@@ -82,6 +85,8 @@ def encode(cells, error, cmp=None):
         doc["error"] = error
     if cmp is not None:
         doc["cmp"] = cap_comparison(cmp)
+    if findings is not None:
+        doc["chk"] = encode_checks(findings)
     text = dumps(doc)
     if len(text.encode("utf-8")) <= MAX_BYTES:
         return text
@@ -168,20 +173,23 @@ def failure(kind, ename, evalue, cell=None):
     return error
 
 
-def execute(source, output):
-    """Runs the notebook; returns the error that ended the run, or None."""
+def execute(source, output, checks=None, probes=None):
+    """Runs the notebook; returns the error that ended the run, or None. With a check
+    policy, the probing engine of checks.py fills `probes`."""
     try:
         import papermill
         from papermill.exceptions import PapermillExecutionError
     except ImportError as e:
         return failure("setup", type(e).__name__, e)
     try:
+        engine = {} if checks is None else {"engine_name": checks_engine(checks, probes)}
         papermill.execute_notebook(
             source,
             output,
             cwd=os.path.dirname(source),
             log_output=True,
             progress_bar=False,
+            **engine,
         )
     except PapermillExecutionError as e:
         return failure("cell", e.ename, e.evalue, cell=e.cell_index)
@@ -206,25 +214,38 @@ def main():
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
 
     source = os.path.realpath(os.path.join(repository, notebook))
-    cells, cmp = [], None
+    cells, cmp, checks, findings, probes = [], None, None, [], {}
     try:
+        checks = load_checks()
         if not notebook or os.path.commonpath([repository, source]) != repository:
             error = failure("missing", "FileNotFoundError", "%s is not inside the repository" % notebook)
         elif not os.path.isfile(source):
             error = failure("missing", "FileNotFoundError", "No such file: %s" % notebook)
         else:
-            error = execute(source, output)
+            error = None
+            if checks is not None:
+                with open(source, encoding="utf-8") as f:
+                    findings = missing_cells(json.load(f), checks)
+            if not findings:
+                error = execute(source, output, checks, probes)
         if os.path.isfile(output):
             with open(output, encoding="utf-8") as f:
-                cells = read_cells(json.load(f))
-        # A notebook that did not run through has nothing to compare.
-        if error is None and os.environ.get("NBV_GOLDEN"):
+                executed = json.load(f)
+            cells = read_cells(executed)
+            if checks is not None and not findings:
+                findings = cell_findings(executed, checks, probes)
+        # A notebook that did not run through (or did not run: a check refused it
+        # first) has nothing to compare.
+        if error is None and os.environ.get("NBV_GOLDEN") and os.path.isfile(output):
             cmp, error = run_comparison(output)
+        failed = next((f for f in findings if f["s"] == "fail"), None)
+        if error is None and failed is not None:
+            error = failure("check", failed["r"], failed["m"], cell=failed.get("c"))
     except Exception as e:
         traceback.print_exc()
         error = failure("internal", type(e).__name__, e)
 
-    text = encode(cells, error, cmp)
+    text = encode(cells, error, cmp, None if checks is None else findings)
     print("nbv result: " + text, flush=True)
     try:
         with open(result, "w", encoding="utf-8") as f:
