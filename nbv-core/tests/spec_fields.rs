@@ -351,8 +351,10 @@ fn every_validation_config_field_changes_the_check_policy_the_pod_receives() {
 
 #[test]
 fn a_check_nbv_does_not_carry_out_fails_the_job_for_good_naming_the_field() {
-    let job = job_with(&json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]},
-                               "validationConfig": {"failOnStderr": true}}));
+    let job = job_with(
+        &json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]},
+                               "validationConfig": {"failOnStderr": true}}),
+    );
     let error = pod_of(&job).expect_err("refused");
     let failure = error.failure();
     assert_eq!(

@@ -279,9 +279,11 @@ impl View<'_> {
     /// was to compare or check and does not say how it went has not passed.
     fn owed(&self) -> Option<&'static str> {
         match (self.compares(), self.checks()) {
-            (true, true) => Some("the comparison with the golden notebook and the checks"),
-            (true, false) => Some("the comparison with the golden notebook"),
-            (false, true) => Some("the checks of spec.validationConfig"),
+            (true, true) => {
+                Some("the comparison with the golden notebook and the checks are unknown")
+            }
+            (true, false) => Some("the comparison with the golden notebook is unknown"),
+            (false, true) => Some("the outcome of the checks of spec.validationConfig is unknown"),
             (false, false) => None,
         }
     }
@@ -302,8 +304,7 @@ impl View<'_> {
             (Some(Err(e)), Some(owed)) => {
                 return Ended::Failed((
                     FailureCause::ExecutorFailed.failure(format!(
-                        "the notebook ran, but its result could not be read, so {owed} \
-                         are unknown: {e}"
+                        "the notebook ran, but its result could not be read, so {owed}: {e}"
                     )),
                     Vec::new(),
                     None,
@@ -319,8 +320,7 @@ impl View<'_> {
             (None, Some(owed)) => {
                 return Ended::Failed((
                     FailureCause::ExecutorFailed.failure(format!(
-                        "the notebook ran, but its container reported no result, so {owed} \
-                         are unknown"
+                        "the notebook ran, but its container reported no result, so {owed}"
                     )),
                     Vec::new(),
                     None,
@@ -381,7 +381,6 @@ impl View<'_> {
             None => {}
         }
         Ended::Passed((results, summary, comparison))
-        }
     }
 
     fn failure(&self) -> Failed {

@@ -712,3 +712,53 @@ fn an_expectation_of_a_cell_the_notebook_does_not_have_fails_before_the_run() {
     ");
     let _ = std::fs::remove_dir_all(&dir);
 }
+
+/// The notebook container runs the script files joined into one program, so a name one
+/// file defines at top level and another defines again would silently replace the
+/// first: every top-level function and class is defined once, and a constant defined
+/// twice has the same value.
+#[test]
+fn the_joined_script_files_define_each_name_once() {
+    if !have("python3") {
+        return;
+    }
+    let dir = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/pod/scripts");
+    let checker = r#"
+import ast, sys
+seen, clashes = {}, []
+for path in sys.argv[1:]:
+    for node in ast.parse(open(path).read()).body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            names, value = [node.name], None
+        elif isinstance(node, ast.Assign):
+            names = [t.id for t in node.targets if isinstance(t, ast.Name)]
+            value = ast.dump(node.value)
+        else:
+            continue
+        for name in names:
+            if name in seen and (value is None or seen[name][1] != value):
+                clashes.append("%s: %s and %s" % (name, seen[name][0], path))
+            seen[name] = (path, value)
+print("\n".join(clashes))
+"#;
+    let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+        .expect("the scripts directory")
+        .map(|e| e.expect("an entry").path())
+        .filter(|p| p.extension().is_some_and(|e| e == "py"))
+        .collect();
+    files.sort();
+    assert!(files.len() >= 3, "{files:?}");
+    let output = Command::new("python3")
+        .arg("-c")
+        .arg(checker)
+        .args(&files)
+        .output()
+        .expect("python3 runs");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let clashes = String::from_utf8_lossy(&output.stdout);
+    assert!(clashes.trim().is_empty(), "names defined twice:\n{clashes}");
+}

@@ -328,7 +328,7 @@ def encode_checks(findings, more=0):
     return document(kept)
 
 
-def code_cells(notebook):
+def indexed_code_cells(notebook):
     """Index (as in the source notebook) and cell of every code cell."""
     cells = [c for c in notebook.get("cells") or [] if PAPERMILL_ERROR_TAG not in ((c.get("metadata") or {}).get("tags") or [])]
     return [(i, c) for i, c in enumerate(cells) if c.get("cell_type") == "code"]
@@ -336,7 +336,7 @@ def code_cells(notebook):
 
 def missing_cells(notebook, policy):
     """Findings for expectations that name no code cell of the notebook."""
-    code = {i for i, _ in code_cells(notebook)}
+    code = {i for i, _ in indexed_code_cells(notebook)}
     found = []
     for position, expectation in enumerate(policy.get("expect") or []):
         if expectation["cell"] not in code:
@@ -387,7 +387,7 @@ def cell_findings(executed, policy, probes):
         expectations.setdefault(expectation["cell"], []).append(expectation)
     found = []
     asserted = False
-    for index, cell in code_cells(executed):
+    for index, cell in indexed_code_cells(executed):
         ran = cell.get("execution_count") is not None
         if not ran:
             continue
