@@ -384,7 +384,7 @@ proptest! {
         for key in &owed {
             let done = ledger.is_done(key.as_str());
             let abandoned = ledger.failure(key.as_str()).is_some_and(|f| f.gave_up);
-            prop_assert!(done ^ abandoned, "{} neither done nor abandoned (or both)", key);
+            prop_assert!(done ^ abandoned, "{} neither done nor abandoned (or both): {:?}", key, ledger);
             if abandoned {
                 // Reported exactly once, unless the report itself kept failing: then
                 // its own record (and the EffectsApplied condition) says so.

@@ -274,7 +274,7 @@ pub fn plan_with(
     let job_annotations = job.metadata.annotations.as_ref().unwrap_or(&empty);
     let status = job.status.clone().unwrap_or_default();
     let run = RunKey::of(job);
-    let ledger = match status.effects {
+    let mut ledger = match status.effects {
         Some(ledger) if ledger.run == run.as_str() => ledger,
         _ => EffectLedger::for_run(run.as_str()),
     };
@@ -362,6 +362,17 @@ pub fn plan_with(
                 });
             }
         }
+    }
+
+    // The wave patch is content-checked: when the annotations are already as they
+    // should be (an attempt that failed to report, or a hand edit, put them there), a
+    // pending failure of it is settled as done instead of staying on record for good.
+    let wave_owed = owed.iter().any(|p| p.key == EffectKey::wave());
+    let wave_pending = ledger
+        .failure(EffectKey::wave().as_str())
+        .is_some_and(|f| !f.gave_up);
+    if !wave_owed && wave_pending {
+        ledger = record(ledger, &EffectKey::wave(), Outcome::Done, now, &ctx.retry).ledger;
     }
 
     // An abandoned effect is replaced by the report of its abandonment, which is

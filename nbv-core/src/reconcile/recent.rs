@@ -7,7 +7,8 @@ use crate::api::EffectLedger;
 ///
 /// A watch cache may not show a status write yet when the next reconcile runs. A
 /// reconcile on that stale view must not carry an effect out twice, so what the shell
-/// recorded for the run counts as done too, whichever of the two is older. A ledger of
+/// recorded for the run counts as done too, and what it recorded as failed since is
+/// not done, whatever the view says. A ledger of
 /// another run is void and left out: a stale view may still show the ledger of the
 /// run before, while the shell already recorded this run's effects.
 ///
@@ -25,6 +26,12 @@ use crate::api::EffectLedger;
 /// let merged = merge_recent(run, Some(&observed), Some(recent.clone())).unwrap();
 /// assert_eq!(merged.done.len(), 2);
 ///
+/// // An effect recorded as failed since the view was taken is not done any more.
+/// let mut failed = recent.clone();
+/// failed.failed.push(nbv_core::api::EffectFailure { key: "wave".into(), ..Default::default() });
+/// let merged = merge_recent(run, Some(&observed), Some(failed)).unwrap();
+/// assert!(!merged.is_done("wave"));
+///
 /// // The view still shows the run before; what was written for this run counts.
 /// let older = EffectLedger::for_run("g1@t0");
 /// assert_eq!(merge_recent(run, Some(&older), Some(recent.clone())), Some(recent));
@@ -39,7 +46,13 @@ pub fn merge_recent(
     let recent = recent.filter(|r| r.run == run);
     match (observed, recent) {
         (Some(o), Some(mut r)) => {
-            r.done.extend(o.done.iter().cloned());
+            // What the shell recorded since is newer than the view: an effect it
+            // recorded as failed is not in place, whatever the stale view says.
+            let still_done: Vec<String> = (o.done.iter())
+                .filter(|key| r.failure(key).is_none())
+                .cloned()
+                .collect();
+            r.done.extend(still_done);
             Some(r)
         }
         (Some(o), None) => Some(o.clone()),
