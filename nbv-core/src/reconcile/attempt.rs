@@ -19,7 +19,7 @@ const POD_BACKSTOP: Duration = Duration::from_secs(30);
 pub enum PodWork {
     /// Step the machine with this event next, without any request: an image build is
     /// asked for, and nbv builds no images (the job fails, naming the field).
-    Step(PhaseEvent),
+    Step(Box<PhaseEvent>),
     /// Create the attempt's Pod (or find it created), then observe it. With
     /// `clear_earlier`, first delete the Pods of the job's earlier runs and attempts.
     Start {
@@ -65,11 +65,11 @@ impl PodWork {
                         "the image build cannot be carried out",
                     )
                 });
-                PodWork::Step(PhaseEvent::BuildFailed {
+                PodWork::Step(Box::new(PhaseEvent::BuildFailed {
                     generation,
                     reason: failure.reason,
                     message: failure.message,
-                })
+                }))
             }
             Next::StartPod(attempt) => PodWork::Start {
                 attempt,

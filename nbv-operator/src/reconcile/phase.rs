@@ -27,7 +27,7 @@ pub(super) async fn advance_phase(
     let mut changed = transition.changed;
     for _ in 0..MAX_PHASE_STEPS {
         let event = match PodWork::of(job, &transition) {
-            PodWork::Step(event) => event,
+            PodWork::Step(event) => *event,
             PodWork::Start {
                 attempt,
                 clear_earlier,
