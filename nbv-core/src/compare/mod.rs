@@ -74,8 +74,9 @@ pub use settings::{
     TimestampPattern,
 };
 
+use crate::pod::clean_text as clean;
 use outputs::{CodeCell, Item, code_cells};
-use report::{MAX_SNIPPET, clean};
+use report::MAX_SNIPPET;
 
 /// Compares `executed` (the notebook as the run left it) with `golden`, both nbformat 4
 /// JSON, under `settings`. Pure and total: a notebook without cells has none to

@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::{CellDiff, ComparisonResult, ComparisonStrategy};
 
 use super::settings::strategy_name;
+use crate::pod::clean_text as clean;
 
 /// The most the `cmp` key of the termination message takes, serialized.
 pub const MAX_CMP_BYTES: usize = 1536;
@@ -327,22 +328,6 @@ impl ReportedComparison {
         }
         text
     }
-}
-
-/// Control characters but newline and tab made spaces, cut to `limit` bytes (the run
-/// report's rule, so both keys of the message read alike).
-pub(super) fn clean(text: &str, limit: usize) -> String {
-    let text: String = text
-        .chars()
-        .map(|c| {
-            if c < ' ' && c != '\n' && c != '\t' {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    crate::text::truncate(&text, limit, "...").into_owned()
 }
 
 fn json<T: Serialize>(value: &T) -> String {
