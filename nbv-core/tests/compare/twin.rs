@@ -116,7 +116,7 @@ fn the_python_twin_reports_what_the_core_reports() {
         })
         .collect();
     let driver = "def twin(run, golden, settings):\n    report = compare(run, golden, settings)\n    \
-                  return cmp_dumps([report, cmp_dumps(report_comparison(report))])\n";
+                  return dumps([report, dumps(report_comparison(report))])\n";
     let python = call_script(driver, &inputs);
     assert_eq!(python.len(), cases.len());
     let mut mismatches = 0;

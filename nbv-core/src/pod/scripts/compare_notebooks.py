@@ -10,6 +10,8 @@ validation pod's notebook container, when the job sets spec.goldenNotebook:
 `ComparisonReport::reported`: change both together (a test runs both on generated
 notebooks and demands identical reports). Custom patterns arrive already rewritten
 into the subset Python's `re` and Rust's regex read alike. Standard library only.
+The report's text rules (`clean`, `dumps`, `size`) and `PAPERMILL_ERROR_TAG` are the
+runner's, defined once in run_notebook.py for the whole program.
 """
 
 import re
@@ -18,7 +20,6 @@ MAX_CMP_BYTES = 1536
 MAX_SNIPPET = 512
 MAX_REPORTED_SNIPPET = 96
 MAX_REPORTED_DETAIL = 160
-PAPERMILL_ERROR_TAG = "papermill-error-cell-tag"
 
 MARKER = "<timestamp>"
 ADDRESS_MARKER = "0x<address>"
@@ -32,26 +33,6 @@ NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][\-+]?[0-9]+)?")
 WHITESPACE = re.compile("[ \t\n\r\x0b\x0c]+")
 BINARY_SPACE = re.compile("[ \t\n\r\x0c]")
 TIMESTAMPS = [re.compile(p) for p in BUILT_IN_TIMESTAMPS]
-
-
-def cmp_clean(text, limit):
-    """Control characters but newline and tab made spaces, cut to `limit` UTF-8 bytes
-    (ending in "..." when cut), as the run report's strings."""
-    text = "".join(" " if ord(c) < 32 and c not in "\n\t" else c for c in str(text))
-    data = text.encode("utf-8", "replace")
-    if len(data) <= limit:
-        return data.decode("utf-8")
-    return data[: limit - 3].decode("utf-8", "ignore") + "..."
-
-
-def cmp_dumps(value):
-    import json
-
-    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))
-
-
-def cmp_size(value):
-    return len(cmp_dumps(value).encode("utf-8"))
 
 
 def text_of(value):
@@ -190,11 +171,11 @@ def items_match(actual, golden, settings):
 def count_text(value):
     if value is None:
         return "null"
-    return cmp_dumps(value)
+    return dumps(value)
 
 
 def snippet(item):
-    return cmp_clean(item["text"], MAX_SNIPPET)
+    return clean(item["text"], MAX_SNIPPET)
 
 
 def cell_difference(actual, golden, settings):
@@ -277,23 +258,13 @@ def compare(executed, golden, settings):
     }
 
 
-def reported_diff(d):
-    entry = {"cell": d["cell"], "type": cmp_clean(d["kind"], 32), "severity": cmp_clean(d["severity"], 16)}
-    if d.get("expected") is not None:
-        entry["expected"] = cmp_clean(d["expected"], MAX_REPORTED_SNIPPET)
-    if d.get("actual") is not None:
-        entry["actual"] = cmp_clean(d["actual"], MAX_REPORTED_SNIPPET)
-    entry["diff"] = cmp_clean(d["detail"], MAX_REPORTED_DETAIL)
-    return entry
-
-
 def cap_comparison(cmp):
     """`cmp` within MAX_CMP_BYTES: texts cut, then the first differences that fit and
     how many more there are (`ReportedComparison::capped`)."""
     diffs = [cut_diff(d) for d in cmp.get("diffs", [])]
     full = {
-        "result": cmp_clean(cmp["result"], 16),
-        "strategy": cmp_clean(cmp["strategy"], 16),
+        "result": clean(cmp["result"], 16),
+        "strategy": clean(cmp["strategy"], 16),
         "total": cmp["total"],
         "matched": cmp["matched"],
         "mismatched": cmp["mismatched"],
@@ -302,16 +273,16 @@ def cap_comparison(cmp):
     more = cmp.get("more", 0)
     if more:
         full["more"] = more
-    if cmp_size(full) <= MAX_CMP_BYTES:
+    if size(full) <= MAX_CMP_BYTES:
         return full
     base = dict(full, diffs=[], more=more + len(diffs))
-    budget = MAX_CMP_BYTES - cmp_size(base)
+    budget = MAX_CMP_BYTES - size(base)
     used, kept = 0, []
     for d in diffs:
-        size = cmp_size(d) + 1
-        if used + size > budget:
+        cost = size(d) + 1
+        if used + cost > budget:
             break
-        used += size
+        used += cost
         kept.append(d)
     capped = dict(full, diffs=kept)
     total_more = more + len(diffs) - len(kept)
@@ -322,12 +293,12 @@ def cap_comparison(cmp):
 
 
 def cut_diff(d):
-    entry = {"cell": d["cell"], "type": cmp_clean(d["type"], 32), "severity": cmp_clean(d["severity"], 16)}
+    entry = {"cell": d["cell"], "type": clean(d["type"], 32), "severity": clean(d["severity"], 16)}
     if d.get("expected") is not None:
-        entry["expected"] = cmp_clean(d["expected"], MAX_REPORTED_SNIPPET)
+        entry["expected"] = clean(d["expected"], MAX_REPORTED_SNIPPET)
     if d.get("actual") is not None:
-        entry["actual"] = cmp_clean(d["actual"], MAX_REPORTED_SNIPPET)
-    entry["diff"] = cmp_clean(d["diff"], MAX_REPORTED_DETAIL)
+        entry["actual"] = clean(d["actual"], MAX_REPORTED_SNIPPET)
+    entry["diff"] = clean(d["diff"], MAX_REPORTED_DETAIL)
     return entry
 
 
