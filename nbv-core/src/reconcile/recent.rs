@@ -46,10 +46,11 @@ pub fn merge_recent(
     let recent = recent.filter(|r| r.run == run);
     match (observed, recent) {
         (Some(o), Some(mut r)) => {
-            // What the shell recorded since is newer than the view: an effect it
-            // recorded as failed is not in place, whatever the stale view says.
+            // What the shell recorded since is newer than the view: an effect whose
+            // failure it recorded after the view was taken is not in place, whatever
+            // the stale view says. A failure the view shows too is not news.
             let still_done: Vec<String> = (o.done.iter())
-                .filter(|key| r.failure(key).is_none())
+                .filter(|key| r.failure(key).is_none_or(|f| o.failure(key) == Some(f)))
                 .cloned()
                 .collect();
             r.done.extend(still_done);
