@@ -1,0 +1,143 @@
+//! What the shell observes of the serving platform and of the models a job names.
+
+use std::fmt;
+
+/// A model a job names in `spec.modelValidation.targetModels`: an InferenceService,
+/// `name` in the job's namespace or `namespace/name`.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::models::ModelRef;
+///
+/// let model = ModelRef::new("serving", "fraud");
+/// assert_eq!(model.to_string(), "serving/fraud");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, PartialOrd, Ord, Hash)]
+pub struct ModelRef {
+    /// Namespace of the InferenceService.
+    pub namespace: String,
+    /// Name of the InferenceService.
+    pub name: String,
+}
+
+impl ModelRef {
+    /// The model `name` in `namespace`.
+    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
+        ModelRef {
+            namespace: namespace.into(),
+            name: name.into(),
+        }
+    }
+}
+
+impl fmt::Display for ModelRef {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}/{}", self.namespace, self.name)
+    }
+}
+
+/// KServe's inference protocols, which decide the prediction request's path and body.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::models::Protocol;
+/// assert_eq!(Protocol::default(), Protocol::V1);
+/// ```
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Protocol {
+    /// `POST /v1/models/<name>:predict` (KServe's default).
+    #[default]
+    V1,
+    /// `POST /v2/models/<name>/infer` (the open inference protocol).
+    V2,
+}
+
+/// The state of a status condition: `True`, `False`, or `Unknown` or absent.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::models::Readiness;
+/// assert!(!Readiness::default().is_ready());
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Readiness {
+    /// `Some(true)` for `True`, `Some(false)` for `False`, `None` for `Unknown` or a
+    /// condition not reported yet.
+    pub status: Option<bool>,
+    /// The condition's `reason`.
+    pub reason: Option<String>,
+    /// The condition's `message`.
+    pub message: Option<String>,
+}
+
+impl Readiness {
+    /// Whether the condition is `True`.
+    pub fn is_ready(&self) -> bool {
+        self.status == Some(true)
+    }
+}
+
+/// What nbv keeps of one InferenceService: only what model validation reads, so the
+/// watch cache holds a few hundred bytes per model, not the object.
+///
+/// Built from the object by [`InferenceService::from_object`].
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct InferenceService {
+    /// `metadata.generation`.
+    pub generation: Option<i64>,
+    /// `status.observedGeneration`: the controller's view is current when it equals
+    /// `generation`.
+    pub observed_generation: Option<i64>,
+    /// The `Ready` condition.
+    pub ready: Readiness,
+    /// The `PredictorReady` condition.
+    pub predictor_ready: Readiness,
+    /// `status.url`: the external URL.
+    pub url: Option<String>,
+    /// `status.address.url`: the cluster-local URL, which the validation Pod prefers.
+    pub address_url: Option<String>,
+    /// The protocol the predictor speaks (`spec.predictor.model.protocolVersion`, or
+    /// the older `spec.predictor.<framework>.protocolVersion`; V1 when unset).
+    pub protocol: Protocol,
+    /// The predictor's latest ready revision, reported as the model's version.
+    pub version: Option<String>,
+}
+
+/// Whether the serving platform's API can be used: the clean-environment check of
+/// `phase: clean` and `both`.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::models::Platform;
+/// assert!(!Platform::default().served);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq)]
+pub struct Platform {
+    /// The API server serves `serving.kserve.io/v1beta1` `inferenceservices`
+    /// (discovery found the resource).
+    pub served: bool,
+    /// `None` when nbv's watch of InferenceServices lists and watches; otherwise why
+    /// it cannot (the API server's answer, a 403 when nbv's role lacks the verbs).
+    pub unreadable: Option<String>,
+}
+
+/// What the shell answers about the platform and the models, from its watch cache and
+/// discovery. The core asks only about the models a job names.
+pub trait ModelFacts {
+    /// The serving platform's state.
+    fn platform(&self) -> Platform;
+    /// The InferenceService `model` names, `None` when the cache holds none. Only
+    /// meaningful once the cache has synced ([`ModelFacts::synced`]).
+    fn inference_service(&self, model: &ModelRef) -> Option<InferenceService>;
+    /// Whether the watch cache has listed every InferenceService at least once: until
+    /// then an absent model is not known to be absent.
+    fn synced(&self) -> bool;
+    /// The value of `mlops.dev/accept-triggers-from` on `namespace`'s `Namespace`
+    /// object, for a model outside the job's namespace (the confused-deputy rule
+    /// triggers follow). `None` when absent or not readable.
+    fn namespace_accepts(&self, namespace: &str) -> Option<String>;
+}
