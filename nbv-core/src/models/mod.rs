@@ -9,5 +9,9 @@
 //! and what `status.modelValidationResult` says.
 
 mod facts;
+mod prediction;
 
 pub use facts::{InferenceService, ModelFacts, ModelRef, Platform, Protocol, Readiness};
+pub use prediction::{
+    Mismatch, MismatchKind, compare_outputs, expected_outputs, predict_path, response_outputs,
+};

@@ -1,0 +1,145 @@
+//! The prediction check's comparison rule: its properties over generated JSON, and
+//! snapshots of what a mismatch says.
+
+use nbv_core::models::{
+    MismatchKind, Protocol, compare_outputs, expected_outputs, predict_path, response_outputs,
+};
+use proptest::prelude::*;
+use serde_json::{Value, json};
+
+/// JSON values as models answer them: numbers (finite), strings, booleans, nulls, and
+/// arrays and objects of them.
+fn json_value() -> impl Strategy<Value = Value> {
+    let leaf = prop_oneof![
+        Just(Value::Null),
+        any::<bool>().prop_map(Value::Bool),
+        (-1.0e6..1.0e6f64).prop_map(|f| json!(f)),
+        any::<i32>().prop_map(|i| json!(i)),
+        "[a-z]{0,6}".prop_map(Value::String),
+    ];
+    leaf.prop_recursive(3, 24, 4, |inner| {
+        prop_oneof![
+            prop::collection::vec(inner.clone(), 0..4).prop_map(Value::Array),
+            prop::collection::btree_map("[a-z]{1,4}", inner, 0..4)
+                .prop_map(|m| Value::Object(m.into_iter().collect())),
+        ]
+    })
+}
+
+/// Every number of `value` moved by `by` (the same direction everywhere).
+fn shifted(value: &Value, by: f64) -> Value {
+    match value {
+        Value::Number(n) => json!(n.as_f64().unwrap() + by),
+        Value::Array(items) => Value::Array(items.iter().map(|v| shifted(v, by)).collect()),
+        Value::Object(map) => Value::Object(
+            map.iter()
+                .map(|(k, v)| (k.clone(), shifted(v, by)))
+                .collect(),
+        ),
+        other => other.clone(),
+    }
+}
+
+fn has_number(value: &Value) -> bool {
+    match value {
+        Value::Number(_) => true,
+        Value::Array(items) => items.iter().any(has_number),
+        Value::Object(map) => map.values().any(has_number),
+        _ => false,
+    }
+}
+
+proptest! {
+    #[test]
+    fn every_answer_matches_itself(value in json_value(), tolerance in 0.0..1.0f64) {
+        prop_assert_eq!(compare_outputs(&value, &value, tolerance), Ok(()));
+    }
+
+    #[test]
+    fn matching_is_symmetric(a in json_value(), b in json_value(), tolerance in 0.0..1.0f64) {
+        prop_assert_eq!(
+            compare_outputs(&a, &b, tolerance).is_ok(),
+            compare_outputs(&b, &a, tolerance).is_ok()
+        );
+    }
+
+    #[test]
+    fn numbers_within_the_tolerance_match(value in json_value(), tolerance in 0.001..1.0f64, share in 0.0..0.9f64) {
+        // Below the tolerance by a margin, so that rounding of large numbers cannot
+        // carry the difference over it.
+        prop_assert_eq!(compare_outputs(&value, &shifted(&value, tolerance * share), tolerance), Ok(()));
+    }
+
+    #[test]
+    fn numbers_beyond_the_tolerance_do_not(value in json_value(), tolerance in 0.0..1.0f64) {
+        prop_assume!(has_number(&value));
+        let mismatch = compare_outputs(&value, &shifted(&value, tolerance + 1.0), tolerance).unwrap_err();
+        prop_assert_eq!(mismatch.kind, MismatchKind::Number);
+    }
+
+    #[test]
+    fn a_response_body_expects_what_its_outputs_expect(outputs in json_value()) {
+        let v1 = json!({"predictions": outputs.clone()});
+        prop_assert_eq!(expected_outputs(Protocol::V1, &v1), outputs.clone());
+        let v2 = json!({"model_name": "m", "outputs": [{"name": "o", "datatype": "FP64", "shape": [1], "data": outputs.clone()}]});
+        prop_assert_eq!(expected_outputs(Protocol::V2, &v2), outputs);
+    }
+}
+
+#[test]
+fn a_mismatch_names_the_path_the_expected_and_the_answer() {
+    let expected =
+        json!({"predictions": [{"class": "fraud", "score": 0.92}], "model version": "3"});
+    let cases = [
+        json!({"predictions": [{"class": "fraud", "score": 0.5}], "model version": "3"}),
+        json!({"predictions": [{"class": "legit", "score": 0.92}], "model version": "3"}),
+        json!({"predictions": [], "model version": "3"}),
+        json!({"predictions": [{"class": "fraud"}], "model version": "3"}),
+        json!({"predictions": [{"class": "fraud", "score": 0.92}], "model version": 3}),
+        json!({"predictions": [{"class": "fraud", "score": null}], "model version": "3"}),
+    ];
+    let said: Vec<String> = cases
+        .iter()
+        .map(|actual| {
+            compare_outputs(&expected, actual, 0.01)
+                .unwrap_err()
+                .to_string()
+        })
+        .collect();
+    insta::assert_snapshot!(said.join("\n"), @r#"
+    at $.predictions[0].score: expected 0.92, the model answered 0.5 (tolerance 0.01)
+    at $.predictions[0].class: expected "fraud", the model answered "legit"
+    at $.predictions: expected [{"class":"fraud","score":0.92}], the model answered [] (arrays of different lengths)
+    at $.predictions[0]: expected {"class":"fraud","score":0.92}, the model answered {"class":"fraud"} (objects with different keys)
+    at $["model version"]: expected "3", the model answered 3
+    at $.predictions[0].score: expected 0.92, the model answered null
+    "#);
+}
+
+#[test]
+fn a_tolerance_of_zero_asks_for_equal_numbers() {
+    assert!(compare_outputs(&json!([1, 2.5]), &json!([1.0, 2.5]), 0.0).is_ok());
+    assert!(compare_outputs(&json!([1]), &json!([1.000001]), 0.0).is_err());
+}
+
+#[test]
+fn each_protocol_has_its_endpoint_and_its_outputs() {
+    assert_eq!(
+        predict_path(Protocol::V1, "iris"),
+        "/v1/models/iris:predict"
+    );
+    assert_eq!(predict_path(Protocol::V2, "iris"), "/v2/models/iris/infer");
+    let two = json!({"outputs": [{"name": "a", "data": [1]}, {"name": "b", "data": [0.5]}]});
+    assert_eq!(
+        response_outputs(Protocol::V2, &two),
+        Some(json!([[1], [0.5]]))
+    );
+    assert_eq!(
+        response_outputs(Protocol::V2, &json!({"outputs": [{"name": "a"}]})),
+        None
+    );
+    assert_eq!(
+        response_outputs(Protocol::V1, &json!({"outputs": []})),
+        None
+    );
+}
