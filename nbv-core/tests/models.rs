@@ -1,11 +1,97 @@
-//! The prediction check's comparison rule: its properties over generated JSON, and
-//! snapshots of what a mismatch says.
+//! Model validation's pure core: InferenceServices read from their objects (table
+//! tests over `tests/data/models`), and the prediction check's comparison rule, its
+//! properties over generated JSON and snapshots of what a mismatch says.
 
 use nbv_core::models::{
-    MismatchKind, Protocol, compare_outputs, expected_outputs, predict_path, response_outputs,
+    InferenceService, MismatchKind, Protocol, compare_outputs, expected_outputs, predict_path,
+    response_outputs,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
+
+fn object(name: &str) -> Value {
+    let path = format!(
+        "{}/tests/data/models/{name}.json",
+        env!("CARGO_MANIFEST_DIR")
+    );
+    serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect(&path)
+}
+
+#[test]
+fn inference_services_are_read_from_their_objects() {
+    // (file, ready, predictor ready, protocol, current generation, address, version)
+    let table: [(
+        &str,
+        Option<bool>,
+        Option<bool>,
+        Protocol,
+        bool,
+        Option<&str>,
+        Option<&str>,
+    ); 5] = [
+        (
+            "ready",
+            Some(true),
+            Some(true),
+            Protocol::V1,
+            true,
+            Some("http://fraud.serving.svc.cluster.local"),
+            Some("fraud-predictor-00003"),
+        ),
+        (
+            "not_ready",
+            Some(false),
+            Some(false),
+            Protocol::V1,
+            false,
+            None,
+            None,
+        ),
+        (
+            "v2",
+            Some(true),
+            None,
+            Protocol::V2,
+            true,
+            Some("http://x.ml.svc"),
+            None,
+        ),
+        ("old_framework", None, None, Protocol::V2, true, None, None),
+        (
+            "missing_status",
+            None,
+            None,
+            Protocol::V1,
+            false,
+            None,
+            None,
+        ),
+    ];
+    for (file, ready, predictor, protocol, current, address, version) in table {
+        let isvc = InferenceService::from_object(&object(file));
+        assert_eq!(isvc.ready.status, ready, "{file}");
+        assert_eq!(isvc.predictor_ready.status, predictor, "{file}");
+        assert_eq!(isvc.protocol, protocol, "{file}");
+        assert_eq!(
+            isvc.generation == isvc.observed_generation,
+            current,
+            "{file}"
+        );
+        assert_eq!(isvc.address_url.as_deref(), address, "{file}");
+        assert_eq!(isvc.version.as_deref(), version, "{file}");
+    }
+    let failed = InferenceService::from_object(&object("not_ready"));
+    assert_eq!(failed.ready.reason.as_deref(), Some("RevisionMissing"));
+    assert_eq!(
+        failed.ready.message.as_deref(),
+        Some("Revision \"fraud-predictor-00004\" failed")
+    );
+    let ready = InferenceService::from_object(&object("ready"));
+    assert_eq!(
+        ready.url.as_deref(),
+        Some("https://fraud.serving.example.com")
+    );
+}
 
 /// JSON values as models answer them: numbers (finite), strings, booleans, nulls, and
 /// arrays and objects of them.

@@ -141,3 +141,77 @@ pub trait ModelFacts {
     /// triggers follow). `None` when absent or not readable.
     fn namespace_accepts(&self, namespace: &str) -> Option<String>;
 }
+
+impl InferenceService {
+    /// Trims an InferenceService object (as JSON) to what model validation reads.
+    /// Missing or mistyped fields read as absent: a status not written yet is a model
+    /// not ready, never an error.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::models::{InferenceService, Protocol};
+    /// use serde_json::json;
+    ///
+    /// let isvc = InferenceService::from_object(&json!({
+    ///     "metadata": {"generation": 2},
+    ///     "spec": {"predictor": {"model": {"protocolVersion": "v2"}}},
+    ///     "status": {
+    ///         "observedGeneration": 2,
+    ///         "conditions": [{"type": "Ready", "status": "True"}],
+    ///         "address": {"url": "http://fraud.serving.svc.cluster.local"}
+    ///     }
+    /// }));
+    /// assert!(isvc.ready.is_ready());
+    /// assert_eq!(isvc.protocol, Protocol::V2);
+    /// assert_eq!(isvc.generation, isvc.observed_generation);
+    /// ```
+    pub fn from_object(object: &serde_json::Value) -> InferenceService {
+        let status = &object["status"];
+        let text = |v: &serde_json::Value| v.as_str().map(str::to_owned);
+        InferenceService {
+            generation: object["metadata"]["generation"].as_i64(),
+            observed_generation: status["observedGeneration"].as_i64(),
+            ready: condition(status, "Ready"),
+            predictor_ready: condition(status, "PredictorReady"),
+            url: text(&status["url"]),
+            address_url: text(&status["address"]["url"]),
+            protocol: protocol(&object["spec"]["predictor"]),
+            version: text(&status["components"]["predictor"]["latestReadyRevision"]),
+        }
+    }
+}
+
+/// The condition of `kind` in `status.conditions`; absent reads as unknown.
+fn condition(status: &serde_json::Value, kind: &str) -> Readiness {
+    let found = status["conditions"]
+        .as_array()
+        .and_then(|all| all.iter().find(|c| c["type"].as_str() == Some(kind)));
+    let Some(found) = found else {
+        return Readiness::default();
+    };
+    Readiness {
+        status: match found["status"].as_str() {
+            Some("True") => Some(true),
+            Some("False") => Some(false),
+            _ => None,
+        },
+        reason: found["reason"].as_str().map(str::to_owned),
+        message: found["message"].as_str().map(str::to_owned),
+    }
+}
+
+/// The predictor's protocol: the `model` form first, then the older per-framework form
+/// (`spec.predictor.sklearn.protocolVersion`, ...), whichever object carries one.
+fn protocol(predictor: &serde_json::Value) -> Protocol {
+    let declared = predictor["model"]["protocolVersion"].as_str().or_else(|| {
+        predictor
+            .as_object()?
+            .values()
+            .find_map(|framework| framework.get("protocolVersion")?.as_str())
+    });
+    match declared {
+        Some("v2" | "grpc-v2") => Protocol::V2,
+        _ => Protocol::V1,
+    }
+}
