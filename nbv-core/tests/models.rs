@@ -17,18 +17,23 @@ fn object(name: &str) -> Value {
     serde_json::from_str(&std::fs::read_to_string(&path).expect(&path)).expect(&path)
 }
 
+/// A file of `tests/data/models` and what is read from it: the Ready and PredictorReady
+/// conditions, the protocol, whether the controller's view is current, the
+/// cluster-local URL and the version.
+type Row = (
+    &'static str,
+    Option<bool>,
+    Option<bool>,
+    Protocol,
+    bool,
+    Option<&'static str>,
+    Option<&'static str>,
+);
+
 #[test]
 fn inference_services_are_read_from_their_objects() {
     // (file, ready, predictor ready, protocol, current generation, address, version)
-    let table: [(
-        &str,
-        Option<bool>,
-        Option<bool>,
-        Protocol,
-        bool,
-        Option<&str>,
-        Option<&str>,
-    ); 5] = [
+    let table: [Row; 5] = [
         (
             "ready",
             Some(true),
