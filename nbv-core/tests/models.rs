@@ -2,9 +2,10 @@
 //! tests over `tests/data/models`), and the prediction check's comparison rule, its
 //! properties over generated JSON and snapshots of what a mismatch says.
 
+use nbv_core::api::ModelValidation;
 use nbv_core::models::{
-    InferenceService, MismatchKind, Protocol, compare_outputs, expected_outputs, predict_path,
-    response_outputs,
+    DEFAULT_TIMEOUT, DEFAULT_TOLERANCE, InferenceService, MismatchKind, ModelRef, ModelSettings,
+    Protocol, compare_outputs, expected_outputs, predict_path, response_outputs,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -233,4 +234,107 @@ fn each_protocol_has_its_endpoint_and_its_outputs() {
         response_outputs(Protocol::V1, &json!({"outputs": []})),
         None
     );
+}
+
+/// `spec.modelValidation` from JSON, as a manifest writes it.
+fn model_validation(spec: Value) -> ModelValidation {
+    serde_json::from_value(spec).expect("a modelValidation block")
+}
+
+fn refusal(spec: Value) -> String {
+    ModelSettings::resolve(&model_validation(spec), "ml")
+        .expect_err("refused")
+        .to_string()
+}
+
+#[test]
+fn every_field_nbv_cannot_use_is_named() {
+    let refused = [
+        json!({"platform": "vllm", "targetModels": ["m"]}),
+        json!({"platform": "custom", "customPlatform": {"apiGroup": "x.io"}}),
+        json!({"targetModels": ["fraud", "Bad_Name"]}),
+        json!({"targetModels": ["a/b/c"]}),
+        json!({"phase": "existing"}),
+        json!({"targetModels": ["m"], "timeout": "soon"}),
+        json!({"targetModels": ["m"], "predictionValidation": {"expectedOutput": "[1]"}}),
+        json!({"targetModels": ["m"], "predictionValidation": {"testData": "{instances", "expectedOutput": "[1]"}}),
+        json!({"targetModels": ["m"], "predictionValidation": {"testData": "{}", "expectedOutput": "[1]", "tolerance": "-1"}}),
+        json!({"phase": "clean", "predictionValidation": {"testData": "{}", "expectedOutput": "[1]"}}),
+    ];
+    let said: Vec<String> = refused.into_iter().map(refusal).collect();
+    insta::assert_snapshot!(said.join("\n"));
+}
+
+#[test]
+fn only_kserve_and_openshift_ai_are_checked() {
+    for platform in [
+        "vllm",
+        "torchserve",
+        "tensorflow-serving",
+        "triton",
+        "ray-serve",
+        "seldon",
+        "bentoml",
+    ] {
+        let message = refusal(json!({"platform": platform, "targetModels": ["m"]}));
+        assert!(
+            message.starts_with(&format!(
+                "spec.modelValidation.platform: {platform} is not implemented"
+            )),
+            "{message}"
+        );
+    }
+    for platform in ["kserve", "openshift-ai"] {
+        let spec = model_validation(json!({"platform": platform, "targetModels": ["m"]}));
+        assert!(
+            ModelSettings::resolve(&spec, "ml").unwrap().is_some(),
+            "{platform}"
+        );
+    }
+}
+
+#[test]
+fn defaults_apply_and_switched_off_asks_for_nothing() {
+    let spec = model_validation(json!({
+        "targetModels": ["fraud", "ml/fraud", " serving/iris "],
+        "predictionValidation": {"testData": "{\"instances\": [[1]]}", "expectedOutput": "{\"predictions\": [0]}"}
+    }));
+    let settings = ModelSettings::resolve(&spec, "ml").unwrap().unwrap();
+    assert_eq!(
+        settings.targets,
+        [
+            ModelRef::new("ml", "fraud"),
+            ModelRef::new("serving", "iris")
+        ]
+    );
+    assert_eq!(settings.timeout, DEFAULT_TIMEOUT);
+    let prediction = settings.prediction.expect("asked for");
+    assert_eq!(prediction.tolerance, DEFAULT_TOLERANCE);
+    assert_eq!(prediction.expected_output, json!({"predictions": [0]}));
+    let off = model_validation(json!({"enabled": false, "platform": "triton"}));
+    assert_eq!(ModelSettings::resolve(&off, "ml"), Ok(None));
+    let clean = model_validation(json!({"phase": "clean"}));
+    assert!(
+        ModelSettings::resolve(&clean, "ml")
+            .unwrap()
+            .unwrap()
+            .targets
+            .is_empty()
+    );
+}
+
+proptest! {
+    #[test]
+    fn any_target_list_resolves_or_names_its_field(names in prop::collection::vec("[a-z/_.-]{0,12}", 0..5)) {
+        let spec = model_validation(json!({"phase": "clean", "targetModels": names.clone()}));
+        match ModelSettings::resolve(&spec, "ml") {
+            Ok(settings) => {
+                let settings = settings.unwrap();
+                prop_assert!(settings.targets.len() <= names.len());
+                let unique: std::collections::BTreeSet<_> = settings.targets.iter().collect();
+                prop_assert_eq!(unique.len(), settings.targets.len());
+            }
+            Err(e) => prop_assert!(e.field().starts_with("spec.modelValidation.targetModels["), "{}", e),
+        }
+    }
 }

@@ -10,8 +10,12 @@
 
 mod facts;
 mod prediction;
+mod settings;
 
 pub use facts::{InferenceService, ModelFacts, ModelRef, Platform, Protocol, Readiness};
 pub use prediction::{
     Mismatch, MismatchKind, compare_outputs, expected_outputs, predict_path, response_outputs,
+};
+pub use settings::{
+    DEFAULT_TIMEOUT, DEFAULT_TOLERANCE, ModelSettings, ModelSpecError, PredictionSettings,
 };
