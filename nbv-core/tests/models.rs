@@ -2,11 +2,16 @@
 //! tests over `tests/data/models`), and the prediction check's comparison rule, its
 //! properties over generated JSON and snapshots of what a mismatch says.
 
-use nbv_core::api::ModelValidation;
+use std::collections::BTreeMap;
+
+use chrono::{DateTime, TimeZone, Utc};
+use nbv_core::api::{ModelValidation, ModelValidationPhase};
 use nbv_core::models::{
-    DEFAULT_TIMEOUT, DEFAULT_TOLERANCE, InferenceService, MismatchKind, ModelRef, ModelSettings,
-    Protocol, compare_outputs, expected_outputs, predict_path, response_outputs,
+    DEFAULT_TIMEOUT, DEFAULT_TOLERANCE, InferenceService, MismatchKind, ModelFacts, ModelGate,
+    ModelRef, ModelSettings, Platform, Protocol, Readiness, compare_outputs, expected_outputs,
+    gate, predict_path, response_outputs,
 };
+use nbv_core::triggers::TriggerAccess;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
@@ -337,4 +342,219 @@ proptest! {
             Err(e) => prop_assert!(e.field().starts_with("spec.modelValidation.targetModels["), "{}", e),
         }
     }
+}
+
+/// The shell's answers, as maps.
+#[derive(Clone, Debug, Default)]
+struct Facts {
+    platform: Platform,
+    services: BTreeMap<ModelRef, InferenceService>,
+    synced: bool,
+    accepts: BTreeMap<String, String>,
+}
+
+impl ModelFacts for Facts {
+    fn platform(&self) -> Platform {
+        self.platform.clone()
+    }
+    fn inference_service(&self, model: &ModelRef) -> Option<InferenceService> {
+        self.services.get(model).cloned()
+    }
+    fn synced(&self) -> bool {
+        self.synced
+    }
+    fn namespace_accepts(&self, namespace: &str) -> Option<String> {
+        self.accepts.get(namespace).cloned()
+    }
+}
+
+fn ready_service(ready: bool) -> InferenceService {
+    InferenceService {
+        generation: Some(1),
+        observed_generation: Some(1),
+        ready: Readiness {
+            status: Some(ready),
+            reason: (!ready).then(|| "RevisionMissing".to_owned()),
+            message: None,
+        },
+        address_url: Some("http://m.ns.svc".to_owned()),
+        ..Default::default()
+    }
+}
+
+fn start() -> DateTime<Utc> {
+    Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap()
+}
+
+/// A cluster of up to three models in `ml` and `serving`, each present and ready or
+/// not, some namespaces opting in, the flag allowing some.
+fn world() -> impl Strategy<Value = (Vec<ModelRef>, Facts, TriggerAccess, ModelValidationPhase)> {
+    let model = (
+        prop::sample::select(vec!["ml", "serving"]),
+        prop::sample::select(vec!["a", "b", "c"]),
+    )
+        .prop_map(|(ns, name)| ModelRef::new(ns, name));
+    (
+        prop::collection::vec(model.clone(), 1..4),
+        prop::collection::vec((model, any::<bool>()), 0..6),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        any::<bool>(),
+        prop::sample::select(vec![
+            ModelValidationPhase::Clean,
+            ModelValidationPhase::Existing,
+            ModelValidationPhase::Both,
+        ]),
+    )
+        .prop_map(|(targets, services, synced, served, opt_in, flag, phase)| {
+            let facts = Facts {
+                platform: Platform {
+                    served,
+                    unreadable: None,
+                },
+                services: services
+                    .into_iter()
+                    .map(|(m, r)| (m, ready_service(r)))
+                    .collect(),
+                synced,
+                accepts: opt_in
+                    .then(|| ("serving".to_owned(), "ml".to_owned()))
+                    .into_iter()
+                    .collect(),
+            };
+            let access = if flag {
+                TriggerAccess::from_list("serving")
+            } else {
+                TriggerAccess::default()
+            };
+            (targets, facts, access, phase)
+        })
+}
+
+fn settings_of(targets: &[ModelRef], phase: ModelValidationPhase) -> ModelSettings {
+    ModelSettings {
+        platform: nbv_core::api::ModelPlatform::Kserve,
+        phase,
+        targets: targets.to_vec(),
+        timeout: std::time::Duration::from_secs(300),
+        prediction: None,
+    }
+}
+
+proptest! {
+    #[test]
+    fn the_pod_starts_only_when_every_model_is_ready_and_allowed(
+        (targets, facts, access, phase) in world(), minutes in 0i64..10,
+    ) {
+        let settings = settings_of(&targets, phase);
+        let now = start() + chrono::Duration::minutes(minutes);
+        if let ModelGate::Open { models, result } = gate(&settings, "ml", &access, &facts, start(), now) {
+            prop_assert!(result.success);
+            let allowed = |m: &ModelRef| m.namespace == "ml" || access.allows_namespace(&m.namespace) || facts.accepts.contains_key(&m.namespace);
+            prop_assert!(targets.iter().all(allowed));
+            if phase != ModelValidationPhase::Clean {
+                prop_assert!(facts.synced);
+                prop_assert_eq!(models.len(), targets.len());
+                for m in &targets {
+                    prop_assert!(facts.services.get(m).is_some_and(|s| s.ready.is_ready()));
+                }
+            }
+            if phase != ModelValidationPhase::Existing {
+                prop_assert!(facts.platform.served);
+            }
+        }
+    }
+
+    #[test]
+    fn waiting_ends_at_the_deadline_and_only_then_fails(
+        (targets, facts, access, phase) in world(), minutes in 0i64..10,
+    ) {
+        let settings = settings_of(&targets, phase);
+        let now = start() + chrono::Duration::minutes(minutes);
+        let deadline = start() + chrono::Duration::minutes(5);
+        match gate(&settings, "ml", &access, &facts, start(), now) {
+            ModelGate::Wait { until, .. } => {
+                prop_assert_eq!(until, deadline);
+                prop_assert!(now < deadline);
+            }
+            ModelGate::Fail { message, .. } if message.starts_with("spec.modelValidation.timeout") => {
+                prop_assert!(now >= deadline);
+                // Before the deadline the same facts wait.
+                let earlier = gate(&settings, "ml", &access, &facts, start(), start());
+                let waits = matches!(earlier, ModelGate::Wait { .. });
+                prop_assert!(waits);
+            }
+            _ => {}
+        }
+    }
+
+    #[test]
+    fn more_access_never_closes_an_open_gate((targets, facts, access, phase) in world()) {
+        let settings = settings_of(&targets, phase);
+        let open = matches!(gate(&settings, "ml", &access, &facts, start(), start()), ModelGate::Open { .. });
+        let mut wider = facts.clone();
+        wider.accepts.insert("serving".to_owned(), "*".to_owned());
+        let still = matches!(gate(&settings, "ml", &TriggerAccess::from_list("*"), &wider, start(), start()), ModelGate::Open { .. });
+        prop_assert!(!open || still);
+    }
+}
+
+#[test]
+fn what_the_gate_records_and_says() {
+    let mut facts = Facts {
+        platform: Platform {
+            served: true,
+            unreadable: None,
+        },
+        synced: true,
+        ..Default::default()
+    };
+    facts.services.insert(
+        ModelRef::new("ml", "fraud"),
+        InferenceService {
+            version: Some("fraud-predictor-00003".into()),
+            ..ready_service(true)
+        },
+    );
+    facts
+        .services
+        .insert(ModelRef::new("ml", "iris"), ready_service(false));
+    let both = settings_of(
+        &[ModelRef::new("ml", "fraud"), ModelRef::new("ml", "iris")],
+        ModelValidationPhase::Both,
+    );
+    let access = TriggerAccess::default();
+    let waiting = gate(&both, "ml", &access, &facts, start(), start());
+    let late = gate(
+        &both,
+        "ml",
+        &access,
+        &facts,
+        start(),
+        start() + chrono::Duration::minutes(5),
+    );
+    let foreign = settings_of(
+        &[ModelRef::new("serving", "fraud")],
+        ModelValidationPhase::Existing,
+    );
+    let refused = gate(&foreign, "ml", &access, &facts, start(), start());
+    let ModelGate::Fail { result, .. } = &late else {
+        panic!("{late:?}")
+    };
+    insta::assert_snapshot!(format!(
+        "{waiting:?}\n{refused:?}\n{}",
+        serde_json::to_string_pretty(result).unwrap()
+    ));
+    facts
+        .services
+        .insert(ModelRef::new("ml", "iris"), ready_service(true));
+    let ModelGate::Open { models, .. } = gate(&both, "ml", &access, &facts, start(), start())
+    else {
+        panic!()
+    };
+    assert_eq!(
+        models.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),
+        ["http://m.ns.svc", "http://m.ns.svc"]
+    );
 }

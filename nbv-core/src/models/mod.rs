@@ -4,15 +4,21 @@
 //! The shell observes; this module decides. The shell keeps a watch cache of the
 //! InferenceServices jobs name (`serving.kserve.io/v1beta1`), trimmed to
 //! [`InferenceService`], and answers [`ModelFacts`] from it. From those facts the core
-//! decides whether the job's validation Pod may start, must wait for a model, or fails
-//! naming the model; what the Pod is told about the models (environment variables);
-//! and what `status.modelValidationResult` says.
+//! resolves the spec ([`ModelSettings`]), decides whether the job's validation Pod may
+//! start, must wait for a model, or fails naming it ([`gate`]), and defines how a
+//! model's answer is judged ([`compare_outputs`]).
+//!
+//! The operator does not carry these decisions out yet: until it does, a job that
+//! enables `spec.modelValidation` fails at once naming the field (`nbv_core::pod`),
+//! rather than succeed without the check it asked for.
 
 mod facts;
+mod gate;
 mod prediction;
 mod settings;
 
 pub use facts::{InferenceService, ModelFacts, ModelRef, Platform, Protocol, Readiness};
+pub use gate::{ModelGate, ServedModel, gate};
 pub use prediction::{
     Mismatch, MismatchKind, compare_outputs, expected_outputs, predict_path, response_outputs,
 };

@@ -233,7 +233,7 @@ impl TriggerAccess {
 }
 
 /// Whether an [`ACCEPT_TRIGGERS_FROM`] value admits jobs of `job_namespace`.
-fn accepts_from(value: &str, job_namespace: &str) -> bool {
+pub(crate) fn accepts_from(value: &str, job_namespace: &str) -> bool {
     entries(value).any(|entry| entry == ANY_NAMESPACE || entry == job_namespace)
 }
 
