@@ -271,6 +271,32 @@ fn every_field_nbv_cannot_use_is_named() {
 }
 
 #[test]
+fn platforms_and_phases_are_named_as_the_spec_writes_them() {
+    use nbv_core::api::ModelPlatform::*;
+    for platform in [
+        Kserve,
+        OpenshiftAi,
+        Vllm,
+        Torchserve,
+        TensorflowServing,
+        Triton,
+        RayServe,
+        Seldon,
+        Bentoml,
+        Custom,
+    ] {
+        assert_eq!(json!(platform), json!(platform.as_str()));
+    }
+    for phase in [
+        ModelValidationPhase::Clean,
+        ModelValidationPhase::Existing,
+        ModelValidationPhase::Both,
+    ] {
+        assert_eq!(json!(phase), json!(phase.as_str()));
+    }
+}
+
+#[test]
 fn only_kserve_and_openshift_ai_are_checked() {
     for platform in [
         "vllm",

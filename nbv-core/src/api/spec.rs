@@ -304,6 +304,31 @@ pub enum ModelPlatform {
     Custom,
 }
 
+impl ModelPlatform {
+    /// The value as the spec writes it (`kserve`, `openshift-ai`, ...).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::api::ModelPlatform;
+    /// assert_eq!(ModelPlatform::TensorflowServing.as_str(), "tensorflow-serving");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ModelPlatform::Kserve => "kserve",
+            ModelPlatform::OpenshiftAi => "openshift-ai",
+            ModelPlatform::Vllm => "vllm",
+            ModelPlatform::Torchserve => "torchserve",
+            ModelPlatform::TensorflowServing => "tensorflow-serving",
+            ModelPlatform::Triton => "triton",
+            ModelPlatform::RayServe => "ray-serve",
+            ModelPlatform::Seldon => "seldon",
+            ModelPlatform::Bentoml => "bentoml",
+            ModelPlatform::Custom => "custom",
+        }
+    }
+}
+
 /// Which environments model validation checks.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "lowercase")]
@@ -314,6 +339,24 @@ pub enum ModelValidationPhase {
     Existing,
     /// Both.
     Both,
+}
+
+impl ModelValidationPhase {
+    /// The value as the spec writes it (`clean`, `existing`, `both`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::api::ModelValidationPhase;
+    /// assert_eq!(ModelValidationPhase::Both.as_str(), "both");
+    /// ```
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            ModelValidationPhase::Clean => "clean",
+            ModelValidationPhase::Existing => "existing",
+            ModelValidationPhase::Both => "both",
+        }
+    }
 }
 
 /// Prediction checks against a served model.

@@ -137,8 +137,9 @@ pub trait ModelFacts {
     /// then an absent model is not known to be absent.
     fn synced(&self) -> bool;
     /// The value of `mlops.dev/accept-triggers-from` on `namespace`'s `Namespace`
-    /// object, for a model outside the job's namespace (the confused-deputy rule
-    /// triggers follow). `None` when absent or not readable.
+    /// object: the confused-deputy rule triggers follow, which only a model outside the
+    /// job's namespace depends on. Asked for each target's namespace, so answer from a
+    /// cache. `None` when absent or not readable.
     fn namespace_accepts(&self, namespace: &str) -> Option<String>;
 }
 

@@ -8,10 +8,10 @@ use chrono::{DateTime, Utc};
 
 use super::{InferenceService, ModelFacts, ModelRef, ModelSettings, Protocol};
 use crate::api::{
-    CleanEnvironmentCheck, ExistingEnvironmentCheck, ModelCheck, ModelPlatform,
-    ModelValidationPhase, ModelValidationResult,
+    CleanEnvironmentCheck, ExistingEnvironmentCheck, ModelCheck, ModelValidationPhase,
+    ModelValidationResult,
 };
-use crate::triggers::{ACCEPT_TRIGGERS_FROM, TriggerAccess, accepts_from};
+use crate::triggers::{ACCEPT_TRIGGERS_FROM, TriggerAccess};
 
 /// A model the validation Pod may call.
 #[derive(Clone, Debug, PartialEq, Eq)]
@@ -106,14 +106,10 @@ pub fn gate(
 ) -> ModelGate {
     let mut result = ModelValidationResult {
         success: false,
-        platform: platform_name(settings.platform).to_owned(),
+        platform: settings.platform.as_str().to_owned(),
         platform_detected: false,
-        phase: phase_name(settings.phase).to_owned(),
+        phase: settings.phase.as_str().to_owned(),
         ..Default::default()
-    };
-    let fail = |message: String, mut result: ModelValidationResult| {
-        result.message = Some(message.clone());
-        ModelGate::Fail { message, result }
     };
     if let Some(model) = settings
         .targets
@@ -133,16 +129,6 @@ pub fn gate(
     let checks_clean = settings.phase != ModelValidationPhase::Existing;
     let checks_existing = settings.phase != ModelValidationPhase::Clean;
     if checks_clean {
-        let clean = CleanEnvironmentCheck {
-            success: platform.served && platform.unreadable.is_none(),
-            platform_available: platform.served,
-            rbac_permissions: platform.unreadable.is_none(),
-            network_connectivity: true,
-            crds_installed: platform
-                .served
-                .then(|| vec!["inferenceservices.serving.kserve.io".to_owned()]),
-            ..Default::default()
-        };
         let problem = if !platform.served {
             Some("the API server does not serve serving.kserve.io/v1beta1 inferenceservices: install KServe (or OpenShift AI's model serving)".to_owned())
         } else {
@@ -152,8 +138,15 @@ pub fn gate(
                 .map(|why| format!("nbv cannot list and watch InferenceServices ({why}): grant its role get, list and watch on inferenceservices"))
         };
         result.clean_environment_check = Some(CleanEnvironmentCheck {
+            success: problem.is_none(),
+            platform_available: platform.served,
+            rbac_permissions: platform.unreadable.is_none(),
+            network_connectivity: true,
+            crds_installed: platform
+                .served
+                .then(|| vec!["inferenceservices.serving.kserve.io".to_owned()]),
             message: problem.clone(),
-            ..clean
+            ..Default::default()
         });
         if let Some(problem) = problem {
             return fail(format!("spec.modelValidation.platform: {problem}"), result);
@@ -208,7 +201,7 @@ fn wait_or_fail(
     why: String,
     until: DateTime<Utc>,
     now: DateTime<Utc>,
-    mut result: ModelValidationResult,
+    result: ModelValidationResult,
 ) -> ModelGate {
     if now < until {
         return ModelGate::Wait {
@@ -216,7 +209,14 @@ fn wait_or_fail(
             until,
         };
     }
-    let message = format!("spec.modelValidation.timeout: waited until {until}, and {why}");
+    fail(
+        format!("spec.modelValidation.timeout: waited until {until}, and {why}"),
+        result,
+    )
+}
+
+/// The job fails with `message`, which the result records too.
+fn fail(message: String, mut result: ModelValidationResult) -> ModelGate {
     result.message = Some(message.clone());
     ModelGate::Fail { message, result }
 }
@@ -281,24 +281,8 @@ fn allowed(
     access: &TriggerAccess,
     facts: &impl ModelFacts,
 ) -> bool {
-    model.namespace == job_namespace
-        || access.allows_namespace(&model.namespace)
-        || facts
-            .namespace_accepts(&model.namespace)
-            .is_some_and(|value| accepts_from(&value, job_namespace))
-}
-
-fn platform_name(platform: ModelPlatform) -> &'static str {
-    match platform {
-        ModelPlatform::OpenshiftAi => "openshift-ai",
-        _ => "kserve",
-    }
-}
-
-fn phase_name(phase: ModelValidationPhase) -> &'static str {
-    match phase {
-        ModelValidationPhase::Clean => "clean",
-        ModelValidationPhase::Existing => "existing",
-        ModelValidationPhase::Both => "both",
-    }
+    let accepts = facts.namespace_accepts(&model.namespace);
+    access
+        .grant_in(&model.namespace, job_namespace, accepts.as_deref())
+        .is_some()
 }

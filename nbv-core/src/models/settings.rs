@@ -178,17 +178,12 @@ impl ModelSettings {
 }
 
 fn check_platform(platform: ModelPlatform) -> Result<(), ModelSpecError> {
-    let unsupported = |platform| Err(ModelSpecError::UnsupportedPlatform { platform });
     match platform {
         ModelPlatform::Kserve | ModelPlatform::OpenshiftAi => Ok(()),
         ModelPlatform::Custom => Err(ModelSpecError::CustomPlatform),
-        ModelPlatform::Vllm => unsupported("vllm"),
-        ModelPlatform::Torchserve => unsupported("torchserve"),
-        ModelPlatform::TensorflowServing => unsupported("tensorflow-serving"),
-        ModelPlatform::Triton => unsupported("triton"),
-        ModelPlatform::RayServe => unsupported("ray-serve"),
-        ModelPlatform::Seldon => unsupported("seldon"),
-        ModelPlatform::Bentoml => unsupported("bentoml"),
+        other => Err(ModelSpecError::UnsupportedPlatform {
+            platform: other.as_str(),
+        }),
     }
 }
 

@@ -165,6 +165,50 @@ impl TriggerAccess {
             || self.allowed_namespaces.contains(namespace)
     }
 
+    /// Whether a job in `job_namespace` may act on an object in `target_namespace`
+    /// that is not an Argo CD Application: rules 1, 3 and 4 of
+    /// [`authorize`](Self::authorize). `accepts` is the [`ACCEPT_TRIGGERS_FROM`] value
+    /// of the target's `Namespace`, when known. Model validation reads its models by
+    /// the same rule.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::triggers::{Grant, TriggerAccess};
+    ///
+    /// let access = TriggerAccess::default();
+    /// assert_eq!(access.grant_in("ml", "ml", None), Some(Grant::SameNamespace));
+    /// assert_eq!(access.grant_in("serving", "ml", Some("ml")), Some(Grant::NamespaceOptIn));
+    /// assert_eq!(access.grant_in("serving", "ml", None), None);
+    /// ```
+    pub fn grant_in(
+        &self,
+        target_namespace: &str,
+        job_namespace: &str,
+        accepts: Option<&str>,
+    ) -> Option<Grant> {
+        if target_namespace == job_namespace {
+            return Some(Grant::SameNamespace);
+        }
+        self.grant_beyond(target_namespace, job_namespace, accepts)
+    }
+
+    /// The grants that reach beyond the job's namespace: the operator flag, then the
+    /// target namespace's opt-in.
+    fn grant_beyond(
+        &self,
+        target_namespace: &str,
+        job_namespace: &str,
+        accepts: Option<&str>,
+    ) -> Option<Grant> {
+        if self.allows_namespace(target_namespace) {
+            return Some(Grant::OperatorFlag);
+        }
+        accepts
+            .is_some_and(|value| accepts_from(value, job_namespace))
+            .then_some(Grant::NamespaceOptIn)
+    }
+
     /// Decides whether `trigger`, declared by a job in `job_namespace`, may act.
     ///
     /// Rules, in order:
@@ -209,18 +253,17 @@ impl TriggerAccess {
     ) -> Result<Grant, Refusal> {
         let target_namespace = trigger.target().namespace().as_str();
         let application = trigger.is_argo_application();
-        if !application && target_namespace == job_namespace {
-            return Ok(Grant::SameNamespace);
-        }
-        if application && facts.application_destination.as_deref() == Some(job_namespace) {
-            return Ok(Grant::ApplicationDestination);
-        }
-        if self.allows_namespace(target_namespace) {
-            return Ok(Grant::OperatorFlag);
-        }
         let accepts = facts.target_namespace_accepts.as_deref();
-        if accepts.is_some_and(|value| accepts_from(value, job_namespace)) {
-            return Ok(Grant::NamespaceOptIn);
+        let grant = if application {
+            if facts.application_destination.as_deref() == Some(job_namespace) {
+                return Ok(Grant::ApplicationDestination);
+            }
+            self.grant_beyond(target_namespace, job_namespace, accepts)
+        } else {
+            self.grant_in(target_namespace, job_namespace, accepts)
+        };
+        if let Some(grant) = grant {
+            return Ok(grant);
         }
         Err(Refusal {
             trigger: trigger.to_string(),
@@ -233,7 +276,7 @@ impl TriggerAccess {
 }
 
 /// Whether an [`ACCEPT_TRIGGERS_FROM`] value admits jobs of `job_namespace`.
-pub(crate) fn accepts_from(value: &str, job_namespace: &str) -> bool {
+fn accepts_from(value: &str, job_namespace: &str) -> bool {
     entries(value).any(|entry| entry == ANY_NAMESPACE || entry == job_namespace)
 }
 

@@ -67,7 +67,6 @@ pub use names::{
 };
 pub use target::{ActionNotSupported, TargetRef, Trigger};
 mod access;
-pub(crate) use access::accepts_from;
 pub use access::{ACCEPT_TRIGGERS_FROM, AccessFacts, Grant, Refusal, TriggerAccess};
 
 use crate::annotations::ON_SUCCESS_TRIGGER;
