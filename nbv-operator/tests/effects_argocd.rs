@@ -530,3 +530,26 @@ async fn a_cache_that_has_not_listed_yet_is_not_trusted() {
         "{outcome:?}"
     );
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_sync_waits_for_the_appproject_cache_to_list() {
+    // An AppProject cache that has not listed yet knows no window: syncing then could
+    // go through a freeze it would show a moment later. The sync waits and is retried.
+    let empty = kube::runtime::reflector::store::Writer::<kube::api::DynamicObject>::new(
+        appproject_resource(),
+    )
+    .as_reader();
+    let (outcome, seen) = fire_with(
+        ExecutorConfig::default(),
+        |executor| cached(vec![application(json!({}))])(executor).with_projects(empty),
+        vec![],
+        sync_trigger(),
+    )
+    .await;
+    assert!(seen.is_empty(), "nothing is written: {seen:?}");
+    let Err(error) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert!(error.is_retryable(), "{error}");
+    insta::assert_snapshot!(error.to_string());
+}

@@ -270,6 +270,7 @@ async fn api_errors_are_classified() {
         let actual = match &error {
             EffectError::Refused(_) => "Refused",
             EffectError::NotFound { .. } => "NotFound",
+            EffectError::CacheNotReady { .. } => "CacheNotReady",
             EffectError::Conflict { .. } => "Conflict",
             EffectError::Transient { .. } => "Transient",
             EffectError::Invalid { .. } => "Invalid",

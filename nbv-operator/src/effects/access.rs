@@ -78,11 +78,7 @@ impl Executor {
             && namespaces
                 .iter()
                 .any(|ns| ns == target.namespace().as_str())
-            // Before its first listing the cache knows nothing: "absent" would be a lie.
-            && matches!(
-                tokio::time::timeout(CACHE_PATIENCE, store.wait_until_ready()).await,
-                Ok(Ok(()))
-            )
+            && cache_ready(store).await
         {
             let key = ObjectRef::new_with(target.name().as_str(), application_resource())
                 .within(target.namespace().as_str());
@@ -168,6 +164,15 @@ impl Executor {
             )),
         }
     }
+}
+
+/// Whether `store` has listed its objects, waiting for it at most [`CACHE_PATIENCE`]:
+/// before its first listing a cache knows nothing, and "absent" would be a lie.
+pub(super) async fn cache_ready(store: &kube::runtime::reflector::Store<DynamicObject>) -> bool {
+    matches!(
+        tokio::time::timeout(CACHE_PATIENCE, store.wait_until_ready()).await,
+        Ok(Ok(()))
+    )
 }
 
 /// `spec.destination.namespace` of an Application.

@@ -51,6 +51,18 @@ pub enum EffectError {
         #[source]
         source: kube::Error,
     },
+    /// A watch cache the effect decides on has not listed its objects yet: acting on
+    /// what it does not know could break a rule it would show (a sync through a closed
+    /// sync window). Retried once the cache has caught up.
+    #[error(
+        "the {cache} watch cache has not listed its objects yet; {request} waits for it and will be retried"
+    )]
+    CacheNotReady {
+        /// The cache, for example `AppProject`.
+        cache: &'static str,
+        /// The request that waits, for example `sync Application argocd/models`.
+        request: String,
+    },
     /// The request cannot succeed as it is: the target is unusable, or the API server
     /// rejected the request (4xx other than 404, 409 and 429). Retrying does not help
     /// until someone changes the target, the trigger or the operator's permissions.
@@ -82,6 +94,7 @@ impl EffectError {
         matches!(
             self,
             EffectError::NotFound { .. }
+                | EffectError::CacheNotReady { .. }
                 | EffectError::Conflict { .. }
                 | EffectError::Transient { .. }
         )

@@ -10,7 +10,7 @@ use chrono::{DateTime, Utc};
 use kube::api::DynamicObject;
 use kube::runtime::reflector::ObjectRef;
 use nbv_core::actions::sync::{self, project_of, windows_of};
-use nbv_core::actions::{Run, SyncReport, TriggerOutcome};
+use nbv_core::actions::{Run, SyncReport, TriggerOutcome, describe};
 use nbv_core::sync::SyncWindow;
 use nbv_core::triggers::TargetRef;
 
@@ -27,7 +27,7 @@ impl Executor {
         run: &Run,
     ) -> Result<TriggerOutcome, EffectError> {
         let object = as_json(&application, target)?;
-        let windows = self.sync_windows(&object);
+        let windows = self.sync_windows(&object, target).await?;
         let decision = sync::decide(
             &object,
             windows.as_deref(),
@@ -61,16 +61,35 @@ impl Executor {
     /// The sync windows of `application`'s AppProject, from the AppProject cache;
     /// `None` without a cache, or when the cache does not hold the project (Argo CD then
     /// refuses the operation itself and nbv reports that result).
-    fn sync_windows(&self, application: &serde_json::Value) -> Option<Vec<SyncWindow>> {
-        let store = self.caches.projects.as_ref()?;
+    ///
+    /// # Errors
+    ///
+    /// [`EffectError::CacheNotReady`] while the cache has not listed the projects: an
+    /// empty cache would let a sync through a window that is closed.
+    async fn sync_windows(
+        &self,
+        application: &serde_json::Value,
+        target: &TargetRef,
+    ) -> Result<Option<Vec<SyncWindow>>, EffectError> {
+        let Some(store) = self.caches.projects.as_ref() else {
+            return Ok(None);
+        };
+        if !super::access::cache_ready(store).await {
+            return Err(EffectError::CacheNotReady {
+                cache: "AppProject",
+                request: format!("sync {}", describe(target)),
+            });
+        }
         let key = ObjectRef::new_with(&project_of(application), appproject_resource())
             .within(&self.config.argocd_namespace);
-        let project = store.get(&key)?;
+        let Some(project) = store.get(&key) else {
+            return Ok(None);
+        };
         match windows_of(&project.data) {
-            Ok(windows) => Some(windows),
+            Ok(windows) => Ok(Some(windows)),
             Err(error) => {
                 tracing::warn!(project = %key, %error, "AppProject syncWindows unreadable");
-                None
+                Ok(None)
             }
         }
     }
