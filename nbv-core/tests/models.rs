@@ -373,14 +373,14 @@ proptest! {
 /// The shell's answers, as maps.
 #[derive(Clone, Debug, Default)]
 struct Facts {
-    platform: Platform,
+    platform: Option<Platform>,
     services: BTreeMap<ModelRef, InferenceService>,
     synced: bool,
     accepts: BTreeMap<String, String>,
 }
 
 impl ModelFacts for Facts {
-    fn platform(&self) -> Platform {
+    fn platform(&self) -> Option<Platform> {
         self.platform.clone()
     }
     fn inference_service(&self, model: &ModelRef) -> Option<InferenceService> {
@@ -435,10 +435,11 @@ fn world() -> impl Strategy<Value = (Vec<ModelRef>, Facts, TriggerAccess, ModelV
     )
         .prop_map(|(targets, services, synced, served, opt_in, flag, phase)| {
             let facts = Facts {
-                platform: Platform {
+                // Known once listed; a platform that is not served never lists.
+                platform: (synced || !served).then_some(Platform {
                     served,
                     unreadable: None,
-                },
+                }),
                 services: services
                     .into_iter()
                     .map(|(m, r)| (m, ready_service(r)))
@@ -486,9 +487,7 @@ proptest! {
                     prop_assert!(facts.services.get(m).is_some_and(|s| s.ready.is_ready()));
                 }
             }
-            if phase != ModelValidationPhase::Existing {
-                prop_assert!(facts.platform.served);
-            }
+            prop_assert!(facts.platform.as_ref().is_some_and(|p| p.served));
         }
     }
 
@@ -516,6 +515,22 @@ proptest! {
     }
 
     #[test]
+    fn an_unknown_platform_neither_opens_nor_fails_before_the_deadline(
+        (targets, mut facts, access, phase) in world(),
+    ) {
+        facts.platform = None;
+        let settings = settings_of(&targets, phase);
+        match gate(&settings, "ml", &access, &facts, start(), start()) {
+            ModelGate::Wait { .. } => {}
+            // Only a refused namespace fails at once: it does not depend on the platform.
+            ModelGate::Fail { message, .. } => {
+                prop_assert!(message.starts_with("spec.modelValidation.targetModels"), "{}", message);
+            }
+            open => prop_assert!(false, "{:?}", open),
+        }
+    }
+
+    #[test]
     fn more_access_never_closes_an_open_gate((targets, facts, access, phase) in world()) {
         let settings = settings_of(&targets, phase);
         let open = matches!(gate(&settings, "ml", &access, &facts, start(), start()), ModelGate::Open { .. });
@@ -529,10 +544,10 @@ proptest! {
 #[test]
 fn what_the_gate_records_and_says() {
     let mut facts = Facts {
-        platform: Platform {
+        platform: Some(Platform {
             served: true,
             unreadable: None,
-        },
+        }),
         synced: true,
         ..Default::default()
     };
@@ -583,4 +598,73 @@ fn what_the_gate_records_and_says() {
         models.iter().map(|m| m.url.as_str()).collect::<Vec<_>>(),
         ["http://m.ns.svc", "http://m.ns.svc"]
     );
+}
+
+/// InferenceService-shaped objects: the fields read, with well- and ill-typed values,
+/// beside fields that are not read.
+fn inference_service_object() -> impl Strategy<Value = Value> {
+    let status_text = prop_oneof![
+        Just(json!("True")),
+        Just(json!("False")),
+        Just(json!("Unknown")),
+        json_value()
+    ];
+    let condition_type = prop_oneof![
+        Just("Ready"),
+        Just("PredictorReady"),
+        Just("IngressReady"),
+        Just("LatestDeploymentReady")
+    ];
+    let condition = (condition_type, status_text, json_value()).prop_map(|(kind, status, reason)| {
+        json!({"type": kind, "status": status, "reason": reason, "message": "m"})
+    });
+    let protocol = prop_oneof![
+        Just(json!("v1")),
+        Just(json!("v2")),
+        Just(json!("grpc-v2")),
+        json_value()
+    ];
+    let predictor = (
+        prop::option::of(protocol.clone()),
+        prop::option::of(protocol),
+        json_value(),
+    )
+        .prop_map(|(model, sklearn, other)| {
+            let mut predictor = json!({"minReplicas": 1, "other": other});
+            if let Some(p) = model {
+                predictor["model"] = json!({"modelFormat": {"name": "sklearn"}, "protocolVersion": p});
+            }
+            if let Some(p) = sklearn {
+                predictor["sklearn"] = json!({"storageUri": "gs://m", "protocolVersion": p});
+            }
+            predictor
+        });
+    (
+        prop::option::of(any::<i64>()),
+        prop::option::of(any::<i64>()),
+        prop::collection::vec(condition, 0..5),
+        (json_value(), json_value(), json_value()),
+        predictor,
+    )
+        .prop_map(|(generation, observed, conditions, (url, address, revision), predictor)| {
+            json!({
+                "metadata": {"name": "m", "namespace": "ml", "generation": generation,
+                             "labels": {"a": "b"}},
+                "spec": {"predictor": predictor},
+                "status": {"observedGeneration": observed, "conditions": conditions,
+                           "url": url, "address": {"url": address},
+                           "components": {"predictor": {"latestReadyRevision": revision,
+                                                        "traffic": [{"percent": 100}]}},
+                           "modelStatus": {"states": {"activeModelState": "Loaded"}}}
+            })
+        })
+}
+
+proptest! {
+    #[test]
+    fn the_cached_projection_reads_as_the_object(object in inference_service_object()) {
+        let kept = InferenceService::projection(&object);
+        prop_assert_eq!(InferenceService::from_object(&kept), InferenceService::from_object(&object));
+        prop_assert!(kept.to_string().len() <= object.to_string().len());
+    }
 }

@@ -31,3 +31,19 @@ pub fn appproject_resource() -> ApiResource {
         "appprojects",
     )
 }
+
+/// KServe's InferenceService resource (`serving.kserve.io/v1beta1`,
+/// `inferenceservices`), which OpenShift AI serves too.
+///
+/// # Examples
+///
+/// ```
+/// let resource = nbv_operator::resources::inference_service_resource();
+/// assert_eq!(resource.api_version, "serving.kserve.io/v1beta1");
+/// ```
+pub fn inference_service_resource() -> ApiResource {
+    ApiResource::from_gvk_with_plural(
+        &GroupVersionKind::gvk("serving.kserve.io", "v1beta1", "InferenceService"),
+        "inferenceservices",
+    )
+}

@@ -128,8 +128,9 @@ pub struct Platform {
 /// What the shell answers about the platform and the models, from its watch cache and
 /// discovery. The core asks only about the models a job names.
 pub trait ModelFacts {
-    /// The serving platform's state.
-    fn platform(&self) -> Platform;
+    /// The serving platform's state; `None` while it is not known yet (the watch's
+    /// first listing has not answered).
+    fn platform(&self) -> Option<Platform>;
     /// The InferenceService `model` names, `None` when the cache holds none. Only
     /// meaningful once the cache has synced ([`ModelFacts::synced`]).
     fn inference_service(&self, model: &ModelRef) -> Option<InferenceService>;
@@ -180,6 +181,78 @@ impl InferenceService {
             protocol: protocol(&object["spec"]["predictor"]),
             version: text(&status["components"]["predictor"]["latestReadyRevision"]),
         }
+    }
+}
+
+impl InferenceService {
+    /// The part of an InferenceService object (as JSON) that [`from_object`](Self::from_object)
+    /// reads, for a watch cache to keep instead of the whole object: the generation,
+    /// the predictor's protocol declarations, and the status fields read. Reading the
+    /// projection gives what reading the object gives.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::models::InferenceService;
+    /// use serde_json::json;
+    ///
+    /// let object = json!({
+    ///     "metadata": {"generation": 3, "labels": {"team": "fraud"}},
+    ///     "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"},
+    ///                                      "storageUri": "s3://models/fraud",
+    ///                                      "protocolVersion": "v2"}}},
+    ///     "status": {"url": "http://fraud.ml.example.com", "modelStatus": {"states": {}},
+    ///                "conditions": [{"type": "Ready", "status": "True"},
+    ///                               {"type": "IngressReady", "status": "True"}]}
+    /// });
+    /// let kept = InferenceService::projection(&object);
+    /// assert_eq!(InferenceService::from_object(&kept), InferenceService::from_object(&object));
+    /// assert!(kept["status"].get("modelStatus").is_none());
+    /// assert!(kept["spec"]["predictor"]["model"].get("storageUri").is_none());
+    /// ```
+    pub fn projection(object: &serde_json::Value) -> serde_json::Value {
+        use serde_json::{Map, Value};
+        let status = &object["status"];
+        let mut kept = Map::new();
+        let mut copy = |key: &str, value: &Value| {
+            if !value.is_null() {
+                kept.insert(key.to_owned(), value.clone());
+            }
+        };
+        copy("observedGeneration", &status["observedGeneration"]);
+        copy("url", &status["url"]);
+        copy("address", &serde_json::json!({"url": status["address"]["url"]}));
+        if let Some(conditions) = status["conditions"].as_array() {
+            let read: Vec<Value> = conditions
+                .iter()
+                .filter(|c| matches!(c["type"].as_str(), Some("Ready" | "PredictorReady")))
+                .cloned()
+                .collect();
+            copy("conditions", &Value::Array(read));
+        }
+        let revision = &status["components"]["predictor"]["latestReadyRevision"];
+        if !revision.is_null() {
+            copy(
+                "components",
+                &serde_json::json!({"predictor": {"latestReadyRevision": revision}}),
+            );
+        }
+        // Every object of the predictor that declares a protocol, with that alone: the
+        // `model` form and the older per-framework forms.
+        let predictor: Map<String, Value> = object["spec"]["predictor"]
+            .as_object()
+            .into_iter()
+            .flatten()
+            .filter_map(|(key, value)| {
+                let declared = value.get("protocolVersion")?;
+                Some((key.clone(), serde_json::json!({"protocolVersion": declared})))
+            })
+            .collect();
+        serde_json::json!({
+            "metadata": {"generation": object["metadata"]["generation"]},
+            "spec": {"predictor": predictor},
+            "status": kept,
+        })
     }
 }
 

@@ -61,12 +61,14 @@ pub enum ModelGate {
 ///    (`--trigger-namespaces`, or the namespace's `mlops.dev/accept-triggers-from`),
 ///    else the job fails: nbv would otherwise read models for anyone who may create a
 ///    job;
-/// 2. `phase: clean` or `both`: the platform's API must be served and readable by nbv,
+/// 2. until the platform is known (the first listing has answered), the job waits;
+/// 3. `phase: clean` or `both`: the platform's API must be served and readable by nbv,
 ///    else the job fails;
-/// 3. `phase: existing` or `both`: until the watch cache has synced, and while a model
-///    is absent, not `Ready`, or reported for an older generation, the job waits, until
-///    `run_started + timeout`; then it fails naming the model;
-/// 4. otherwise the Pod may start.
+/// 4. `phase: existing` or `both`: while the platform is not served or not readable,
+///    until the watch cache has synced, and while a model is absent, not `Ready`, or
+///    reported for an older generation, the job waits, until `run_started + timeout`;
+///    then it fails naming what it waited for;
+/// 5. otherwise the Pod may start.
 ///
 /// # Examples
 ///
@@ -78,7 +80,7 @@ pub enum ModelGate {
 ///
 /// struct Nothing;
 /// impl ModelFacts for Nothing {
-///     fn platform(&self) -> Platform { Platform { served: true, unreadable: None } }
+///     fn platform(&self) -> Option<Platform> { Some(Platform { served: true, unreadable: None }) }
 ///     fn inference_service(&self, _: &ModelRef) -> Option<InferenceService> { None }
 ///     fn synced(&self) -> bool { true }
 ///     fn namespace_accepts(&self, _: &str) -> Option<String> { None }
@@ -124,19 +126,29 @@ pub fn gate(
         );
         return fail(message, result);
     }
-    let platform = facts.platform();
+    let until = run_started + settings.timeout;
+    // Until the first listing answers, nothing is known about the platform: neither
+    // check may pass, and neither may fail.
+    let Some(platform) = facts.platform() else {
+        return wait_or_fail(
+            "nbv has not listed the InferenceServices yet".to_owned(),
+            until,
+            now,
+            result,
+        );
+    };
     result.platform_detected = platform.served;
     let checks_clean = settings.phase != ModelValidationPhase::Existing;
     let checks_existing = settings.phase != ModelValidationPhase::Clean;
+    let problem = if !platform.served {
+        Some("the API server does not serve serving.kserve.io/v1beta1 inferenceservices: install KServe (or OpenShift AI's model serving)".to_owned())
+    } else {
+        platform
+            .unreadable
+            .as_ref()
+            .map(|why| format!("nbv cannot list and watch InferenceServices ({why}): grant its role get, list and watch on inferenceservices"))
+    };
     if checks_clean {
-        let problem = if !platform.served {
-            Some("the API server does not serve serving.kserve.io/v1beta1 inferenceservices: install KServe (or OpenShift AI's model serving)".to_owned())
-        } else {
-            platform
-                .unreadable
-                .as_ref()
-                .map(|why| format!("nbv cannot list and watch InferenceServices ({why}): grant its role get, list and watch on inferenceservices"))
-        };
         result.clean_environment_check = Some(CleanEnvironmentCheck {
             success: problem.is_none(),
             platform_available: platform.served,
@@ -160,7 +172,11 @@ pub fn gate(
             result,
         };
     }
-    let until = run_started + settings.timeout;
+    // The models cannot be read yet; the platform may be installed, or nbv's role
+    // fixed, while the job waits.
+    if let Some(problem) = problem {
+        return wait_or_fail(problem, until, now, result);
+    }
     if !facts.synced() {
         return wait_or_fail(
             "nbv has not listed the InferenceServices yet".to_owned(),

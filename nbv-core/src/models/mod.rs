@@ -15,6 +15,7 @@
 mod facts;
 mod gate;
 mod prediction;
+mod record;
 mod settings;
 
 pub use facts::{InferenceService, ModelFacts, ModelRef, Platform, Protocol, Readiness};
@@ -22,6 +23,7 @@ pub use gate::{ModelGate, ServedModel, gate};
 pub use prediction::{
     Mismatch, MismatchKind, compare_outputs, expected_outputs, predict_path, response_outputs,
 };
+pub use record::{WAITING_FOR_MODELS, gate_failure, record_result, record_wait};
 pub use settings::{
     DEFAULT_TIMEOUT, DEFAULT_TOLERANCE, ModelSettings, ModelSpecError, PredictionSettings,
 };

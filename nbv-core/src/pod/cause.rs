@@ -87,11 +87,15 @@ pub enum FailureCause {
     /// The spec asks for a check nbv does not carry out yet (`modelValidation`, or a
     /// field unknown to nbv): succeeding without it would be a false result.
     FieldNotSupported,
+    /// A model of `spec.modelValidation` cannot be checked or is not ready: its
+    /// namespace may not be read from the job's, the serving platform is missing or
+    /// unreadable, or the model was not ready within `timeout`.
+    ModelUnavailable,
 }
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 27] = [
+    pub const ALL: [FailureCause; 28] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -119,6 +123,7 @@ impl FailureCause {
         FailureCause::GoldenMismatch,
         FailureCause::GoldenNotFound,
         FailureCause::GoldenInvalid,
+        FailureCause::ModelUnavailable,
     ];
 
     /// The condition reason, the variant's name.
@@ -159,6 +164,7 @@ impl FailureCause {
             FailureCause::GoldenMismatch => "GoldenMismatch",
             FailureCause::GoldenNotFound => "GoldenNotFound",
             FailureCause::GoldenInvalid => "GoldenInvalid",
+            FailureCause::ModelUnavailable => "ModelUnavailable",
         }
     }
 
@@ -201,7 +207,8 @@ impl FailureCause {
             | FailureCause::FieldNotSupported
             | FailureCause::GoldenMismatch
             | FailureCause::GoldenNotFound
-            | FailureCause::GoldenInvalid => FailureKind::Permanent,
+            | FailureCause::GoldenInvalid
+            | FailureCause::ModelUnavailable => FailureKind::Permanent,
         }
     }
 

@@ -311,6 +311,8 @@ fn classification_kinds_follow_the_causes() {
         FailureCause::PodSpecInvalid,
         FailureCause::BuildNotSupported,
         FailureCause::FieldNotSupported,
+        // Decided before any Pod exists, by the model gate.
+        FailureCause::ModelUnavailable,
     ];
     let missing: Vec<_> = FailureCause::ALL
         .into_iter()
