@@ -632,7 +632,8 @@ fn inference_service_object() -> impl Strategy<Value = Value> {
         .prop_map(|(model, sklearn, other)| {
             let mut predictor = json!({"minReplicas": 1, "other": other});
             if let Some(p) = model {
-                predictor["model"] = json!({"modelFormat": {"name": "sklearn"}, "protocolVersion": p});
+                predictor["model"] =
+                    json!({"modelFormat": {"name": "sklearn"}, "protocolVersion": p});
             }
             if let Some(p) = sklearn {
                 predictor["sklearn"] = json!({"storageUri": "gs://m", "protocolVersion": p});
@@ -646,18 +647,20 @@ fn inference_service_object() -> impl Strategy<Value = Value> {
         (json_value(), json_value(), json_value()),
         predictor,
     )
-        .prop_map(|(generation, observed, conditions, (url, address, revision), predictor)| {
-            json!({
-                "metadata": {"name": "m", "namespace": "ml", "generation": generation,
-                             "labels": {"a": "b"}},
-                "spec": {"predictor": predictor},
-                "status": {"observedGeneration": observed, "conditions": conditions,
-                           "url": url, "address": {"url": address},
-                           "components": {"predictor": {"latestReadyRevision": revision,
-                                                        "traffic": [{"percent": 100}]}},
-                           "modelStatus": {"states": {"activeModelState": "Loaded"}}}
-            })
-        })
+        .prop_map(
+            |(generation, observed, conditions, (url, address, revision), predictor)| {
+                json!({
+                    "metadata": {"name": "m", "namespace": "ml", "generation": generation,
+                                 "labels": {"a": "b"}},
+                    "spec": {"predictor": predictor},
+                    "status": {"observedGeneration": observed, "conditions": conditions,
+                               "url": url, "address": {"url": address},
+                               "components": {"predictor": {"latestReadyRevision": revision,
+                                                            "traffic": [{"percent": 100}]}},
+                               "modelStatus": {"states": {"activeModelState": "Loaded"}}}
+                })
+            },
+        )
 }
 
 proptest! {

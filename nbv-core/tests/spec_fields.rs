@@ -51,8 +51,28 @@ fn checks_baseline() -> Value {
     json!({"validationConfig": {"level": "learning", "expectedOutputs": [{"cell": 1, "type": "float"}]}})
 }
 
+/// The `modelValidation` every model field is set beside: one model of KServe.
+fn models_baseline() -> Value {
+    json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]}})
+}
+
+/// The prediction check every prediction field is set beside.
+fn prediction_baseline() -> Value {
+    json!({"enabled": true, "testData": "{\"instances\": [[1, 2]]}",
+           "expectedOutput": "{\"predictions\": [1]}"})
+}
+
 fn treatment(path: &str) -> Option<Treatment> {
     let pod = |patch: Value| Effect(json!({"podConfig": patch}));
+    let models = |patch: Value| EffectBeside(models_baseline(), json!({"modelValidation": patch}));
+    let prediction = |patch: Value| {
+        let mut first = models_baseline();
+        first["modelValidation"]["predictionValidation"] = prediction_baseline();
+        EffectBeside(
+            first,
+            json!({"modelValidation": {"predictionValidation": patch}}),
+        )
+    };
     let checks = |patch: Value| {
         let mut config = checks_baseline();
         merge(&mut config["validationConfig"], &patch);
@@ -169,8 +189,27 @@ fn treatment(path: &str) -> Option<Treatment> {
         "spec.validationConfig.expectedOutputs.notEmpty" => {
             expect(json!({"cell": 1, "type": "float", "notEmpty": true}))
         }
-        "spec.modelValidation" => {
-            Refused(json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]}}))
+        "spec.modelValidation" => Effect(models_baseline()),
+        "spec.modelValidation.enabled" => models(json!({"enabled": false})),
+        "spec.modelValidation.platform" => models(json!({"platform": "openshift-ai"})),
+        "spec.modelValidation.phase" => models(json!({"phase": "clean"})),
+        "spec.modelValidation.targetModels" => models(json!({"targetModels": ["serving/iris"]})),
+        "spec.modelValidation.timeout" => models(json!({"timeout": "10m"})),
+        "spec.modelValidation.customPlatform" => Refused(json!({"modelValidation": {
+            "platform": "custom",
+            "customPlatform": {"apiGroup": "serving.example.com", "resourceType": "models"}}})),
+        "spec.modelValidation.predictionValidation"
+        | "spec.modelValidation.predictionValidation.enabled" => {
+            models(json!({"predictionValidation": prediction_baseline()}))
+        }
+        "spec.modelValidation.predictionValidation.testData" => {
+            prediction(json!({"testData": "{\"instances\": [[2, 3]]}"}))
+        }
+        "spec.modelValidation.predictionValidation.expectedOutput" => {
+            prediction(json!({"expectedOutput": "[0]"}))
+        }
+        "spec.modelValidation.predictionValidation.tolerance" => {
+            prediction(json!({"tolerance": "0.5"}))
         }
         _ => return None,
     })
@@ -352,17 +391,35 @@ fn every_validation_config_field_changes_the_check_policy_the_pod_receives() {
 #[test]
 fn a_check_nbv_does_not_carry_out_fails_the_job_for_good_naming_the_field() {
     let job = job_with(
-        &json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]},
+        &json!({"modelValidation": {"platform": "triton", "targetModels": ["fraud"]},
                                "validationConfig": {"failOnStderr": true}}),
     );
     let error = pod_of(&job).expect_err("refused");
+    assert_eq!(error.field(), "spec.modelValidation.platform");
     let failure = error.failure();
     assert_eq!(
         failure.reason.as_str(),
         FailureCause::FieldNotSupported.as_str()
     );
     assert_eq!(failure.kind, FailureKind::Permanent);
-    insta::assert_snapshot!(failure.message, @"spec.modelValidation: validation against model servers is not implemented by nbv yet, so this job could not pass the check it asks for; remove spec.modelValidation to validate only that the notebook runs, or run the job under an operator that carries the check out (with nbv beside it in --gitops-only mode)");
+    insta::assert_snapshot!(failure.message, @"spec.modelValidation.platform: triton is not implemented by nbv, so its models could not be checked; nbv checks KServe InferenceServices (platform kserve or openshift-ai)");
+
+    // A value nbv cannot use is an invalid spec, named the same way.
+    let job =
+        job_with(&json!({"modelValidation": {"platform": "kserve", "targetModels": ["a/b/c"]}}));
+    let error = pod_of(&job).expect_err("refused");
+    assert_eq!(error.field(), "spec.modelValidation.targetModels[0]");
+    assert_eq!(
+        error.failure().reason.as_str(),
+        FailureCause::PodSpecInvalid.as_str()
+    );
+}
+
+#[test]
+fn model_validation_on_kserve_becomes_a_pod() {
+    let job =
+        job_with(&json!({"modelValidation": {"platform": "kserve", "targetModels": ["fraud"]}}));
+    assert!(pod_of(&job).is_ok());
 }
 
 #[test]

@@ -14,6 +14,7 @@ use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
+use crate::models::ModelWatch;
 use crate::reconcile::{ParsedTriggers, RecentLedgers};
 use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
@@ -38,6 +39,9 @@ pub struct Context {
     pub effect_retry: EffectRetryPolicy,
     /// Starts and observes validation Pods (default mode).
     pub pods: PodRunner,
+    /// The InferenceServices the model gate reads (started by the first job that
+    /// validates models).
+    pub models: ModelWatch,
     /// Ledgers written recently (see [`RecentLedgers`]).
     pub recent: RecentLedgers,
     /// The jobs' trigger annotations, parsed (see [`ParsedTriggers`]).

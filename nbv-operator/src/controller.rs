@@ -46,6 +46,7 @@ use crate::config::TrackingConfig;
 use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
+use crate::models::ModelWatch;
 use crate::projection::{project_application, trim_job, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
@@ -311,9 +312,13 @@ pub async fn run(
         clock: clock.clone(),
         tracking: tracking.clone(),
     });
+    // Jobs that wait for a model are reconciled again when it changes.
+    let (wake, woken) = futures::channel::mpsc::unbounded();
+    let models = ModelWatch::new(client.clone(), config.watch_namespace.clone(), wake);
     let context = Arc::new(Context {
         tracking,
         pods,
+        models,
         client,
         config,
         executor,
@@ -327,7 +332,7 @@ pub async fn run(
         tamper,
     });
     let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed);
-    let mut controller = Controller::for_stream(job_stream, job_store);
+    let mut controller = Controller::for_stream(job_stream, job_store).reconcile_on(woken);
     if let Some(pod_stream) = pod_stream {
         controller = controller.owns_stream(pod_stream);
     }

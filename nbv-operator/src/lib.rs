@@ -11,6 +11,7 @@ pub mod controller;
 pub mod effects;
 pub mod leader;
 pub mod metrics;
+pub mod models;
 pub mod monitoring;
 pub mod projection;
 pub mod publisher;

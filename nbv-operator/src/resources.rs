@@ -1,4 +1,5 @@
-//! The Argo CD resources nbv addresses without typed bindings, defined once.
+//! The resources nbv addresses without typed bindings (Argo CD's, KServe's), defined
+//! once.
 
 use kube::core::{ApiResource, GroupVersionKind};
 

@@ -98,6 +98,15 @@ impl PodRunner {
             .get(&ObjectRef::new(name).within(namespace))
     }
 
+    /// Whether the watch cache holds the Pod of `attempt` (`false` without a cache:
+    /// nothing is known, and creating the Pod finds out).
+    pub fn exists(&self, job: &NotebookValidationJob, attempt: Attempt) -> bool {
+        let Ok((namespace, name)) = identity(job) else {
+            return false;
+        };
+        self.cached(namespace, &pod_name(name, attempt)).is_some()
+    }
+
     /// The settings Pods are built and observed with.
     pub fn defaults(&self) -> &PodDefaults {
         &self.defaults

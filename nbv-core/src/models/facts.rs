@@ -221,7 +221,10 @@ impl InferenceService {
         };
         copy("observedGeneration", &status["observedGeneration"]);
         copy("url", &status["url"]);
-        copy("address", &serde_json::json!({"url": status["address"]["url"]}));
+        copy(
+            "address",
+            &serde_json::json!({"url": status["address"]["url"]}),
+        );
         if let Some(conditions) = status["conditions"].as_array() {
             let read: Vec<Value> = conditions
                 .iter()
@@ -245,7 +248,10 @@ impl InferenceService {
             .flatten()
             .filter_map(|(key, value)| {
                 let declared = value.get("protocolVersion")?;
-                Some((key.clone(), serde_json::json!({"protocolVersion": declared})))
+                Some((
+                    key.clone(),
+                    serde_json::json!({"protocolVersion": declared}),
+                ))
             })
             .collect();
         serde_json::json!({

@@ -8,9 +8,9 @@
 //! start, must wait for a model, or fails naming it ([`gate`]), and defines how a
 //! model's answer is judged ([`compare_outputs`]).
 //!
-//! The operator does not carry these decisions out yet: until it does, a job that
-//! enables `spec.modelValidation` fails at once naming the field (`nbv_core::pod`),
-//! rather than succeed without the check it asked for.
+//! A `modelValidation` the core cannot carry out (another platform, a custom one, a
+//! field with a value it cannot use) fails the job at once naming the field, when its
+//! Pod is built (`nbv_core::pod`), rather than succeed without the check it asked for.
 
 mod facts;
 mod gate;

@@ -3,6 +3,7 @@
 use crate::phase::Failure;
 
 use crate::compare::InvalidComparison;
+use crate::models::ModelSpecError;
 
 use super::FailureCause;
 use super::timeout::InvalidTimeout;
@@ -142,6 +143,10 @@ pub enum PodSpecError {
     /// `spec.validationConfig` asks for a check nbv cannot carry out as written.
     #[error("{0}")]
     Checks(#[from] crate::checks::InvalidCheckSpec),
+    /// `spec.modelValidation` asks for a platform nbv does not check, or cannot be
+    /// carried out as written.
+    #[error("{0}")]
+    Models(#[from] crate::models::ModelSpecError),
     /// The spec asks for a check nbv does not carry out yet.
     #[error(
         "{field}: {check} is not implemented by nbv yet, so this job could not pass the check \
@@ -194,12 +199,14 @@ impl PodSpecError {
             }
             PodSpecError::NotImplemented { field, .. } => field.clone(),
             PodSpecError::Checks(error) => error.field.clone(),
+            PodSpecError::Models(error) => error.field().to_owned(),
         }
     }
 
     /// The permanent failure to report for the attempt: the spec must change before a
     /// Pod can run. [`FailureCause::FieldNotSupported`] for a check nbv does not carry
-    /// out, [`FailureCause::PodSpecInvalid`] for anything else.
+    /// out (a model platform nbv does not check among them),
+    /// [`FailureCause::PodSpecInvalid`] for anything else.
     ///
     /// # Examples
     ///
@@ -213,7 +220,10 @@ impl PodSpecError {
     /// ```
     pub fn failure(&self) -> Failure {
         let cause = match self {
-            PodSpecError::NotImplemented { .. } => FailureCause::FieldNotSupported,
+            PodSpecError::NotImplemented { .. }
+            | PodSpecError::Models(
+                ModelSpecError::UnsupportedPlatform { .. } | ModelSpecError::CustomPlatform,
+            ) => FailureCause::FieldNotSupported,
             _ => FailureCause::PodSpecInvalid,
         };
         cause.failure(self.to_string())

@@ -124,7 +124,7 @@ pub fn validation_pod(
         .ok_or(identity("metadata.uid"))?;
 
     let spec = &job.spec;
-    check_implemented(spec)?;
+    check_implemented(spec, namespace)?;
     let checks = crate::checks::policy_of(spec)?;
     let config = &spec.pod_config;
     let image = image

@@ -4,33 +4,32 @@
 //! next sync wave.
 
 use crate::api::NotebookValidationJobSpec;
+use crate::models::ModelSettings;
 
 use super::error::PodSpecError;
 
-/// The first field of `spec` that asks for something nbv does not do, in the order of
-/// the CRD; `Ok` when nbv carries out everything the spec asks for.
+/// The first field of `spec` (of a job in `namespace`) that asks for something nbv
+/// does not do, in the order of the CRD; `Ok` when nbv carries out everything the
+/// spec asks for.
 ///
-/// - `modelValidation`, unless `enabled: false`: checks against model servers;
+/// - `modelValidation` on a platform nbv does not check, or that cannot be carried out
+///   as written ([`ModelSettings::resolve`] names the field);
 /// - any field the CRD does not know (kept in `spec.unknownFields`).
 ///
 /// `podConfig.buildConfig` is refused by the phase machine instead
 /// ([`build_unsupported`](super::build_unsupported)).
-pub(super) fn check_implemented(spec: &NotebookValidationJobSpec) -> Result<(), PodSpecError> {
-    let refuse = |field: &str, check: &'static str| {
-        Err(PodSpecError::NotImplemented {
-            field: field.to_owned(),
-            check,
-        })
-    };
-    if spec
-        .model_validation
-        .as_ref()
-        .is_some_and(|m| m.enabled != Some(false))
-    {
-        return refuse("spec.modelValidation", "validation against model servers");
+pub(super) fn check_implemented(
+    spec: &NotebookValidationJobSpec,
+    namespace: &str,
+) -> Result<(), PodSpecError> {
+    if let Some(models) = &spec.model_validation {
+        ModelSettings::resolve(models, namespace)?;
     }
     if let Some(field) = spec.unknown_fields.keys().next() {
-        return refuse(&format!("spec.{field}"), "a field nbv does not know");
+        return Err(PodSpecError::NotImplemented {
+            field: format!("spec.{field}"),
+            check: "a field nbv does not know",
+        });
     }
     Ok(())
 }

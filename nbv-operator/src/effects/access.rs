@@ -149,7 +149,7 @@ impl Executor {
 
     /// The value of the opt-in annotation on namespace `name`; `None` when the
     /// namespace or the annotation is absent.
-    async fn namespace_opt_in(&self, name: &str) -> Result<Option<String>, EffectError> {
+    pub(crate) async fn namespace_opt_in(&self, name: &str) -> Result<Option<String>, EffectError> {
         let namespaces: Api<Namespace> = Api::all(self.client.clone());
         match namespaces.get_opt(name).await {
             Ok(namespace) => Ok(namespace.and_then(|ns| {

@@ -17,6 +17,15 @@ pub enum Error {
         #[source]
         source: PodError,
     },
+    /// The opt-in annotation of a model's namespace could not be read.
+    #[error("checking the models of NotebookValidationJob {job}: {source}")]
+    Models {
+        /// `namespace/name` of the job.
+        job: String,
+        /// What failed.
+        #[source]
+        source: crate::effects::EffectError,
+    },
     /// The status could not be written.
     #[error("writing the status of NotebookValidationJob {job}: {source}")]
     Status {
@@ -34,6 +43,7 @@ impl Error {
         match self {
             Error::Identity => "identity",
             Error::Pod { .. } => "pod",
+            Error::Models { .. } => "models",
             Error::Status { source, .. } if is_conflict(source) => "conflict",
             Error::Status { .. } => "status",
         }

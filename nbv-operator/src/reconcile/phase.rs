@@ -1,14 +1,17 @@
 //! The phase machine and the validation Pod: what the core's steps ask, carried out.
 
+use std::collections::HashMap;
 use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use nbv_core::aggregate::JobKey;
 use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
+use nbv_core::models::{ModelSettings, gate_failure, record_result, record_wait};
 use nbv_core::phase::{Attempt, PhaseEvent, step};
 use nbv_core::reconcile::{MAX_PHASE_STEPS, PodWork, pod_refused};
 
 use crate::context::Context;
+use crate::models::{Admission, namespaces_to_ask};
 use crate::validation_pod::PodError;
 
 use super::Error;
@@ -25,26 +28,44 @@ pub(super) async fn advance_phase(
     let policy = &ctx.retry_policy;
     let mut transition = step(job.status.as_ref(), &PhaseEvent::observe(job), now, policy);
     let mut changed = transition.changed;
+    let mut waits_until = None;
     for _ in 0..MAX_PHASE_STEPS {
         let event = match PodWork::of(job, &transition) {
             PodWork::Step(event) => *event,
             PodWork::Start {
                 attempt,
                 clear_earlier,
-            } => {
-                if clear_earlier
-                    && let Err(error) = ctx.pods.delete_other_attempts(job, attempt).await
-                {
-                    tracing::warn!(job = ?job.metadata.name, %error, "deleting earlier validation pods failed");
+            } => match admit(job, attempt, ctx, now).await? {
+                Admission::Start {
+                    models: _models,
+                    result,
+                } => {
+                    if let Some(result) = result {
+                        changed |= record_result(&mut transition.status, &result);
+                    }
+                    if clear_earlier
+                        && let Err(error) = ctx.pods.delete_other_attempts(job, attempt).await
+                    {
+                        tracing::warn!(job = ?job.metadata.name, %error, "deleting earlier validation pods failed");
+                    }
+                    match ctx.pods.ensure_started(job, attempt, None).await {
+                        Ok(_) => match observe_pod(job, attempt, ctx, now).await? {
+                            Some(event) => event,
+                            None => break,
+                        },
+                        Err(e) => pod_error_event(job, attempt, e)?,
+                    }
                 }
-                match ctx.pods.ensure_started(job, attempt, None).await {
-                    Ok(_) => match observe_pod(job, attempt, ctx, now).await? {
-                        Some(event) => event,
-                        None => break,
-                    },
-                    Err(e) => pod_error_event(job, attempt, e)?,
+                Admission::Wait { message, until } => {
+                    changed |= record_wait(&mut transition.status, &message, now);
+                    waits_until = Some(until);
+                    break;
                 }
-            }
+                Admission::Fail { message, result } => {
+                    changed |= record_result(&mut transition.status, &result);
+                    pod_refused(job, attempt, gate_failure(&message))
+                }
+            },
             PodWork::Watch(attempt) => match observe_pod(job, attempt, ctx, now).await? {
                 Some(event) => event,
                 None => break,
@@ -58,8 +79,63 @@ pub(super) async fn advance_phase(
         changed = true;
         transition = next;
     }
-    let requeue = PodWork::requeue_after(&transition);
+    let mut requeue = PodWork::requeue_after(&transition);
+    if let Some(until) = waits_until {
+        // Woken when a model changes; at the latest, when the wait ends.
+        let left = (until - now).to_std().unwrap_or_default();
+        requeue = Some(requeue.map_or(left, |r| r.min(left)));
+    }
     Ok((changed.then_some(transition.status), requeue))
+}
+
+/// The model gate of `job` ([`nbv_core::models::gate`]), with the opt-in annotations
+/// of the namespaces it may ask about read first. A job without model validation, or
+/// whose `modelValidation` the Pod builder refuses (naming the field), starts as it is;
+/// so does an attempt whose Pod exists already (the gate opened for it: a model that
+/// changes while it runs is the notebook's to find).
+async fn admit(
+    job: &NotebookValidationJob,
+    attempt: Attempt,
+    ctx: &Context,
+    now: DateTime<Utc>,
+) -> Result<Admission, Error> {
+    let start = || Admission::Start {
+        models: Vec::new(),
+        result: None,
+    };
+    let (Some(spec), Some(namespace)) = (
+        job.spec.model_validation.as_ref(),
+        job.metadata.namespace.as_deref(),
+    ) else {
+        return Ok(start());
+    };
+    let Ok(Some(settings)) = ModelSettings::resolve(spec, namespace) else {
+        return Ok(start());
+    };
+    if ctx.pods.exists(job, attempt) {
+        return Ok(start());
+    }
+    let access = &ctx.config.trigger_access;
+    let mut accepts = HashMap::new();
+    for asked in namespaces_to_ask(&settings, namespace, access) {
+        let value = ctx
+            .executor
+            .namespace_opt_in(&asked)
+            .await
+            .map_err(|source| Error::Models {
+                job: format!(
+                    "{namespace}/{}",
+                    job.metadata.name.as_deref().unwrap_or_default()
+                ),
+                source,
+            })?;
+        accepts.insert(asked, value);
+    }
+    Ok(ctx
+        .models
+        .gate(job, &settings, access, &accepts, now)
+        .await
+        .into())
 }
 
 async fn observe_pod(

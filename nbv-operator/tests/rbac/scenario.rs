@@ -304,6 +304,18 @@ async fn phase_scenario(cluster: FakeCluster) {
     namespace(&cluster, OPERATOR_NAMESPACE, json!({}));
     namespace(&cluster, ML, json!({}));
     apply(&cluster, platform_job("fresh").sync_wave(1).build());
+    // A job that validates a model: nbv watches InferenceServices, and the job waits
+    // for this one, which never becomes Ready.
+    inference_service(&cluster, ML, "fraud");
+    apply(
+        &cluster,
+        platform_job("checks-its-model")
+            .spec_field(
+                "modelValidation",
+                json!({"platform": "kserve", "phase": "existing", "targetModels": ["fraud"]}),
+            )
+            .build(),
+    );
     tokio::time::sleep(Duration::from_secs(120)).await;
 }
 
