@@ -24,7 +24,7 @@ pub enum Error {
         job: String,
         /// What failed.
         #[source]
-        source: crate::effects::EffectError,
+        source: Box<crate::effects::EffectError>,
     },
     /// The status could not be written.
     #[error("writing the status of NotebookValidationJob {job}: {source}")]

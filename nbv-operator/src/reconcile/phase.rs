@@ -127,7 +127,7 @@ async fn admit(
                     "{namespace}/{}",
                     job.metadata.name.as_deref().unwrap_or_default()
                 ),
-                source,
+                source: Box::new(source),
             })?;
         accepts.insert(asked, value);
     }
