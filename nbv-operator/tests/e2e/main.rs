@@ -1,7 +1,8 @@
 //! The end-to-end suite: `nbv run` as a process, as a user runs it, against a real
 //! Kubernetes API server.
 //!
-//! Skipped unless `NBV_E2E=1`. `scripts/control-plane e2e` brings up etcd and
+//! Skipped unless `NBV_E2E=1` (the model server's own checks, `models`, need only
+//! `NBV_E2E_MODEL_PYTHON`). `scripts/control-plane e2e` brings up etcd and
 //! kube-apiserver on loopback and runs it (as `.ci/run` does); `NBV_E2E=1` with a
 //! kubeconfig runs it against any other cluster. See docs/testing.md.
 //!
@@ -19,6 +20,7 @@ mod golden;
 mod leader;
 mod load;
 mod memory;
+mod models;
 mod notebooks;
 mod observability;
 // Compares with `nbv simulate`, which exists only with the `simulate` feature.

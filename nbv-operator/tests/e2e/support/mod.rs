@@ -7,6 +7,7 @@ pub mod cluster;
 pub mod git;
 pub mod install;
 pub mod kubelet;
+pub mod model;
 pub mod objects;
 pub mod operator;
 pub mod process;
