@@ -1,14 +1,26 @@
-//! The model scenarios' parts on their own: KServe's model server answers both
-//! inference protocols with the iris classifier's known predictions, and the status the
-//! suite writes for an InferenceService reads as ready to nbv. Neither needs the API
-//! server; the first is skipped without `NBV_E2E_MODEL_PYTHON`.
+//! Model validation end to end: jobs name InferenceServices whose status (written here,
+//! as KServe's controller would) points at a real KServe model server on loopback; the
+//! validation Pod sends the prediction check's request to it.
+//!
+//! First the scenarios' parts on their own: the model server answers both inference
+//! protocols with the iris classifier's known predictions, and the status the suite
+//! writes for an InferenceService reads as ready to nbv. Neither needs the API server;
+//! the first is skipped without `NBV_E2E_MODEL_PYTHON`.
 
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::Pod;
+use kube::api::{Api, ListParams};
+use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_core::models::{InferenceService, Protocol};
-use serde_json::json;
+use serde_json::{Value, json};
 
+use crate::support::git::{GitServer, notebook};
+use crate::support::kubelet::Kubelet;
 use crate::support::model::{
     ModelServer, inference_service, inference_service_speaking, ready_status,
 };
+use crate::support::{OperatorOptions, Scenario, eventually, install, job};
 
 /// Two versicolor flowers (class 1) and, in the V1 request, a setosa (0) and a
 /// virginica (2) as well, so that a model answering one class for everything fails.
@@ -62,4 +74,242 @@ fn the_ready_status_reads_as_ready_to_nbv() {
         assert_eq!(isvc.version.as_deref(), Some("predictor-00003"));
         assert_eq!(isvc.protocol, protocol);
     }
+}
+
+/// A run's Pod starts, clones and runs papermill within seconds; the model's answer
+/// comes within a second.
+const RUN: Duration = Duration::from_secs(150);
+
+/// The V1 request every prediction check sends, and what the iris model answers.
+fn prediction(expected: Value) -> Value {
+    json!({
+        "enabled": true,
+        "testData": json!({"instances": VERSICOLOR}).to_string(),
+        "expectedOutput": expected.to_string(),
+        "tolerance": "0.01"
+    })
+}
+
+/// A job of the repository at `url` whose notebook prints a line, validating `models`.
+fn validating(name: &str, url: &str, models: Value) -> Value {
+    let mut job = job(name, url, "main", "hello.ipynb", json!({}));
+    job["spec"]["modelValidation"] = models;
+    job
+}
+
+fn phase(job: &NotebookValidationJob) -> Option<Phase> {
+    job.status.as_ref()?.phase
+}
+
+fn message(job: &NotebookValidationJob) -> String {
+    job.status
+        .as_ref()
+        .and_then(|s| s.message.clone())
+        .unwrap_or_default()
+}
+
+async fn ended(s: &Scenario, name: &str, within: Duration) -> NotebookValidationJob {
+    eventually(&format!("job {name} to end"), within, || async {
+        let job = s.job(name).await;
+        matches!(phase(&job), Some(Phase::Succeeded | Phase::Failed)).then_some(job)
+    })
+    .await
+}
+
+/// `status.modelValidationResult` as JSON (`null` when absent).
+fn model_result(job: &NotebookValidationJob) -> Value {
+    serde_json::to_value(
+        job.status
+            .as_ref()
+            .and_then(|s| s.model_validation_result.as_ref()),
+    )
+    .expect("json")
+}
+
+#[tokio::test]
+async fn jobs_are_checked_against_the_models_they_name() {
+    let Some(s) = Scenario::new("e2e-models").await else {
+        return;
+    };
+    let Some(server) = ModelServer::start("iris").await else {
+        return;
+    };
+    let ns = s.namespace.clone();
+    let git = GitServer::start();
+    let repo = git.repository(
+        "models",
+        &[(
+            "hello.ipynb",
+            serde_json::to_string_pretty(&notebook(&["print('scoring the model')"])).expect("json"),
+        )],
+    );
+    // The model server stands in for the predictor; the status says what KServe's
+    // controller would, pointing at it.
+    let mut iris = inference_service("iris", &ns);
+    iris["status"] = ready_status(&server.url(), 1);
+    s.apply(iris).await;
+    let mut broken = inference_service("broken", &ns);
+    broken["status"] = json!({"observedGeneration": 1, "conditions": [
+        {"type": "PredictorReady", "status": "False", "reason": "RevisionMissing"},
+        {"type": "Ready", "status": "False", "reason": "RevisionMissing",
+         "message": "Revision \"broken-predictor-00001\" failed with message: 0/3 nodes are available"}]});
+    s.apply(broken).await;
+    // Models of a namespace that has not opted in may not be read from this one.
+    let foreign = format!("{ns}-foreign");
+    install::ensure_namespace(&s.client, &foreign, json!({})).await;
+
+    let kubelet = Kubelet::start(s.client.clone(), &ns);
+    let _operator = s.operator(&OperatorOptions::default_mode(&ns));
+    let checks = |targets: Value, extra: Value| {
+        let mut models = json!({"platform": "kserve", "phase": "both", "targetModels": targets});
+        for (key, value) in extra.as_object().into_iter().flatten() {
+            models[key] = value.clone();
+        }
+        models
+    };
+    let jobs = [
+        (
+            "predicts",
+            checks(
+                json!(["iris"]),
+                json!({"predictionValidation": prediction(json!({"predictions": [1, 1]}))}),
+            ),
+        ),
+        (
+            "mispredicts",
+            checks(
+                json!(["iris"]),
+                json!({"predictionValidation": prediction(json!({"predictions": [2, 1]}))}),
+            ),
+        ),
+        (
+            "waits",
+            checks(json!(["broken"]), json!({"timeout": "20s"})),
+        ),
+        ("late", checks(json!(["late"]), json!({"timeout": "2m"}))),
+        (
+            "foreign",
+            checks(json!([format!("{foreign}/iris")]), json!({})),
+        ),
+    ];
+    for (name, models) in &jobs {
+        s.apply(validating(name, &repo, models.clone())).await;
+    }
+
+    // Ready and answering as expected: the notebook runs, told where the model is.
+    let predicts = ended(&s, "predicts", RUN).await;
+    assert_eq!(
+        phase(&predicts),
+        Some(Phase::Succeeded),
+        "{:?}",
+        predicts.status
+    );
+    let result = model_result(&predicts);
+    assert_eq!(result["success"], true, "{result:#}");
+    assert_eq!(result["platformDetected"], true, "{result:#}");
+    let checked = &result["existingEnvironmentCheck"]["modelsChecked"][0];
+    assert_eq!(checked["modelName"], format!("{ns}/iris"), "{result:#}");
+    assert_eq!(
+        (checked["available"].clone(), checked["healthy"].clone()),
+        (json!(true), json!(true))
+    );
+    assert_eq!(checked["version"], "predictor-00001", "{result:#}");
+    let prediction = &result["existingEnvironmentCheck"]["predictionValidation"];
+    assert_eq!(prediction["success"], true, "{result:#}");
+
+    // A wrong answer fails the job naming the model, what was expected and the answer.
+    let mispredicts = ended(&s, "mispredicts", RUN).await;
+    assert_eq!(
+        phase(&mispredicts),
+        Some(Phase::Failed),
+        "{:?}",
+        mispredicts.status
+    );
+    let said = message(&mispredicts);
+    assert!(said.contains(&format!("{ns}/iris")), "{said}");
+    assert!(
+        said.contains("expected 2") && said.contains("answered 1"),
+        "{said}"
+    );
+    assert_eq!(
+        model_result(&mispredicts)["existingEnvironmentCheck"]["predictionValidation"]["success"],
+        false
+    );
+
+    // Another namespace's model, without its opt-in: refused at once, with no Pod.
+    let refused = ended(&s, "foreign", Duration::from_secs(30)).await;
+    assert_eq!(phase(&refused), Some(Phase::Failed));
+    let said = message(&refused);
+    assert!(
+        said.contains("spec.modelValidation.targetModels") && said.contains(&foreign),
+        "{said}"
+    );
+
+    // A model that is not Ready: the job waits, Progressing, naming it…
+    let waiting = eventually(
+        "the job waiting for its model",
+        Duration::from_secs(15),
+        || async {
+            let job = s.job("waits").await;
+            message(&job)
+                .contains("waiting for the models")
+                .then_some(job)
+        },
+    )
+    .await;
+    assert!(
+        message(&waiting).contains(&format!("{ns}/broken")),
+        "{}",
+        message(&waiting)
+    );
+    assert_ne!(phase(&waiting), Some(Phase::ValidationRunning));
+    // …and fails when its timeout has passed, still naming it.
+    let timed_out = ended(&s, "waits", Duration::from_secs(60)).await;
+    assert_eq!(phase(&timed_out), Some(Phase::Failed));
+    let said = message(&timed_out);
+    assert!(
+        said.contains("spec.modelValidation.timeout") && said.contains(&format!("{ns}/broken")),
+        "{said}"
+    );
+
+    // A model created while its job waits wakes the job: the Pod starts without a poll.
+    eventually(
+        "the job waiting for the model to exist",
+        Duration::from_secs(15),
+        || async {
+            message(&s.job("late").await)
+                .contains("does not exist")
+                .then_some(())
+        },
+    )
+    .await;
+    let mut late = inference_service("late", &ns);
+    late["status"] = ready_status(&server.url(), 1);
+    s.apply(late).await;
+    let became_ready = std::time::Instant::now();
+    eventually("the late job's Pod", Duration::from_secs(30), || async {
+        let job = s.job("late").await;
+        job.status.as_ref()?.validation_pod_name.clone()
+    })
+    .await;
+    eprintln!(
+        "the late job's Pod was created {:.1} s after its model became Ready",
+        became_ready.elapsed().as_secs_f64()
+    );
+    assert_eq!(phase(&ended(&s, "late", RUN).await), Some(Phase::Succeeded));
+
+    let pods: Api<Pod> = Api::namespaced(s.client.clone(), &ns);
+    for name in ["waits", "foreign"] {
+        let found = pods
+            .list(&ListParams::default().labels(&format!("mlops.dev/job={name}")))
+            .await
+            .expect("list Pods");
+        assert!(found.items.is_empty(), "{name} got a Pod");
+    }
+    if let Some(requests) = s.report_requests("model validation") {
+        // The models come from the watch cache: never a GET.
+        assert_eq!(requests.count("get", "inferenceservices"), 0, "{requests}");
+    }
+    drop(kubelet);
+    s.clean_up().await;
 }

@@ -106,8 +106,6 @@ fn unimplemented_field(job: &Value) -> Option<&'static str> {
     let set = |field: &str| !spec[field].is_null();
     if set("validationConfig") {
         Some("spec.validationConfig")
-    } else if set("modelValidation") && spec["modelValidation"]["enabled"] != json!(false) {
-        Some("spec.modelValidation")
     } else if set("retryPolicy") {
         Some("spec.retryPolicy")
     } else {
@@ -146,6 +144,37 @@ fn assert_build_refused(report: &Report, key: &str, what: &str) {
     assert_eq!(view.status.message.as_deref(), Some(message), "{what}");
 }
 
+/// Whether a sample validates models (`spec.modelValidation`, not switched off).
+fn validates_models(job: &Value) -> bool {
+    let models = &job["spec"]["modelValidation"];
+    !models.is_null() && models["enabled"] != json!(false)
+}
+
+/// Checks a sample that validates models none of which exists in the simulated
+/// cluster: the job waits for them without a Pod, and fails when `timeout` (5m in the
+/// samples) has passed, naming the first model.
+fn assert_models_unavailable(report: &Report, key: &str, what: &str) {
+    let view = JobView::of(report, key);
+    let render = report.render();
+    assert_eq!(view.phase.as_deref(), Some("Failed"), "{what}\n{render}");
+    let ready = view.ready();
+    assert_eq!(
+        (ready.status.as_str(), ready.reason.as_str()),
+        ("False", "ModelUnavailable"),
+        "{what}"
+    );
+    assert_eq!(ready.at, at("5:00"), "{what}\n{render}");
+    let text = view.status.message.as_deref().unwrap_or_default();
+    assert!(
+        text.contains("spec.modelValidation.timeout")
+            && text.contains("fraud-detection-model does not exist"),
+        "{what}: {text}"
+    );
+    assert!(view.pods_created.is_empty(), "{what}\n{render}");
+    assert_eq!(view.completions, [Phase::Failed], "{what}");
+    assert_eq!(view.notifications, ["ValidationFailed"], "{what}");
+}
+
 /// Checks a sample that asks for a check nbv does not carry out, naming `field`.
 fn assert_field_refused(report: &Report, key: &str, field: &str, what: &str) {
     let message = format!("Validation failed: FieldNotSupported: {field}: ");
@@ -169,6 +198,11 @@ fn every_sample_job_succeeds_with_a_notebook_that_runs_through() {
         }
         if let Some(field) = unimplemented_field(job) {
             assert_field_refused(&report, &key, field, &what);
+            refused.insert(key);
+            continue;
+        }
+        if validates_models(job) {
+            assert_models_unavailable(&report, &key, &what);
             refused.insert(key);
             continue;
         }
@@ -237,6 +271,10 @@ fn every_sample_job_fails_with_a_notebook_whose_cell_raises() {
         }
         if let Some(field) = unimplemented_field(job) {
             assert_field_refused(&report, &key, field, &what);
+            continue;
+        }
+        if validates_models(job) {
+            assert_models_unavailable(&report, &key, &what);
             continue;
         }
         let view = JobView::of(&report, &key);
