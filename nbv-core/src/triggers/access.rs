@@ -76,7 +76,7 @@ pub(crate) const ANY_NAMESPACE: &str = "*";
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct TriggerAccess {
     /// Namespaces in which any job's triggers may act (the operator flag
-    /// `--trigger-namespaces`); [`ANY_NAMESPACE`] allows every namespace.
+    /// `--trigger-namespaces`); `*` allows every namespace.
     pub allowed_namespaces: BTreeSet<String>,
 }
 

@@ -405,7 +405,7 @@ const WELL_KNOWN_KINDS: &[&str] = &[
 ];
 
 /// A valid Kubernetes kind: an UpperCamelCase identifier of ASCII letters and
-/// digits, starting with an uppercase letter, at most [`MAX_KIND_LEN`] characters.
+/// digits, starting with an uppercase letter, at most 63 characters.
 ///
 /// This is stricter than the API server, which accepts any kind whose
 /// lowercase form is a DNS-1035 label: every real kind is UpperCamelCase, and
@@ -497,7 +497,7 @@ impl AsRef<str> for Kind {
 pub enum KindProblem {
     /// The kind is the empty string.
     Empty,
-    /// The kind is longer than [`MAX_KIND_LEN`].
+    /// The kind is longer than 63 characters.
     TooLong {
         /// Its length in characters.
         len: usize,
