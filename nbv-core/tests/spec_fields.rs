@@ -217,6 +217,7 @@ fn pod_of(job: &NotebookValidationJob) -> Result<Value, PodSpecError> {
             retry: 0,
         },
         None,
+        &[],
         &PodDefaults::default(),
     )?;
     Ok(serde_json::to_value(pod).expect("json"))

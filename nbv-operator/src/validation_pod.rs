@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, Preconditions};
 use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::api::NotebookValidationJob;
+use nbv_core::models::ServedModel;
 use nbv_core::phase::{Attempt, Failure, PhaseEvent};
 use nbv_core::pod::{
     ATTEMPT_LABEL, InvalidValidationPod, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults,
@@ -51,7 +52,7 @@ use crate::metrics::Metrics;
 ///
 /// // The API server answers that the Pod already exists: it is the attempt's Pod.
 /// let runner = PodRunner::new(client, PodDefaults::default());
-/// let name = runner.ensure_started(&job, Attempt { generation: 1, retry: 0 }, None).await?;
+/// let name = runner.ensure_started(&job, Attempt { generation: 1, retry: 0 }, None, &[]).await?;
 /// assert_eq!(name, "train-g1-r0");
 /// # Ok(()) }
 /// ```
@@ -105,7 +106,8 @@ impl PodRunner {
 
     /// Makes sure the Pod of `attempt` exists; returns its name (what
     /// `status.validationPodName` holds). `image` is a built image, if any; otherwise
-    /// the Pod runs `spec.podConfig.containerImage`.
+    /// the Pod runs `spec.podConfig.containerImage`. `models` are the models the
+    /// model-validation gate opened for (empty without `spec.modelValidation`).
     ///
     /// # Errors
     ///
@@ -117,8 +119,9 @@ impl PodRunner {
         job: &NotebookValidationJob,
         attempt: Attempt,
         image: Option<&str>,
+        models: &[ServedModel],
     ) -> Result<String, PodError> {
-        let pod = validation_pod(job, attempt, image, &self.defaults)?;
+        let pod = validation_pod(job, attempt, image, models, &self.defaults)?;
         let (namespace, _) = identity(job)?;
         let name = pod.metadata.name.clone().unwrap_or_default();
         if self.cached(namespace, &name).is_some() {

@@ -84,14 +84,23 @@ pub enum FailureCause {
     GoldenNotFound,
     /// The golden notebook file is not a notebook nbv can read.
     GoldenInvalid,
-    /// The spec asks for a check nbv does not carry out yet (`modelValidation`, or a
-    /// field unknown to nbv): succeeding without it would be a false result.
+    /// A model answered the prediction check of `spec.modelValidation` with other
+    /// outputs than `expectedOutput`, beyond the tolerance.
+    PredictionMismatch,
+    /// A model did not answer the prediction check: an HTTP error, no connection, or
+    /// an answer that is not a response of its protocol. Permanent: the gate found the
+    /// model ready just before, so a model that cannot answer `testData` is broken or
+    /// asked the wrong question.
+    PredictionFailed,
+    /// The spec asks for a check nbv does not carry out yet (`modelValidation` without
+    /// the models' gate, or a field unknown to nbv): succeeding without it would be a
+    /// false result.
     FieldNotSupported,
 }
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 27] = [
+    pub const ALL: [FailureCause; 29] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -119,6 +128,8 @@ impl FailureCause {
         FailureCause::GoldenMismatch,
         FailureCause::GoldenNotFound,
         FailureCause::GoldenInvalid,
+        FailureCause::PredictionMismatch,
+        FailureCause::PredictionFailed,
     ];
 
     /// The condition reason, the variant's name.
@@ -159,6 +170,8 @@ impl FailureCause {
             FailureCause::GoldenMismatch => "GoldenMismatch",
             FailureCause::GoldenNotFound => "GoldenNotFound",
             FailureCause::GoldenInvalid => "GoldenInvalid",
+            FailureCause::PredictionMismatch => "PredictionMismatch",
+            FailureCause::PredictionFailed => "PredictionFailed",
         }
     }
 
@@ -201,7 +214,9 @@ impl FailureCause {
             | FailureCause::FieldNotSupported
             | FailureCause::GoldenMismatch
             | FailureCause::GoldenNotFound
-            | FailureCause::GoldenInvalid => FailureKind::Permanent,
+            | FailureCause::GoldenInvalid
+            | FailureCause::PredictionMismatch
+            | FailureCause::PredictionFailed => FailureKind::Permanent,
         }
     }
 

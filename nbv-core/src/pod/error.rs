@@ -142,6 +142,9 @@ pub enum PodSpecError {
     /// `spec.validationConfig` asks for a check nbv cannot carry out as written.
     #[error("{0}")]
     Checks(#[from] crate::checks::InvalidCheckSpec),
+    /// `spec.modelValidation` cannot be carried out as written.
+    #[error(transparent)]
+    Models(#[from] crate::models::ModelSpecError),
     /// The spec asks for a check nbv does not carry out yet.
     #[error(
         "{field}: {check} is not implemented by nbv yet, so this job could not pass the check \
@@ -194,6 +197,7 @@ impl PodSpecError {
             }
             PodSpecError::NotImplemented { field, .. } => field.clone(),
             PodSpecError::Checks(error) => error.field.clone(),
+            PodSpecError::Models(error) => error.field().to_owned(),
         }
     }
 
@@ -213,7 +217,11 @@ impl PodSpecError {
     /// ```
     pub fn failure(&self) -> Failure {
         let cause = match self {
-            PodSpecError::NotImplemented { .. } => FailureCause::FieldNotSupported,
+            PodSpecError::NotImplemented { .. }
+            | PodSpecError::Models(
+                crate::models::ModelSpecError::UnsupportedPlatform { .. }
+                | crate::models::ModelSpecError::CustomPlatform,
+            ) => FailureCause::FieldNotSupported,
             _ => FailureCause::PodSpecInvalid,
         };
         cause.failure(self.to_string())

@@ -1,7 +1,5 @@
 //! Spec fields nbv does not carry out yet. A job that asks for one fails at once and
-//! names the field, rather than succeed without the check it asked for: a job whose
-//! model servers were never checked must never show Healthy in Argo CD and open the
-//! next sync wave.
+//! names the field, rather than succeed without the check it asked for.
 
 use crate::api::NotebookValidationJobSpec;
 
@@ -10,11 +8,13 @@ use super::error::PodSpecError;
 /// The first field of `spec` that asks for something nbv does not do, in the order of
 /// the CRD; `Ok` when nbv carries out everything the spec asks for.
 ///
-/// - `modelValidation`, unless `enabled: false`: checks against model servers;
 /// - any field the CRD does not know (kept in `spec.unknownFields`).
 ///
 /// `podConfig.buildConfig` is refused by the phase machine instead
-/// ([`build_unsupported`](super::build_unsupported)).
+/// ([`build_unsupported`](super::build_unsupported)); `modelValidation` when the Pod
+/// is built without the models the gate opened for (`super::models`): a job whose
+/// model servers were never checked must never show Healthy in Argo CD and open the
+/// next sync wave.
 pub(super) fn check_implemented(spec: &NotebookValidationJobSpec) -> Result<(), PodSpecError> {
     let refuse = |field: &str, check: &'static str| {
         Err(PodSpecError::NotImplemented {
@@ -22,13 +22,6 @@ pub(super) fn check_implemented(spec: &NotebookValidationJobSpec) -> Result<(), 
             check,
         })
     };
-    if spec
-        .model_validation
-        .as_ref()
-        .is_some_and(|m| m.enabled != Some(false))
-    {
-        return refuse("spec.modelValidation", "validation against model servers");
-    }
     if let Some(field) = spec.unknown_fields.keys().next() {
         return refuse(&format!("spec.{field}"), "a field nbv does not know");
     }

@@ -37,7 +37,7 @@ pub(super) async fn advance_phase(
                 {
                     tracing::warn!(job = ?job.metadata.name, %error, "deleting earlier validation pods failed");
                 }
-                match ctx.pods.ensure_started(job, attempt, None).await {
+                match ctx.pods.ensure_started(job, attempt, None, &[]).await {
                     Ok(_) => match observe_pod(job, attempt, ctx, now).await? {
                         Some(event) => event,
                         None => break,
