@@ -7,6 +7,7 @@
 //! │                              (only when URL or ref differ from the notebook's)    │
 //! │ "notebook"       job image   papermill /workspace/repo/<path> → out.ipynb;        │
 //! │                              compare with the golden notebook, if any;           │
+//! │                              ask the models for a prediction, if any;            │
 //! │                              compact JSON result → /dev/termination-log          │
 //! └──────────────────────────────────────────────────────────────────────────────────┘
 //! ```

@@ -378,3 +378,79 @@ fn the_answers_are_written_into_what_the_gate_recorded() {
         json!({"passed": passed, "failed": failed})
     );
 }
+
+/// The Pod of `prediction_job`, ended Succeeded with `message` in its termination log.
+fn succeeded_with(message: &str) -> Pod {
+    let pod = validation_pod(
+        &prediction_job(),
+        ATTEMPT,
+        None,
+        &prediction_models(),
+        &PodDefaults::default(),
+    )
+    .expect("a pod");
+    let mut value = serde_json::to_value(&pod).expect("JSON");
+    value["status"] = json!({"phase": "Succeeded", "containerStatuses": [{
+        "name": NOTEBOOK_CONTAINER, "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+        "state": {"terminated": {"exitCode": 0, "reason": "Completed", "message": message}}
+    }]});
+    serde_json::from_value(value).expect("a pod")
+}
+
+#[test]
+fn a_pod_that_was_to_ask_the_models_passes_only_with_their_answers() {
+    use nbv_core::phase::PhaseEvent;
+    use nbv_core::pod::{DEFAULT_START_GRACE, observe_pod, reported_predictions};
+
+    let observe = |message: &str| {
+        observe_pod(
+            &succeeded_with(message),
+            chrono::Utc::now(),
+            DEFAULT_START_GRACE,
+        )
+        .expect("a validation pod")
+        .expect("an event")
+    };
+    let answered = r#"{"cells":[{"i":0,"s":"ok","t":1}],"mdl":[{"m":"ml/fraud-detector","ok":true},{"m":"serving/iris","ok":true}]}"#;
+    let PhaseEvent::PodSucceeded { message, .. } = observe(answered) else {
+        panic!("answered as expected: a success");
+    };
+    assert_eq!(
+        message.as_deref(),
+        Some(
+            "1 code cell ran in 1s; the 2 models answered as spec.modelValidation.predictionValidation expects"
+        )
+    );
+    let answers = reported_predictions(&succeeded_with(answered)).expect("reported");
+    assert!(answers.iter().all(|a| a.ok));
+
+    // An exit code of 0 does not pass a wrong answer, nor a report without answers.
+    let wrong = r#"{"cells":[],"mdl":[{"m":"serving/iris","ok":false,"d":"at $: expected [1], the model answered [2]","a":"[2]"}]}"#;
+    for (message, reason, says) in [
+        (
+            wrong,
+            "PredictionMismatch",
+            "prediction check: model serving/iris: at $: expected [1], the model answered [2]",
+        ),
+        (
+            r#"{"cells":[]}"#,
+            "ExecutorFailed",
+            "reported no answers of the models to the prediction check",
+        ),
+        (
+            "Traceback",
+            "ExecutorFailed",
+            "so the prediction check of spec.modelValidation is unknown",
+        ),
+    ] {
+        let PhaseEvent::PodFailed { failure, .. } = observe(message) else {
+            panic!("{message}: a failure");
+        };
+        assert_eq!(failure.reason.as_str(), reason, "{message}");
+        assert!(
+            failure.message.contains(says),
+            "{message}: {}",
+            failure.message
+        );
+    }
+}
