@@ -248,7 +248,9 @@ fn job_with(patch: &Value) -> NotebookValidationJob {
     serde_json::from_value(job).expect("a job")
 }
 
+/// The job's Pod, built as after the model gate opened for every model it names.
 fn pod_of(job: &NotebookValidationJob) -> Result<Value, PodSpecError> {
+    let models = nbv_testkit::fixtures::served_models(job);
     let pod = validation_pod(
         job,
         Attempt {
@@ -256,6 +258,7 @@ fn pod_of(job: &NotebookValidationJob) -> Result<Value, PodSpecError> {
             retry: 0,
         },
         None,
+        models.as_deref(),
         &PodDefaults::default(),
     )?;
     Ok(serde_json::to_value(pod).expect("json"))

@@ -305,8 +305,9 @@ pub enum Admission {
     /// No model validation, or the gate is open: start the Pod with these models and
     /// record `result`.
     Start {
-        /// The models the Pod may call.
-        models: Vec<ServedModel>,
+        /// The models the gate opened for; `None` when it did not run (no model
+        /// validation, or the attempt's Pod exists already).
+        models: Option<Vec<ServedModel>>,
         /// `status.modelValidationResult`, when the job validates models.
         result: Option<ModelValidationResult>,
     },
@@ -330,7 +331,7 @@ impl From<ModelGate> for Admission {
     fn from(decision: ModelGate) -> Self {
         match decision {
             ModelGate::Open { models, result } => Admission::Start {
-                models,
+                models: Some(models),
                 result: Some(result),
             },
             ModelGate::Wait { message, until } => Admission::Wait { message, until },

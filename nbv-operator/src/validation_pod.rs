@@ -9,6 +9,7 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DeleteParams, ListParams, PostParams, Preconditions};
 use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::api::NotebookValidationJob;
+use nbv_core::models::ServedModel;
 use nbv_core::phase::{Attempt, Failure, PhaseEvent};
 use nbv_core::pod::{
     ATTEMPT_LABEL, InvalidValidationPod, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults,
@@ -51,7 +52,7 @@ use crate::metrics::Metrics;
 ///
 /// // The API server answers that the Pod already exists: it is the attempt's Pod.
 /// let runner = PodRunner::new(client, PodDefaults::default());
-/// let name = runner.ensure_started(&job, Attempt { generation: 1, retry: 0 }, None).await?;
+/// let name = runner.ensure_started(&job, Attempt { generation: 1, retry: 0 }, None, None).await?;
 /// assert_eq!(name, "train-g1-r0");
 /// # Ok(()) }
 /// ```
@@ -98,6 +99,17 @@ impl PodRunner {
             .get(&ObjectRef::new(name).within(namespace))
     }
 
+    /// What the Pod `name` of `job` reported of the prediction check, from the watch
+    /// cache ([`reported_predictions`](nbv_core::pod::reported_predictions)).
+    pub fn reported_predictions(
+        &self,
+        job: &NotebookValidationJob,
+        name: &str,
+    ) -> Option<Vec<nbv_core::models::ReportedPrediction>> {
+        let (namespace, _) = identity(job).ok()?;
+        nbv_core::pod::reported_predictions(self.cached(namespace, name)?.as_ref())
+    }
+
     /// Whether the watch cache holds the Pod of `attempt` (`false` without a cache:
     /// nothing is known, and creating the Pod finds out).
     pub fn exists(&self, job: &NotebookValidationJob, attempt: Attempt) -> bool {
@@ -114,7 +126,9 @@ impl PodRunner {
 
     /// Makes sure the Pod of `attempt` exists; returns its name (what
     /// `status.validationPodName` holds). `image` is a built image, if any; otherwise
-    /// the Pod runs `spec.podConfig.containerImage`.
+    /// the Pod runs `spec.podConfig.containerImage`. `models` are the models the
+    /// model-validation gate opened for (`None` when it did not run; a job without
+    /// `spec.modelValidation` needs none).
     ///
     /// # Errors
     ///
@@ -126,14 +140,16 @@ impl PodRunner {
         job: &NotebookValidationJob,
         attempt: Attempt,
         image: Option<&str>,
+        models: Option<&[ServedModel]>,
     ) -> Result<String, PodError> {
-        let pod = validation_pod(job, attempt, image, &self.defaults)?;
-        let (namespace, _) = identity(job)?;
-        let name = pod.metadata.name.clone().unwrap_or_default();
+        let (namespace, job_name) = identity(job)?;
+        let name = pod_name(job_name, attempt);
         if self.cached(namespace, &name).is_some() {
-            // Already created: whose it is, `observe` finds out.
+            // Already created: whose it is, `observe` finds out. (Built again, it might
+            // not be the same: the models it was told about may have changed since.)
             return Ok(name);
         }
+        let pod = validation_pod(job, attempt, image, models, &self.defaults)?;
         let params = PostParams {
             dry_run: false,
             field_manager: Some(FIELD_MANAGER.to_owned()),

@@ -166,6 +166,7 @@ fn stored_pod(status: Value) -> Value {
         &train().typed().expect("a job"),
         ATTEMPT,
         None,
+        None,
         &PodDefaults::default(),
     )
     .expect("a pod");
@@ -189,7 +190,8 @@ fn notebook_terminated(exit_code: i32, message: &str) -> Value {
 #[tokio::test]
 async fn the_attempts_pod_is_created_as_the_core_builds_it() {
     let job = train().typed().expect("a job");
-    let expected = validation_pod(&job, ATTEMPT, None, &PodDefaults::default()).expect("a pod");
+    let expected =
+        validation_pod(&job, ATTEMPT, None, None, &PodDefaults::default()).expect("a pod");
     let body = serde_json::to_value(&expected).expect("JSON");
     insta::assert_yaml_snapshot!("created_pod", body, {
         ".spec.initContainers[].command[2]" => "[clone.sh]",
@@ -202,7 +204,7 @@ async fn the_attempts_pod_is_created_as_the_core_builds_it() {
         body,
     )];
     let name = run(script, |runner| async move {
-        runner.ensure_started(&job, ATTEMPT, None).await
+        runner.ensure_started(&job, ATTEMPT, None, None).await
     })
     .await
     .expect("created");
@@ -216,6 +218,7 @@ async fn a_built_image_is_the_one_the_pod_runs() {
         &job,
         ATTEMPT,
         Some("registry/built@sha256:ab"),
+        None,
         &PodDefaults::default(),
     )
     .expect("a pod");
@@ -232,7 +235,7 @@ async fn a_built_image_is_the_one_the_pod_runs() {
     )];
     run(script, |runner| async move {
         runner
-            .ensure_started(&job, ATTEMPT, Some("registry/built@sha256:ab"))
+            .ensure_started(&job, ATTEMPT, Some("registry/built@sha256:ab"), None)
             .await
     })
     .await
@@ -246,7 +249,7 @@ async fn a_pod_that_already_exists_is_the_attempts_pod() {
         "POST /api/v1/namespaces/ml/pods?fieldManager=nbv-operator",
         Some(
             serde_json::to_value(
-                validation_pod(&job, ATTEMPT, None, &PodDefaults::default()).expect("pod"),
+                validation_pod(&job, ATTEMPT, None, None, &PodDefaults::default()).expect("pod"),
             )
             .expect("JSON"),
         ),
@@ -254,7 +257,7 @@ async fn a_pod_that_already_exists_is_the_attempts_pod() {
         status(409, "AlreadyExists", "pods \"train-g2-r1\" already exists"),
     )];
     let name = run(script, |runner| async move {
-        runner.ensure_started(&job, ATTEMPT, None).await
+        runner.ensure_started(&job, ATTEMPT, None, None).await
     })
     .await
     .expect("idempotent");
@@ -269,7 +272,7 @@ async fn a_spec_nbv_refuses_sends_nothing_and_fails_the_attempt() {
         .typed()
         .expect("a job");
     let err = run(Vec::new(), |runner| async move {
-        runner.ensure_started(&job, ATTEMPT, None).await
+        runner.ensure_started(&job, ATTEMPT, None, None).await
     })
     .await
     .expect_err("refused");
@@ -310,7 +313,7 @@ async fn pods_the_api_server_rejects_fail_the_attempt_other_errors_do_not() {
     for (code, reason, message, permanent) in cases {
         let job = train().typed().expect("a job");
         let body = serde_json::to_value(
-            validation_pod(&job, ATTEMPT, None, &PodDefaults::default()).expect("pod"),
+            validation_pod(&job, ATTEMPT, None, None, &PodDefaults::default()).expect("pod"),
         )
         .expect("JSON");
         let script = vec![expect(
@@ -320,7 +323,7 @@ async fn pods_the_api_server_rejects_fail_the_attempt_other_errors_do_not() {
             status(code, reason, message),
         )];
         let err = run(script, |runner| async move {
-            runner.ensure_started(&job, ATTEMPT, None).await
+            runner.ensure_started(&job, ATTEMPT, None, None).await
         })
         .await
         .expect_err("refused");
@@ -552,7 +555,7 @@ async fn a_cached_pod_is_not_created_again() {
     let name = run(Vec::new(), |runner| async move {
         runner
             .with_cache(cache)
-            .ensure_started(&train().typed().expect("a job"), ATTEMPT, None)
+            .ensure_started(&train().typed().expect("a job"), ATTEMPT, None, None)
             .await
     })
     .await

@@ -37,6 +37,7 @@ use nbv_core::annotations::{
     KSERVE_INFERENCESERVICE, ON_SUCCESS_TRIGGER,
 };
 use nbv_core::api::{API_VERSION, GROUP, KIND, NotebookValidationJob, Phase};
+use nbv_core::models::{ModelSettings, Protocol, ServedModel};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -686,4 +687,45 @@ pub fn config_map(namespace: &str, name: &str) -> Value {
         "metadata": {"name": name, "namespace": namespace},
         "data": {"model": "v1"}
     })
+}
+
+/// The models the model gate opens for when every model `job` names is ready at its
+/// cluster-local address (`http://<name>.<namespace>.svc.cluster.local`, protocol V1):
+/// what a test passes to [`validation_pod`](nbv_core::pod::validation_pod) in place of
+/// the gate. `None` when the job has no `spec.modelValidation` nbv carries out (absent,
+/// switched off, or refused by name), as when the gate does not run.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_testkit::fixtures::{JobBuilder, served_models};
+/// use serde_json::json;
+///
+/// let job = JobBuilder::new("ml", "score")
+///     .spec_field("modelValidation", json!({"platform": "kserve", "targetModels": ["fraud", "serving/iris"]}))
+///     .typed()?;
+/// let models = served_models(&job).expect("the gate opens");
+/// assert_eq!(models[1].url, "http://iris.serving.svc.cluster.local");
+/// assert!(served_models(&JobBuilder::new("ml", "train").typed()?).is_none());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn served_models(job: &NotebookValidationJob) -> Option<Vec<ServedModel>> {
+    let namespace = job.metadata.namespace.as_deref()?;
+    let spec = job.spec.model_validation.as_ref()?;
+    let settings = ModelSettings::resolve(spec, namespace).ok()??;
+    Some(
+        settings
+            .targets
+            .into_iter()
+            .map(|model| ServedModel {
+                url: format!(
+                    "http://{}.{}.svc.cluster.local",
+                    model.name, model.namespace
+                ),
+                model,
+                protocol: Protocol::V1,
+                version: None,
+            })
+            .collect(),
+    )
 }

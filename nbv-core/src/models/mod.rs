@@ -8,22 +8,31 @@
 //! start, must wait for a model, or fails naming it ([`gate`]), and defines how a
 //! model's answer is judged ([`compare_outputs`]).
 //!
-//! A `modelValidation` the core cannot carry out (another platform, a custom one, a
-//! field with a value it cannot use) fails the job at once naming the field, when its
-//! Pod is built (`nbv_core::pod`), rather than succeed without the check it asked for.
+//! Once the gate opens, the validation Pod is built with the models it opened for
+//! ([`validation_pod`](crate::pod::validation_pod)): the notebook gets their URLs
+//! ([`model_env`]), and after the notebook ran through, the Pod asks each model for a
+//! prediction and reports what it answered ([`ReportedPrediction`]), which
+//! [`record_predictions`] writes into `status.modelValidationResult`. A Pod built
+//! without the gate's models is refused, naming the field, rather than run the notebook
+//! without the check it asked for; so is a `modelValidation` the core cannot carry out
+//! (another platform, a custom one, a field with a value it cannot use).
 
+mod env;
 mod facts;
 mod gate;
 mod prediction;
-mod record;
+mod report;
 mod settings;
+mod status;
 
+pub use env::{MODELS_ENV, model_env};
 pub use facts::{InferenceService, ModelFacts, ModelRef, Platform, Protocol, Readiness};
 pub use gate::{ModelGate, ServedModel, gate};
 pub use prediction::{
     Mismatch, MismatchKind, compare_outputs, expected_outputs, predict_path, response_outputs,
 };
-pub use record::{WAITING_FOR_MODELS, gate_failure, record_result, record_wait};
+pub use report::{MAX_MDL_BYTES, ReportedPrediction, capped_predictions, record_predictions};
 pub use settings::{
     DEFAULT_TIMEOUT, DEFAULT_TOLERANCE, ModelSettings, ModelSpecError, PredictionSettings,
 };
+pub use status::{WAITING_FOR_MODELS, gate_failure, record_result, record_wait};

@@ -84,8 +84,17 @@ pub enum FailureCause {
     GoldenNotFound,
     /// The golden notebook file is not a notebook nbv can read.
     GoldenInvalid,
-    /// The spec asks for a check nbv does not carry out yet (`modelValidation`, or a
-    /// field unknown to nbv): succeeding without it would be a false result.
+    /// A model answered the prediction check of `spec.modelValidation` with other
+    /// outputs than `expectedOutput`, beyond the tolerance.
+    PredictionMismatch,
+    /// A model did not answer the prediction check: an HTTP error, no connection, or
+    /// an answer that is not a response of its protocol. Permanent: the gate found the
+    /// model ready just before, so a model that cannot answer `testData` is broken or
+    /// asked the wrong question.
+    PredictionFailed,
+    /// The spec asks for a check nbv does not carry out yet (`modelValidation` without
+    /// the models' gate, or a field unknown to nbv): succeeding without it would be a
+    /// false result.
     FieldNotSupported,
     /// A model of `spec.modelValidation` cannot be checked or is not ready: its
     /// namespace may not be read from the job's, the serving platform is missing or
@@ -95,7 +104,7 @@ pub enum FailureCause {
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 28] = [
+    pub const ALL: [FailureCause; 30] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -124,6 +133,8 @@ impl FailureCause {
         FailureCause::GoldenNotFound,
         FailureCause::GoldenInvalid,
         FailureCause::ModelUnavailable,
+        FailureCause::PredictionMismatch,
+        FailureCause::PredictionFailed,
     ];
 
     /// The condition reason, the variant's name.
@@ -165,6 +176,8 @@ impl FailureCause {
             FailureCause::GoldenNotFound => "GoldenNotFound",
             FailureCause::GoldenInvalid => "GoldenInvalid",
             FailureCause::ModelUnavailable => "ModelUnavailable",
+            FailureCause::PredictionMismatch => "PredictionMismatch",
+            FailureCause::PredictionFailed => "PredictionFailed",
         }
     }
 
@@ -209,6 +222,9 @@ impl FailureCause {
             | FailureCause::GoldenNotFound
             | FailureCause::GoldenInvalid
             | FailureCause::ModelUnavailable => FailureKind::Permanent,
+            FailureCause::PredictionMismatch | FailureCause::PredictionFailed => {
+                FailureKind::Permanent
+            }
         }
     }
 

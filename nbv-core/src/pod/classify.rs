@@ -58,6 +58,9 @@ pub(super) fn notebook_error(report: &RunReport) -> Option<Failure> {
             )),
         RunErrorKind::Golden => FailureCause::GoldenInvalid
             .failure(format!("the golden notebook cannot be read: {exception}")),
+        RunErrorKind::Model => prediction_failure(report).unwrap_or_else(|| {
+            prediction_cause(&error.ename).failure(format!("prediction check: {}", error.evalue))
+        }),
         RunErrorKind::Check => {
             check_failure(report).unwrap_or_else(|| FailureCause::CheckFailed.failure(exception))
         }
@@ -87,6 +90,48 @@ pub(super) fn check_failure(report: &RunReport) -> Option<Failure> {
         ));
     }
     Some(FailureCause::CheckFailed.failure(message))
+}
+
+/// The failure a failed prediction check means, whatever the exit code: the core
+/// decides that a model's answer fails the job. The message names the first failing
+/// model, what it answered and how many more failed.
+pub(super) fn prediction_failure(report: &RunReport) -> Option<Failure> {
+    let predictions = report.mdl.as_ref()?;
+    let first = predictions.iter().find(|p| !p.ok)?;
+    let detail = first
+        .detail
+        .as_deref()
+        .unwrap_or("its answer did not match spec.modelValidation.predictionValidation");
+    let mut message = format!("prediction check: model {}: {detail}", first.model);
+    let more = predictions.iter().filter(|p| !p.ok).count() - 1;
+    if more > 0 {
+        message.push_str(&format!(
+            "; {more} more {} failed",
+            if more == 1 { "model" } else { "models" }
+        ));
+    }
+    // The reason the script gave, when it is the one for this model; otherwise what
+    // the entry shows: an answer quoted is a mismatch, none is a model that did not
+    // answer.
+    let cause = match report.error.as_ref() {
+        Some(e)
+            if e.kind == RunErrorKind::Model
+                && e.evalue.starts_with(&format!("model {}:", first.model)) =>
+        {
+            prediction_cause(&e.ename)
+        }
+        _ if first.actual.is_some() => FailureCause::PredictionMismatch,
+        _ => FailureCause::PredictionFailed,
+    };
+    Some(cause.failure(message))
+}
+
+fn prediction_cause(ename: &str) -> FailureCause {
+    if ename == "PredictionMismatch" {
+        FailureCause::PredictionMismatch
+    } else {
+        FailureCause::PredictionFailed
+    }
 }
 
 /// A failure for a container waiting for `waited` in `state`.

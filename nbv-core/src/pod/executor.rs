@@ -1,6 +1,6 @@
 //! The container that runs the notebook and reports the outcome.
 
-use k8s_openapi::api::core::v1::{Container, EnvFromSource, SecretEnvSource, VolumeMount};
+use k8s_openapi::api::core::v1::{Container, EnvFromSource, EnvVar, SecretEnvSource, VolumeMount};
 
 use crate::api::NotebookValidationJob;
 use crate::checks::CheckPolicy;
@@ -12,9 +12,10 @@ use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_
 pub const NOTEBOOK_CONTAINER: &str = "notebook";
 /// The parts of the script the notebook container runs (`python3 -c`), in order:
 /// `run_notebook.py` comes last, as it calls `main()`.
-const SCRIPT_PARTS: [&str; 3] = [
+const SCRIPT_PARTS: [&str; 4] = [
     include_str!("scripts/compare_notebooks.py"),
     include_str!("scripts/checks.py"),
+    include_str!("scripts/models.py"),
     include_str!("scripts/run_notebook.py"),
 ];
 /// Environment variable holding the golden notebook's path in the Pod.
@@ -43,11 +44,15 @@ pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 ///
 /// A job with a `validationConfig` also gets its resolved check policy in
 /// `NBV_CHECKS`, as JSON: computed by the core, read by the script, never by a shell.
+/// A job with model validation gets `model_env` last
+/// ([`model_env`](crate::models::model_env)): like nbv's settings, the job's `env`
+/// cannot override what the gate found.
 pub(super) fn notebook_container(
     job: &NotebookValidationJob,
     image: &str,
     golden: Option<&GoldenComparison<'_>>,
     checks: Option<&CheckPolicy>,
+    model_env: &[EnvVar],
 ) -> Container {
     let config = &job.spec.pod_config;
     let mut vars = vec![
@@ -72,6 +77,7 @@ pub(super) fn notebook_container(
         let json = serde_json::to_string(policy).unwrap_or_default();
         vars.push(env(CHECKS_ENV, &json));
     }
+    vars.extend(model_env.iter().cloned());
 
     // `credentials` is shorthand for `envFrom[].secretRef`; explicit `envFrom` entries
     // come after it and so win for keys both define.

@@ -7,6 +7,7 @@
 //! │                              (only when URL or ref differ from the notebook's)    │
 //! │ "notebook"       job image   papermill /workspace/repo/<path> → out.ipynb;        │
 //! │                              compare with the golden notebook, if any;           │
+//! │                              ask the models for a prediction, if any;            │
 //! │                              compact JSON result → /dev/termination-log          │
 //! └──────────────────────────────────────────────────────────────────────────────────┘
 //! ```
@@ -40,7 +41,7 @@
 //!     }
 //! }))?;
 //! let attempt = Attempt { generation: 1, retry: 0 };
-//! let mut pod = validation_pod(&job, attempt, None, &PodDefaults::default())?;
+//! let mut pod = validation_pod(&job, attempt, None, None, &PodDefaults::default())?;
 //! assert_eq!(observe_pod(&pod, Utc::now(), DEFAULT_START_GRACE)?, None); // not created yet
 //!
 //! pod.status = Some(serde_json::from_value(serde_json::json!({"phase": "Running"}))?);
@@ -54,6 +55,7 @@ mod classify;
 mod error;
 mod executor;
 mod git;
+mod models;
 mod names;
 mod observe;
 mod refusal;
@@ -74,7 +76,10 @@ pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
 pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
 pub use names::{MAX_LABEL_LEN, is_dns_label, job_label_value, pod_name};
-pub use observe::{DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished};
+pub use observe::{
+    DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished,
+    reported_predictions,
+};
 pub use refusal::creation_refused;
 pub(crate) use report::clean as clean_text;
 pub use report::{

@@ -9,11 +9,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 
 use crate::api::{CellResult, ComparisonResult};
 use crate::checks::Finding;
+use crate::models::{MODELS_ENV, ReportedPrediction};
 use crate::phase::{Attempt, Failure, PhaseEvent, PodRef};
 
 use super::classify::{
     check_failure, classify_output, clone_failure, excerpt, human_seconds, notebook_error,
-    waiting_failure, with_detail,
+    prediction_failure, waiting_failure, with_detail,
 };
 use super::executor::{CHECKS_ENV, GOLDEN_ENV};
 use super::git::{CHECKOUTS, Checkout};
@@ -187,6 +188,32 @@ pub fn observe_pod(
     })
 }
 
+/// What the validation Pod reported of the prediction check (`mdl` of its report),
+/// for [`record_predictions`](crate::models::record_predictions): `None` when its
+/// notebook container wrote no readable report or the report has no prediction check.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::reported_predictions;
+///
+/// let pod = serde_json::from_value(serde_json::json!({
+///     "status": {"phase": "Succeeded", "containerStatuses": [{
+///         "name": "notebook", "image": "i", "imageID": "", "ready": false, "restartCount": 0,
+///         "state": {"terminated": {"exitCode": 0, "message":
+///             "{\"cells\":[],\"mdl\":[{\"m\":\"ml/fraud\",\"ok\":true}]}"}}
+///     }]}
+/// }))?;
+/// let predictions = reported_predictions(&pod).expect("reported");
+/// assert!(predictions[0].ok);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+pub fn reported_predictions(pod: &Pod) -> Option<Vec<ReportedPrediction>> {
+    let status = pod.status.as_ref()?;
+    let view = View { pod, status };
+    view.report()?.ok()?.mdl
+}
+
 /// The event for an attempt whose Pod was started but no longer exists: a transient
 /// [`FailureCause::PodDeleted`] (someone deleted it, or it was garbage-collected with
 /// its node).
@@ -275,9 +302,28 @@ impl View<'_> {
         self.notebook_env(CHECKS_ENV)
     }
 
+    /// Whether the Pod asks models for predictions (its notebook container has the
+    /// prediction check's settings).
+    fn predicts(&self) -> bool {
+        self.notebook_env(MODELS_ENV)
+    }
+
     /// What the report must hold beside the cells, named for a message: a Pod that
-    /// was to compare or check and does not say how it went has not passed.
-    fn owed(&self) -> Option<&'static str> {
+    /// was to compare, check or ask the models and does not say how it went has not
+    /// passed.
+    fn owed(&self) -> Option<String> {
+        let owed = self.owed_before_models();
+        if !self.predicts() {
+            return owed.map(str::to_owned);
+        }
+        let models = "the prediction check of spec.modelValidation";
+        Some(match owed {
+            None => format!("{models} is unknown"),
+            Some(owed) => format!("{owed}, and so is {models}"),
+        })
+    }
+
+    fn owed_before_models(&self) -> Option<&'static str> {
         match (self.compares(), self.checks()) {
             (true, true) => {
                 Some("the comparison with the golden notebook and the checks are unknown")
@@ -365,6 +411,24 @@ impl View<'_> {
         }
         if let Some(failure) = check_failure(&report) {
             return Ended::Failed((failure, results, comparison));
+        }
+        if let Some(failure) = prediction_failure(&report) {
+            return Ended::Failed((failure, results, comparison));
+        }
+        match &report.mdl {
+            None if self.predicts() => {
+                let failure = missing("answers of the models to the prediction check");
+                return Ended::Failed((failure, results, comparison));
+            }
+            Some(predictions) if !predictions.is_empty() => summary.push_str(&format!(
+                "; {} answered as spec.modelValidation.predictionValidation expects",
+                if predictions.len() == 1 {
+                    "the model".to_owned()
+                } else {
+                    format!("the {} models", predictions.len())
+                }
+            )),
+            _ => {}
         }
         match &report.chk {
             None if self.checks() => {

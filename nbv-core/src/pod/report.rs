@@ -24,6 +24,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::{CellResult, CellStatus};
 use crate::checks::CheckReport;
 use crate::compare::ReportedComparison;
+use crate::models::{ReportedPrediction, capped_predictions};
 
 /// The most a kubelet keeps of a termination message, in bytes.
 pub const MAX_REPORT_BYTES: usize = 4096;
@@ -69,6 +70,11 @@ pub struct RunReport {
     /// What the checks of `spec.validationConfig` found, when the job asks for checks.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub chk: Option<CheckReport>,
+    /// What each model answered to the prediction check of `spec.modelValidation`,
+    /// when the job asks for one and the notebook passed everything else (at most
+    /// [`MAX_MDL_BYTES`](crate::models::MAX_MDL_BYTES), failures first).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub mdl: Option<Vec<ReportedPrediction>>,
     /// Cells left out to fit the termination message.
     #[serde(default, skip_serializing_if = "is_zero")]
     pub dropped: u64,
@@ -143,6 +149,10 @@ pub enum RunErrorKind {
     Comparison,
     /// The golden notebook does not exist or cannot be read.
     Golden,
+    /// A model's answer to the prediction check did not match (`ename`
+    /// `PredictionMismatch`), or the model did not answer (`PredictionFailed`); the
+    /// answers are in `mdl`.
+    Model,
     /// A kind this version does not know (written by a newer script).
     #[serde(other)]
     Unknown,
@@ -222,11 +232,13 @@ impl RunReport {
         let error = self.error.as_ref().map(RunError::cleaned);
         let cmp = self.cmp.as_ref().map(ReportedComparison::capped);
         let chk = self.chk.as_ref().map(CheckReport::capped);
+        let mdl = self.mdl.as_deref().map(capped_predictions);
         let full = RunReport {
             cells,
             error,
             cmp,
             chk,
+            mdl,
             dropped: self.dropped,
         };
         let text = json(&full);
@@ -238,6 +250,7 @@ impl RunReport {
             error,
             cmp,
             chk,
+            mdl,
             dropped,
         } = full;
         let failing = error
@@ -250,6 +263,7 @@ impl RunReport {
             error: error.clone(),
             cmp: cmp.clone(),
             chk: chk.clone(),
+            mdl: mdl.clone(),
             dropped: dropped.saturating_add(cells.len() as u64),
         };
         let budget = MAX_REPORT_BYTES.saturating_sub(json(&base).len());
@@ -274,6 +288,7 @@ impl RunReport {
             error,
             cmp,
             chk,
+            mdl,
             dropped: dropped.saturating_add(left_out),
         })
     }

@@ -11,11 +11,13 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 
 use crate::api::{API_VERSION, KIND, NotebookSource, NotebookValidationJob};
 use crate::compare::{InvalidComparison, STRATEGY_ANNOTATION, Settings};
+use crate::models::ServedModel;
 use crate::phase::Attempt;
 
 use super::error::PodSpecError;
 use super::executor::{GoldenComparison, notebook_container};
 use super::git::{GOLDEN_CHECKOUT, GitAccess, NOTEBOOK_CHECKOUT, clone_container};
+use super::models::model_environment;
 use super::names::{job_label_value, pod_name};
 use super::timeout::timeout_seconds;
 use super::unimplemented::check_implemented;
@@ -48,7 +50,10 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 /// its termination message.
 ///
 /// `image` is the image a build produced; without one, the notebook container runs
-/// `spec.podConfig.containerImage`. The Pod
+/// `spec.podConfig.containerImage`. `models` are the models the gate opened for
+/// ([`gate`](crate::models::gate)), `None` when the gate did not run (a job without
+/// `spec.modelValidation` needs none): the notebook gets their URLs and the prediction
+/// check's settings ([`model_env`](crate::models::model_env)). The Pod
 ///
 /// - is named [`pod_name`]`(job, attempt)` (what `status.validationPodName` holds), in
 ///   the job's namespace, labelled with [`MANAGED_BY_LABEL`], [`JOB_LABEL`] and
@@ -78,7 +83,7 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 ///         "timeout": "1h"
 ///     }
 /// }))?;
-/// let pod = validation_pod(&job, Attempt { generation: 3, retry: 1 }, None, &PodDefaults::default())?;
+/// let pod = validation_pod(&job, Attempt { generation: 3, retry: 1 }, None, None, &PodDefaults::default())?;
 /// assert_eq!(pod.metadata.name.as_deref(), Some("train-g3-r1"));
 /// let spec = pod.spec.unwrap();
 /// assert_eq!(spec.active_deadline_seconds, Some(3600));
@@ -90,8 +95,9 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 ///
 /// [`PodSpecError`] naming the field when the job lacks its identity (name, namespace,
 /// uid), asks for a check nbv does not carry out yet
-/// ([`PodSpecError::NotImplemented`]: an enabled `modelValidation`, a field nbv does
-/// not know), a comparison nbv cannot carry out as written
+/// ([`PodSpecError::NotImplemented`]: an enabled `modelValidation` without the models
+/// the gate opened for, a field nbv does not know), a `modelValidation` nbv cannot
+/// carry out as written ([`PodSpecError::Models`]), a comparison nbv cannot carry out as written
 /// ([`PodSpecError::Comparison`]), a `validationConfig` that cannot be checked
 /// ([`PodSpecError::Checks`]), has no
 /// image, an invalid timeout, a Git URL or ref that cannot be cloned
@@ -101,6 +107,7 @@ pub fn validation_pod(
     job: &NotebookValidationJob,
     attempt: Attempt,
     image: Option<&str>,
+    models: Option<&[ServedModel]>,
     defaults: &PodDefaults,
 ) -> Result<Pod, PodSpecError> {
     let identity = |field| PodSpecError::Identity { field };
@@ -125,6 +132,7 @@ pub fn validation_pod(
 
     let spec = &job.spec;
     check_implemented(spec, namespace)?;
+    let model_env = model_environment(spec, namespace, models)?;
     let checks = crate::checks::policy_of(spec)?;
     let config = &spec.pod_config;
     let image = image
@@ -214,6 +222,7 @@ pub fn validation_pod(
                 image,
                 comparison.as_ref(),
                 checks.as_ref(),
+                &model_env,
             )],
             volumes: Some(volumes),
             ..PodSpec::default()

@@ -35,6 +35,7 @@ fn pod(status: Value) -> Pod {
             retry: 0,
         },
         None,
+        None,
         &PodDefaults::default(),
     )
     .expect("a pod");

@@ -47,6 +47,7 @@ fn notebook_script() -> String {
             retry: 0,
         },
         None,
+        None,
         &PodDefaults::default(),
     )
     .expect("a pod");

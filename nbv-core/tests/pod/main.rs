@@ -18,6 +18,7 @@ use nbv_core::checks::{
     CheckPolicy, CheckReport, Expectation, Finding, Observation, Outcome, Rule, evaluate,
 };
 use nbv_core::compare::{ReportedComparison, ReportedDiff};
+use nbv_core::models::ReportedPrediction;
 use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
 use nbv_core::pod::{
     ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
@@ -100,7 +101,7 @@ const ATTEMPT: Attempt = Attempt {
 };
 
 fn pod_of(job: &NotebookValidationJob) -> Pod {
-    validation_pod(job, ATTEMPT, None, &PodDefaults::default()).expect("a pod")
+    validation_pod(job, ATTEMPT, None, None, &PodDefaults::default()).expect("a pod")
 }
 
 /// The scripts are constant and long; snapshots show where they go, not their text.
@@ -172,7 +173,7 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
             Rule::Assertions,
         ]),
         prop_oneof![Just(Outcome::Warn), Just(Outcome::Fail)],
-        text,
+        text.clone(),
     )
         .prop_map(|(cell, rule, outcome, message)| Finding {
             cell,
@@ -181,7 +182,20 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
             message,
         });
     let chk = proptest::option::of(proptest::collection::vec(finding, 0..30));
-    (cells, error, cmp, chk).prop_map(|(cells, error, cmp, chk)| {
+    let prediction = (
+        prop_oneof!["[a-z]{1,20}/[a-z0-9-]{1,40}", text.clone()],
+        any::<bool>(),
+        proptest::option::of(text.clone()),
+        proptest::option::of(text),
+    )
+        .prop_map(|(model, ok, detail, actual)| ReportedPrediction {
+            model,
+            ok,
+            detail,
+            actual,
+        });
+    let mdl = proptest::option::of(proptest::collection::vec(prediction, 0..12));
+    (cells, error, cmp, chk, mdl).prop_map(|(cells, error, cmp, chk, mdl)| {
         let cells: Vec<ReportedCell> = cells
             .into_iter()
             .enumerate()
@@ -204,6 +218,7 @@ fn arbitrary_report() -> impl Strategy<Value = RunReport> {
             error,
             cmp,
             chk: chk.map(|findings| CheckReport { findings, more: 0 }),
+            mdl,
             dropped: 0,
         }
     })

@@ -155,7 +155,7 @@ proptest! {
     fn every_pod_is_restricted_named_owned_and_keeps_values_out_of_scripts(
         (job, attempt) in arbitrary_job()
     ) {
-        let pod = validation_pod(&job, attempt, None, &PodDefaults::default());
+        let pod = validation_pod(&job, attempt, None, None, &PodDefaults::default());
         prop_assert!(pod.is_ok(), "{:?}", pod);
         let pod = pod.expect("checked");
         assert_restricted(&pod);

@@ -76,6 +76,7 @@ fn a_large_report_keeps_the_failing_cell_and_says_how_many_were_left_out() {
         }),
         cmp: None,
         chk: None,
+        mdl: None,
         dropped: 0,
     };
     let read = RunReport::parse(&report.encode()).expect("valid");

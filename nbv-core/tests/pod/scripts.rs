@@ -338,7 +338,7 @@ fn the_python_writer_and_rust_encode_agree_byte_for_byte() {
         .iter()
         .map(|r| {
             let findings = r.chk.as_ref().map(|c| &c.findings);
-            json!([r.cells, r.error, r.cmp, findings])
+            json!([r.cells, r.error, r.cmp, findings, r.mdl])
         })
         .collect();
     let python = call_script("encode", &inputs);

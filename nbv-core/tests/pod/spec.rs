@@ -19,6 +19,8 @@ fn every_upstream_sample_becomes_a_pod() {
     let mut refused = BTreeSet::new();
     for job in &jobs {
         let name = job.metadata.name.as_deref().expect("named");
+        // As after the model gate opened for every model the sample names.
+        let models = nbv_testkit::fixtures::served_models(job);
         let pod = validation_pod(
             job,
             Attempt {
@@ -26,6 +28,7 @@ fn every_upstream_sample_becomes_a_pod() {
                 retry: 0,
             },
             None,
+            models.as_deref(),
             &PodDefaults::default(),
         );
         match pod {
@@ -81,6 +84,7 @@ fn a_built_image_replaces_the_container_image() {
         &job,
         ATTEMPT,
         Some("registry/built:abc"),
+        None,
         &PodDefaults::default(),
     )
     .expect("a pod");
@@ -89,7 +93,8 @@ fn a_built_image_replaces_the_container_image() {
         Some("registry/built:abc")
     );
     // An empty built image is no image: fall back to the spec's.
-    let pod = validation_pod(&job, ATTEMPT, Some(" "), &PodDefaults::default()).expect("a pod");
+    let pod =
+        validation_pod(&job, ATTEMPT, Some(" "), None, &PodDefaults::default()).expect("a pod");
     assert_eq!(
         container(&pod, NOTEBOOK_CONTAINER).image.as_deref(),
         Some("quay.io/example/papermill:1")
@@ -252,6 +257,7 @@ fn refused_specs_name_the_field_and_the_fix() {
             &job_with(spec.clone()),
             ATTEMPT,
             None,
+            None,
             &PodDefaults::default(),
         )
         .expect_err("refused");
@@ -260,8 +266,8 @@ fn refused_specs_name_the_field_and_the_fix() {
     }
     let mut anonymous = job_with(json!({}));
     anonymous.metadata.uid = None;
-    let err =
-        validation_pod(&anonymous, ATTEMPT, None, &PodDefaults::default()).expect_err("refused");
+    let err = validation_pod(&anonymous, ATTEMPT, None, None, &PodDefaults::default())
+        .expect_err("refused");
     report.push_str(&format!("no uid\n  {}\n  {err}\n", err.field()));
     insta::assert_snapshot!("refused_specs", report);
 }
@@ -271,7 +277,8 @@ fn a_host_path_volume_is_refused_by_its_index() {
     let job = job_with(json!({"podConfig": {"volumes": [
         {"name": "a", "emptyDir": {}}, {"name": "b", "configMap": {"name": "c"}},
         {"name": "host", "hostPath": {"path": "/"}}]}}));
-    let err = validation_pod(&job, ATTEMPT, None, &PodDefaults::default()).expect_err("refused");
+    let err =
+        validation_pod(&job, ATTEMPT, None, None, &PodDefaults::default()).expect_err("refused");
     assert_eq!(err.field(), "spec.podConfig.volumes[2].hostPath");
     assert!(matches!(
         err,

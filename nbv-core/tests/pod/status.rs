@@ -84,6 +84,7 @@ fn cell_error_report() -> String {
         }),
         cmp: None,
         chk: None,
+        mdl: None,
         dropped: 0,
     }
     .encode()
@@ -117,6 +118,43 @@ fn checked_report(findings: &[(u64, Rule, Outcome, &str)], with_error: bool) -> 
         }),
         cmp: None,
         chk: Some(CheckReport { findings, more: 0 }),
+        mdl: None,
+        dropped: 0,
+    }
+    .encode()
+}
+
+/// A report of a prediction check: per model (model, ok, detail, actual), and the
+/// error the script sets for the first failure (its reason).
+fn prediction_report(
+    models: &[(&str, bool, Option<&str>, Option<&str>)],
+    reason: Option<&str>,
+) -> String {
+    let mdl: Vec<ReportedPrediction> = models
+        .iter()
+        .map(|(model, ok, detail, actual)| ReportedPrediction {
+            model: (*model).to_owned(),
+            ok: *ok,
+            detail: detail.map(str::to_owned),
+            actual: actual.map(str::to_owned),
+        })
+        .collect();
+    let first = mdl.iter().find(|m| !m.ok);
+    RunReport {
+        cells: Vec::new(),
+        error: reason.zip(first).map(|(reason, first)| RunError {
+            kind: RunErrorKind::Model,
+            cell: None,
+            ename: reason.to_owned(),
+            evalue: format!(
+                "model {}: {}",
+                first.model,
+                first.detail.clone().unwrap_or_default()
+            ),
+        }),
+        cmp: None,
+        chk: None,
+        mdl: Some(mdl),
         dropped: 0,
     }
     .encode()
@@ -133,6 +171,7 @@ fn report_with(kind: RunErrorKind, ename: &str, evalue: &str) -> String {
         }),
         cmp: None,
         chk: None,
+        mdl: None,
         dropped: 0,
     }
     .encode()
@@ -171,7 +210,7 @@ fn classification_cases() -> Vec<(&'static str, Value, i64)> {
                 &RunReport { cells: vec![
                     ReportedCell { index: 1, outcome: CellOutcome::Succeeded, seconds: Some(1.25), error: None },
                     ReportedCell { index: 3, outcome: CellOutcome::Succeeded, seconds: Some(10.0), error: None }],
-                    error: None, cmp: None, chk: None, dropped: 0 }.encode())]}), 3),
+                    error: None, cmp: None, chk: None, mdl: None, dropped: 0 }.encode())]}), 3),
         ("a check failed", json!({"phase": "Failed", "initContainerStatuses": [clone_ok()],
             "containerStatuses": [terminated(nb, 1, Some("Error"), &checked_report(&[
                 (2, Rule::Shape, Outcome::Fail, "cell 2: expected shape -1,3, got 3,2"),
@@ -202,6 +241,12 @@ fn classification_cases() -> Vec<(&'static str, Value, i64)> {
             &report_with(RunErrorKind::Golden, "JSONDecodeError", "/workspace/repo/golden.ipynb: Expecting value"))]), 3),
         ("outputs differ from the golden notebook", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
             &report_with(RunErrorKind::Comparison, "GoldenMismatch", "1 of 3 code cells differ from the golden notebook; cell 2: output 0 (stream:stdout) differs"))]), 3),
+        ("a model answers otherwise than expected", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
+            &prediction_report(&[("ml/fraud", false, Some("at $[0]: expected 1, the model answered 0 (tolerance 0.01)"), Some("[0]")), ("ml/iris", true, None, None)], Some("PredictionMismatch")))]), 3),
+        ("a model does not answer", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
+            &prediction_report(&[("ml/fraud", false, Some("HTTP 503 from http://fraud.ml.svc.cluster.local/v1/models/fraud:predict: unavailable"), None)], Some("PredictionFailed")))]), 3),
+        ("a model error without the answers", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
+            &report_with(RunErrorKind::Model, "PredictionFailed", "model ml/fraud: cannot reach http://fraud.ml.svc.cluster.local/v1/models/fraud:predict: [Errno 111] Connection refused"))]), 3),
         ("script crashed", failed_pod(None, vec![clone_ok()], vec![terminated(nb, 1, Some("Error"),
             &report_with(RunErrorKind::Internal, "PermissionError", "[Errno 13] Permission denied: '/workspace/out.ipynb'"))]), 3),
         ("timeout", failed_pod(Some("DeadlineExceeded"), vec![clone_ok()], vec![terminated(nb, 137, Some("Error"), "")]), 31),

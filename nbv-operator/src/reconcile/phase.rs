@@ -5,8 +5,11 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use nbv_core::aggregate::JobKey;
+use nbv_core::api::Phase;
 use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
-use nbv_core::models::{ModelSettings, gate_failure, record_result, record_wait};
+use nbv_core::models::{
+    ModelSettings, gate_failure, record_predictions, record_result, record_wait,
+};
 use nbv_core::phase::{Attempt, PhaseEvent, step};
 use nbv_core::reconcile::{MAX_PHASE_STEPS, PodWork, pod_refused};
 
@@ -36,10 +39,7 @@ pub(super) async fn advance_phase(
                 attempt,
                 clear_earlier,
             } => match admit(job, attempt, ctx, now).await? {
-                Admission::Start {
-                    models: _models,
-                    result,
-                } => {
+                Admission::Start { models, result } => {
                     if let Some(result) = result {
                         changed |= record_result(&mut transition.status, &result);
                     }
@@ -48,7 +48,11 @@ pub(super) async fn advance_phase(
                     {
                         tracing::warn!(job = ?job.metadata.name, %error, "deleting earlier validation pods failed");
                     }
-                    match ctx.pods.ensure_started(job, attempt, None).await {
+                    match ctx
+                        .pods
+                        .ensure_started(job, attempt, None, models.as_deref())
+                        .await
+                    {
                         Ok(_) => match observe_pod(job, attempt, ctx, now).await? {
                             Some(event) => event,
                             None => break,
@@ -79,6 +83,9 @@ pub(super) async fn advance_phase(
         changed = true;
         transition = next;
     }
+    if changed && transition.status.phase.is_some_and(Phase::is_terminal) {
+        changed |= record_predictions_of(job, ctx, &mut transition.status);
+    }
     let mut requeue = PodWork::requeue_after(&transition);
     if let Some(until) = waits_until {
         // Woken when a model changes; at the latest, when the wait ends.
@@ -86,6 +93,40 @@ pub(super) async fn advance_phase(
         requeue = Some(requeue.map_or(left, |r| r.min(left)));
     }
     Ok((changed.then_some(transition.status), requeue))
+}
+
+/// Records what the run's validation Pod reported of the prediction check into the
+/// model check's result ([`record_predictions`]); whether the status changed.
+fn record_predictions_of(
+    job: &NotebookValidationJob,
+    ctx: &Context,
+    status: &mut NotebookValidationJobStatus,
+) -> bool {
+    let (Some(spec), Some(namespace)) = (
+        job.spec.model_validation.as_ref(),
+        job.metadata.namespace.as_deref(),
+    ) else {
+        return false;
+    };
+    let Ok(Some(ModelSettings {
+        prediction: Some(prediction),
+        ..
+    })) = ModelSettings::resolve(spec, namespace)
+    else {
+        return false;
+    };
+    let (Some(pod), Some(result)) = (
+        status.validation_pod_name.as_deref(),
+        status.model_validation_result.as_mut(),
+    ) else {
+        return false;
+    };
+    let Some(reports) = ctx.pods.reported_predictions(job, pod) else {
+        return false;
+    };
+    let before = result.clone();
+    record_predictions(result, &prediction.expected_output, &reports);
+    *result != before
 }
 
 /// The model gate of `job` ([`nbv_core::models::gate`]), with the opt-in annotations
@@ -100,7 +141,7 @@ async fn admit(
     now: DateTime<Utc>,
 ) -> Result<Admission, Error> {
     let start = || Admission::Start {
-        models: Vec::new(),
+        models: None,
         result: None,
     };
     let (Some(spec), Some(namespace)) = (

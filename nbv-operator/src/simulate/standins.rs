@@ -562,6 +562,7 @@ fn ended_status(plan: &PodPlan, now: DateTime<Utc>) -> Value {
                 cmp,
                 // A notebook that runs through passes its checks, findings none.
                 chk: (plan.checks && !failed).then(CheckReport::default),
+                mdl: None,
                 dropped: 0,
             }
             .encode();

@@ -12,6 +12,8 @@ value of the job is ever parsed by a shell:
                   (compare_notebooks.py, which comes before this part, compares)
   NBV_CHECKS      the check policy of spec.validationConfig, as JSON (see checks.py
                   before this file); unset when the job asks for no check
+  NBV_MODELS      the prediction check of spec.modelValidation, as JSON (see
+                  models.py before this file); unset when the job asks for none
 
 The result is one compact JSON document of at most 4096 bytes, the most a kubelet
 keeps of a termination message. nbv-core reads it (`nbv_core::pod::RunReport`), and
@@ -73,11 +75,13 @@ def clean_error(error):
     return entry
 
 
-def encode(cells, error, cmp=None, findings=None):
+def encode(cells, error, cmp=None, findings=None, predictions=None):
     """The result document: everything when it fits in MAX_BYTES; otherwise the first
     cells that fit, the failing cell, and how many cells were dropped. `cmp`, the
     comparison with the golden notebook, is capped to its own budget first, and so are
-    the check findings, under "chk" when the job asks for checks (encode_checks)."""
+    the check findings, under "chk" when the job asks for checks (encode_checks), and
+    the models' answers, under "mdl" when the job asks for a prediction check
+    (cap_predictions)."""
     cells = [clean_cell(c) for c in cells]
     error = clean_error(error) if error is not None else None
     doc = {"cells": cells}
@@ -87,6 +91,8 @@ def encode(cells, error, cmp=None, findings=None):
         doc["cmp"] = cap_comparison(cmp)
     if findings is not None:
         doc["chk"] = encode_checks(findings)
+    if predictions is not None:
+        doc["mdl"] = cap_predictions(predictions)
     text = dumps(doc)
     if len(text.encode("utf-8")) <= MAX_BYTES:
         return text
@@ -214,7 +220,7 @@ def main():
     logging.basicConfig(level=logging.INFO, format="%(message)s", stream=sys.stderr)
 
     source = os.path.realpath(os.path.join(repository, notebook))
-    cells, cmp, checks, findings, probes = [], None, None, [], {}
+    cells, cmp, checks, findings, probes, predictions = [], None, None, [], {}, None
     try:
         checks = load_checks()
         if not notebook or os.path.commonpath([repository, source]) != repository:
@@ -241,11 +247,14 @@ def main():
         failed = next((f for f in findings if f["s"] == "fail"), None)
         if error is None and failed is not None:
             error = failure("check", failed["r"], failed["m"], cell=failed.get("c"))
+        # The models are asked only about a notebook that passed everything else.
+        if error is None and os.path.isfile(output):
+            predictions, error = check_models()
     except Exception as e:
         traceback.print_exc()
         error = failure("internal", type(e).__name__, e)
 
-    text = encode(cells, error, cmp, None if checks is None else findings)
+    text = encode(cells, error, cmp, None if checks is None else findings, predictions)
     print("nbv result: " + text, flush=True)
     try:
         with open(result, "w", encoding="utf-8") as f:

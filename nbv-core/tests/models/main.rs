@@ -1,6 +1,8 @@
 //! Model validation's pure core: InferenceServices read from their objects (table
 //! tests over `tests/data/models`), and the prediction check's comparison rule, its
-//! properties over generated JSON and snapshots of what a mismatch says.
+//! properties over generated JSON and snapshots of what a mismatch says; the Python
+//! twin of the rule the validation Pod runs (`twin`), and the Pod side: its
+//! environment, the check run against a local model server, the status (`pod`).
 
 use std::collections::BTreeMap;
 
@@ -671,3 +673,6 @@ proptest! {
         prop_assert!(kept.to_string().len() <= object.to_string().len());
     }
 }
+
+mod pod;
+mod twin;
