@@ -1,35 +1,20 @@
 //! The Python twin the validation Pod runs gives the reports the core gives, byte for
 //! byte, on generated notebook pairs and settings (custom patterns included).
 
-use std::process::{Command, Stdio};
-
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::compare::{Settings, compare};
-use nbv_core::phase::Attempt;
-use nbv_core::pod::{
-    CellOutcome, MAX_REPORT_BYTES, NOTEBOOK_CONTAINER, PodDefaults, ReportedCell, RunReport,
-    validation_pod,
-};
+use nbv_core::pod::{CellOutcome, MAX_REPORT_BYTES, ReportedCell, RunReport};
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 
 use super::*;
 
-fn have_python() -> bool {
-    let found = Command::new("python3")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("python3 is not installed: skipping");
-    }
-    found
-}
+use nbv_testkit::python::have_python;
 
-/// The notebook container's script of a job that compares with a golden notebook.
-fn notebook_script() -> String {
+/// Runs `driver` (Python defining `twin`, with the notebook script of a job that
+/// compares with a golden notebook in scope) once per line of `inputs`; returns what
+/// it printed, one line per input.
+fn call_script(driver: &str, inputs: &[Value]) -> Vec<String> {
     let job: NotebookValidationJob = serde_json::from_value(json!({
         "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
         "metadata": {"name": "train", "namespace": "ml", "uid": "u1"},
@@ -40,56 +25,12 @@ fn notebook_script() -> String {
         }
     }))
     .expect("a job");
-    let pod = validation_pod(
-        &job,
-        Attempt {
-            generation: 1,
-            retry: 0,
-        },
-        None,
-        None,
-        &PodDefaults::default(),
+    nbv_testkit::python::call_twin(
+        &nbv_testkit::python::notebook_script(&job),
+        driver,
+        inputs,
+        &[],
     )
-    .expect("a pod");
-    let spec = pod.spec.expect("spec");
-    let container = spec
-        .containers
-        .iter()
-        .find(|c| c.name == NOTEBOOK_CONTAINER)
-        .expect("the notebook container");
-    container.command.as_ref().expect("command")[2].clone()
-}
-
-/// Runs `driver` (Python, with the notebook script's functions in scope) once per line
-/// of `inputs`; returns what it printed, one line per input.
-fn call_script(driver: &str, inputs: &[Value]) -> Vec<String> {
-    let program = format!(
-        "import json, sys\nscope = {{'__name__': 'nbv_script'}}\nexec(json.loads(sys.stdin.readline()), scope)\n\
-         exec({driver:?}, scope)\nfor line in sys.stdin:\n    print(scope['twin'](*json.loads(line)))\n"
-    );
-    let mut child = Command::new("python3")
-        .args(["-c", &program])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut input = serde_json::to_string(&notebook_script()).expect("JSON") + "\n";
-    for args in inputs {
-        input.push_str(&serde_json::to_string(args).expect("JSON"));
-        input.push('\n');
-    }
-    std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).expect("write");
-    });
-    let output = child.wait_with_output().expect("output");
-    assert!(output.status.success(), "the twin driver failed");
-    String::from_utf8(output.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(str::to_owned)
-        .collect()
 }
 
 #[test]

@@ -3,101 +3,27 @@
 //! on generated and hand-written answers; and its capping of the reported answers is
 //! the core's.
 
-use std::process::{Command, Stdio};
-
-use nbv_core::api::NotebookValidationJob;
 use nbv_core::models::{ReportedPrediction, capped_predictions};
-use nbv_core::phase::Attempt;
-use nbv_core::pod::{NOTEBOOK_CONTAINER, PodDefaults, validation_pod};
 use proptest::strategy::ValueTree;
 use proptest::test_runner::TestRunner;
 
 use super::*;
 
-pub(super) fn have_python() -> bool {
-    let found = Command::new("python3")
-        .arg("--version")
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .status()
-        .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("python3 is not installed: skipping");
-    }
-    found
-}
+pub(super) use nbv_testkit::python::have_python;
 
-/// The notebook container's script (the same for every job).
-pub(super) fn notebook_script() -> String {
-    let job: NotebookValidationJob = serde_json::from_value(json!({
-        "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
-        "metadata": {"name": "train", "namespace": "ml", "uid": "u1"},
-        "spec": {
-            "notebook": {"git": {"url": "https://git.example.com/m.git", "ref": "main"}, "path": "a.ipynb"},
-            "podConfig": {"containerImage": "quay.io/example/papermill:1"}
-        }
-    }))
-    .expect("a job");
-    let attempt = Attempt {
-        generation: 1,
-        retry: 0,
-    };
-    let pod = validation_pod(&job, attempt, None, None, &PodDefaults::default()).expect("a pod");
-    let spec = pod.spec.expect("spec");
-    let container = spec
-        .containers
-        .iter()
-        .find(|c| c.name == NOTEBOOK_CONTAINER)
-        .expect("the notebook container");
-    container.command.as_ref().expect("command")[2].clone()
-}
-
-/// Runs `driver` (Python, with the notebook script's functions in scope) once per line
-/// of `inputs`, under `env`; returns what it printed, one line per input.
+/// Runs `driver` (Python defining `twin`, with the notebook script's functions in
+/// scope; the script is the same for every job) once per line of `inputs`, under
+/// `env`; returns what it printed, one line per input.
 pub(super) fn call_script(driver: &str, inputs: &[Value], env: &[(&str, &str)]) -> Vec<String> {
-    let program = format!(
-        "import json, sys\nscope = {{'__name__': 'nbv_script'}}\nexec(json.loads(sys.stdin.readline()), scope)\n\
-         exec({driver:?}, scope)\nfor line in sys.stdin:\n    print(scope['twin'](*json.loads(line)))\n"
-    );
-    let mut command = Command::new("python3");
-    command
-        .args(["-c", &program])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped());
-    // The local servers the tests ask must not be reached through a proxy.
-    for proxy in [
-        "http_proxy",
-        "HTTP_PROXY",
-        "https_proxy",
-        "HTTPS_PROXY",
-        "all_proxy",
-    ] {
-        command.env_remove(proxy);
-    }
-    command
-        .env("no_proxy", "*")
-        .env("PYTHONIOENCODING", "utf-8");
-    for (name, value) in env {
-        command.env(name, value);
-    }
-    let mut child = command.spawn().expect("python3 runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut input = serde_json::to_string(&notebook_script()).expect("JSON") + "\n";
-    for args in inputs {
-        input.push_str(&serde_json::to_string(args).expect("JSON"));
-        input.push('\n');
-    }
-    std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).expect("write");
-    });
-    let output = child.wait_with_output().expect("output");
-    assert!(output.status.success(), "the twin driver failed");
-    String::from_utf8(output.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    let job = nbv_testkit::fixtures::JobBuilder::new("ml", "train")
+        .typed()
+        .expect("a job");
+    nbv_testkit::python::call_twin(
+        &nbv_testkit::python::notebook_script(&job),
+        driver,
+        inputs,
+        env,
+    )
 }
 
 /// Numbers whose texts differ between Python's and serde_json's defaults: integral

@@ -295,33 +295,10 @@ fn the_notebook_script_reports_a_missing_notebook_and_a_missing_papermill() {
 fn call_script(function: &str, inputs: &[Value]) -> Vec<String> {
     let pod = pod_of(&job_with(json!({})));
     let driver = format!(
-        "import json, sys\nsource = sys.stdin.readline()\nscope = {{'__name__': 'nbv_script'}}\n\
-         exec(json.loads(source), scope)\nfor line in sys.stdin:\n    args = json.loads(line)\n    \
-         out = scope['{function}'](*args)\n    print(out if isinstance(out, str) else json.dumps(out))\n"
+        "import json\ndef twin(*args):\n    out = {function}(*args)\n    \
+         return out if isinstance(out, str) else json.dumps(out)\n"
     );
-    let mut child = Command::new("python3")
-        .args(["-c", &driver])
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .spawn()
-        .expect("python3 runs");
-    let mut stdin = child.stdin.take().expect("stdin");
-    let mut input = serde_json::to_string(&script(&pod, NOTEBOOK_CONTAINER)).expect("JSON") + "\n";
-    for args in inputs {
-        input.push_str(&serde_json::to_string(args).expect("JSON"));
-        input.push('\n');
-    }
-    std::thread::spawn(move || {
-        use std::io::Write;
-        stdin.write_all(input.as_bytes()).expect("write");
-    });
-    let output = child.wait_with_output().expect("output");
-    assert!(output.status.success(), "the script's {function} failed");
-    String::from_utf8(output.stdout)
-        .expect("UTF-8")
-        .lines()
-        .map(str::to_owned)
-        .collect()
+    nbv_testkit::python::call_twin(&script(&pod, NOTEBOOK_CONTAINER), &driver, inputs, &[])
 }
 
 #[test]
