@@ -6,7 +6,7 @@
 
 use chrono::{DateTime, Utc};
 
-use super::{InferenceService, ModelFacts, ModelRef, ModelSettings, Protocol};
+use super::{InferenceService, ModelFacts, ModelRef, ModelSettings, Protocol, Readiness};
 use crate::api::{
     CleanEnvironmentCheck, ExistingEnvironmentCheck, ModelCheck, ModelValidationPhase,
     ModelValidationResult,
@@ -65,8 +65,9 @@ pub enum ModelGate {
 /// 3. `phase: clean` or `both`: the platform's API must be served and readable by nbv,
 ///    else the job fails;
 /// 4. `phase: existing` or `both`: while the platform is not served or not readable,
-///    until the watch cache has synced, and while a model is absent, not `Ready`, or
-///    reported for an older generation, the job waits, until `run_started + timeout`;
+///    until the watch cache has synced, and while a model is absent, not `Ready` (or
+///    its `PredictorReady` is `False`), reported for an older generation, or without a
+///    URL, the job waits, until `run_started + timeout`;
 ///    then it fails naming what it waited for;
 /// 5. otherwise the Pod may start.
 ///
@@ -254,20 +255,12 @@ fn assess(
     check.version = service.version.clone();
     let current = service.generation.is_none() || service.generation == service.observed_generation;
     let url = service.address_url.clone().or_else(|| service.url.clone());
+    // Ready aggregates the predictor's readiness with the routes'; a predictor that
+    // says it is not ready (a revision rolling out) is not served, whatever Ready says.
     let problem = if !service.ready.is_ready() {
-        let said = [
-            service.ready.reason.as_deref(),
-            service.ready.message.as_deref(),
-        ]
-        .into_iter()
-        .flatten()
-        .collect::<Vec<_>>()
-        .join(": ");
-        Some(if said.is_empty() {
-            format!("InferenceService {model} is not Ready")
-        } else {
-            format!("InferenceService {model} is not Ready ({said})")
-        })
+        Some(not_ready(model, "Ready", &service.ready))
+    } else if service.predictor_ready.status == Some(false) {
+        Some(not_ready(model, "PredictorReady", &service.predictor_ready))
     } else if !current {
         Some(format!(
             "InferenceService {model} is not reconciled at its generation yet"
@@ -289,6 +282,20 @@ fn assess(
         _ => None,
     };
     (check, served)
+}
+
+/// `InferenceService <model> is not <condition> (<reason>: <message>)`.
+fn not_ready(model: &ModelRef, condition: &str, readiness: &Readiness) -> String {
+    let said = [readiness.reason.as_deref(), readiness.message.as_deref()]
+        .into_iter()
+        .flatten()
+        .collect::<Vec<_>>()
+        .join(": ");
+    if said.is_empty() {
+        format!("InferenceService {model} is not {condition}")
+    } else {
+        format!("InferenceService {model} is not {condition} ({said})")
+    }
 }
 
 fn allowed(

@@ -676,3 +676,41 @@ proptest! {
 
 mod pod;
 mod twin;
+
+#[test]
+fn a_predictor_that_says_it_is_not_ready_is_waited_for() {
+    let mut facts = Facts {
+        platform: Some(Platform {
+            served: true,
+            unreadable: None,
+        }),
+        synced: true,
+        ..Default::default()
+    };
+    let mut rolling = ready_service(true);
+    rolling.predictor_ready = Readiness {
+        status: Some(false),
+        reason: Some("RevisionMissing".into()),
+        message: None,
+    };
+    facts.services.insert(ModelRef::new("ml", "fraud"), rolling);
+    let settings = settings_of(
+        &[ModelRef::new("ml", "fraud")],
+        ModelValidationPhase::Existing,
+    );
+    let decision = gate(
+        &settings,
+        "ml",
+        &TriggerAccess::default(),
+        &facts,
+        start(),
+        start(),
+    );
+    let ModelGate::Wait { message, .. } = decision else {
+        panic!("{decision:?}")
+    };
+    assert_eq!(
+        message,
+        "waiting for the models: InferenceService ml/fraud is not PredictorReady (RevisionMissing)"
+    );
+}
