@@ -3,7 +3,8 @@
 //!
 //! The watch starts with the first job that asks for model validation, so an operator
 //! whose jobs never do (or a cluster without KServe) neither lists nor watches
-//! InferenceServices. Its cache keeps only [`InferenceService::projection`] of each.
+//! InferenceServices. Its cache keeps only what the gate reads of each
+//! ([`trim_inference_service`]).
 //! A job that waits for a model is woken when that model changes, or when the watch
 //! learns something about the platform: nothing is polled.
 
@@ -24,6 +25,7 @@ use nbv_core::triggers::TriggerAccess;
 use tokio::sync::watch;
 
 use crate::api_error::{ApiErrorClass, classify_status};
+use crate::projection::{inference_service_of, trim_inference_service};
 use crate::resources::inference_service_resource;
 
 /// How long a gate waits for the watch's first answer before it reports the platform
@@ -138,10 +140,7 @@ impl ModelWatch {
         let wake = self.wake.clone();
         let stream = watcher(api, watcher::Config::default())
             .default_backoff()
-            .modify(|object| {
-                object.data = InferenceService::projection(&object.data);
-                crate::projection::trim_metadata(&mut object.metadata);
-            })
+            .modify(trim_inference_service)
             .reflect(writer)
             .for_each(move |event| {
                 let woken = match &event {
@@ -270,7 +269,7 @@ impl ModelFacts for Facts<'_> {
             ObjectRef::new_with(&model.name, inference_service_resource()).within(&model.namespace);
         self.store
             .get(&key)
-            .map(|object| InferenceService::from_object(&object.data))
+            .map(|object| inference_service_of(&object))
     }
 
     fn synced(&self) -> bool {

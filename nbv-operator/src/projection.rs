@@ -23,6 +23,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{DynamicObject, ObjectMeta};
 use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
+use nbv_core::models::InferenceService;
 use serde_json::{Map, Value};
 
 /// The annotation `kubectl apply` records the applied configuration in.
@@ -221,4 +222,70 @@ pub fn board_view(job: &NotebookValidationJob) -> NotebookValidationJob {
             ..NotebookValidationJobStatus::default()
         });
     view
+}
+
+/// An InferenceService as the models' cache keeps it: its identity, generation and
+/// resourceVersion, and the part of the object the model gate reads
+/// ([`InferenceService::projection`](nbv_core::models::InferenceService::projection));
+/// labels, annotations, the rest of the spec and of the status are dropped.
+///
+/// # Examples
+///
+/// ```
+/// use kube::api::DynamicObject;
+/// use nbv_operator::projection::{inference_service_of, trim_inference_service};
+///
+/// let mut object: DynamicObject = serde_json::from_value(serde_json::json!({
+///     "apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+///     "metadata": {"name": "fraud", "namespace": "ml", "generation": 2,
+///                  "labels": {"team": "risk"}},
+///     "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"},
+///                                      "storageUri": "s3://models/fraud"}}},
+///     "status": {"observedGeneration": 1,
+///                "conditions": [{"type": "Ready", "status": "True"}]}
+/// })).unwrap();
+/// trim_inference_service(&mut object);
+/// assert!(object.metadata.labels.is_none());
+/// let read = inference_service_of(&object);
+/// // The controller has not caught up with generation 2 yet.
+/// assert_eq!((read.generation, read.observed_generation), (Some(2), Some(1)));
+/// ```
+pub fn trim_inference_service(object: &mut DynamicObject) {
+    let mut kept = InferenceService::projection(&inference_service_json(object));
+    // The generation stays in the object's metadata, where the projection read it.
+    if let Some(fields) = kept.as_object_mut() {
+        fields.remove("metadata");
+    }
+    object.data = kept;
+    let metadata = std::mem::take(&mut object.metadata);
+    object.metadata = ObjectMeta {
+        name: metadata.name,
+        namespace: metadata.namespace,
+        uid: metadata.uid,
+        resource_version: metadata.resource_version,
+        generation: metadata.generation,
+        ..ObjectMeta::default()
+    };
+}
+
+/// What the model gate reads of an InferenceService (whole, or as the cache keeps it).
+///
+/// # Examples
+///
+/// See [`trim_inference_service`].
+pub fn inference_service_of(object: &DynamicObject) -> InferenceService {
+    InferenceService::from_object(&inference_service_json(object))
+}
+
+/// The object as JSON the way [`InferenceService`] reads it: `data` (spec, status)
+/// with the generation from the metadata, which `DynamicObject` keeps apart.
+fn inference_service_json(object: &DynamicObject) -> serde_json::Value {
+    let mut value = object.data.clone();
+    if let Some(fields) = value.as_object_mut() {
+        fields.insert(
+            "metadata".to_owned(),
+            serde_json::json!({"generation": object.metadata.generation}),
+        );
+    }
+    value
 }

@@ -283,7 +283,21 @@ async fn jobs_are_checked_against_the_models_they_name() {
         },
     )
     .await;
+    // Created with a status KServe's controller wrote for an earlier generation: not
+    // current, so still waited for.
     let mut late = inference_service("late", &ns);
+    late["status"] = ready_status(&server.url(), 0);
+    s.apply(late.clone()).await;
+    eventually(
+        "the job waiting for the model's controller",
+        Duration::from_secs(15),
+        || async {
+            message(&s.job("late").await)
+                .contains("not reconciled at its generation")
+                .then_some(())
+        },
+    )
+    .await;
     late["status"] = ready_status(&server.url(), 1);
     s.apply(late).await;
     let became_ready = std::time::Instant::now();
