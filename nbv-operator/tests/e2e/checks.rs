@@ -3,17 +3,12 @@
 //! outcome, its `ValidationWarnings` condition and its Event. The jobs run
 //! concurrently, in one scenario.
 
-use std::time::Duration;
-
 use nbv_core::api::{NotebookValidationJob, Phase};
 use serde_json::{Value, json};
 
 use crate::support::git::{GitServer, notebook};
 use crate::support::kubelet::Kubelet;
-use crate::support::{OperatorOptions, Scenario, eventually, job};
-
-/// A run's Pod starts, clones and runs papermill within seconds.
-const RUN: Duration = Duration::from_secs(150);
+use crate::support::{OperatorOptions, RUN, Scenario, eventually, job};
 
 fn repository(git: &GitServer) -> String {
     let text = |cells: &[&str]| serde_json::to_string_pretty(&notebook(cells)).expect("json");
@@ -53,15 +48,6 @@ fn checked(name: &str, url: &str, path: &str, config: Value) -> Value {
     let mut job = job(name, url, "main", path, json!({}));
     job["spec"]["validationConfig"] = config;
     job
-}
-
-async fn ended(s: &Scenario, name: &str) -> NotebookValidationJob {
-    eventually(&format!("job {name} to end"), RUN, || async {
-        let job = s.job(name).await;
-        let phase = job.status.as_ref()?.phase;
-        matches!(phase, Some(Phase::Succeeded | Phase::Failed)).then_some(job)
-    })
-    .await
 }
 
 fn outcome(job: &NotebookValidationJob) -> (Option<Phase>, String, String) {
@@ -110,7 +96,7 @@ async fn output_checks_fail_or_warn_as_the_level_says() {
         s.apply(manifest).await;
     }
 
-    let stderr = ended(&s, "stderr").await;
+    let stderr = s.ended("stderr", RUN).await;
     let (phase, reason, message) = outcome(&stderr);
     assert_eq!(phase, Some(Phase::Failed), "{message}");
     assert_eq!(reason, "CheckFailed");
@@ -124,7 +110,7 @@ async fn output_checks_fail_or_warn_as_the_level_says() {
         "not retried"
     );
 
-    let frame = ended(&s, "frame").await;
+    let frame = s.ended("frame", RUN).await;
     let (phase, reason, message) = outcome(&frame);
     assert_eq!(phase, Some(Phase::Failed), "{message}");
     assert_eq!(reason, "CheckFailed");
@@ -133,7 +119,7 @@ async fn output_checks_fail_or_warn_as_the_level_says() {
         "{message}"
     );
 
-    let warns = ended(&s, "warns").await;
+    let warns = s.ended("warns", RUN).await;
     let (phase, _, message) = outcome(&warns);
     assert_eq!(phase, Some(Phase::Succeeded), "{message}");
     let expected =
@@ -156,7 +142,7 @@ async fn output_checks_fail_or_warn_as_the_level_says() {
     let note = events[0].message.clone().unwrap_or_default();
     assert!(note.contains(expected), "{note}");
 
-    let silent = ended(&s, "silent").await;
+    let silent = s.ended("silent", RUN).await;
     let (phase, reason, message) = outcome(&silent);
     assert_eq!(phase, Some(Phase::Failed), "{message}");
     assert_eq!(reason, "CheckFailed");

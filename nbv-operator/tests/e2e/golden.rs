@@ -3,17 +3,12 @@
 //! second init container), papermill runs the notebook, the Pod's script compares, and
 //! nbv reads the outcome into `status.comparisonResult` and the phase.
 
-use std::time::Duration;
-
-use nbv_core::api::{NotebookValidationJob, Phase};
+use nbv_core::api::Phase;
 use serde_json::{Value, json};
 
 use crate::support::git::{GitServer, notebook};
 use crate::support::kubelet::Kubelet;
-use crate::support::{OperatorOptions, Scenario, eventually, job};
-
-/// A run's Pod starts, clones twice at most and runs papermill within seconds.
-const RUN: Duration = Duration::from_secs(150);
+use crate::support::{OperatorOptions, RUN, Scenario, job, message, phase};
 
 /// What the notebook `metrics.ipynb` prints, cell by cell: a metric, a timestamp, and a
 /// float whose last digits are noise.
@@ -52,25 +47,6 @@ fn with_golden(mut job: Value, url: &str, path: &str, comparison: Value) -> Valu
         job["spec"]["comparisonConfig"] = comparison;
     }
     job
-}
-
-fn phase(job: &NotebookValidationJob) -> Option<Phase> {
-    job.status.as_ref()?.phase
-}
-
-fn message(job: &NotebookValidationJob) -> String {
-    job.status
-        .as_ref()
-        .and_then(|s| s.message.clone())
-        .unwrap_or_default()
-}
-
-async fn ended(s: &Scenario, name: &str) -> NotebookValidationJob {
-    eventually(&format!("job {name} to end"), RUN, || async {
-        let job = s.job(name).await;
-        matches!(phase(&job), Some(Phase::Succeeded | Phase::Failed)).then_some(job)
-    })
-    .await
 }
 
 #[tokio::test]
@@ -189,7 +165,7 @@ async fn outputs_are_compared_with_the_golden_notebook() {
     }
     s.apply(sample).await;
 
-    let matched = ended(&s, "matched").await;
+    let matched = s.ended("matched", RUN).await;
     assert_eq!(
         phase(&matched),
         Some(Phase::Succeeded),
@@ -219,7 +195,7 @@ async fn outputs_are_compared_with_the_golden_notebook() {
         message(&matched)
     );
 
-    let drifted = ended(&s, "drifted").await;
+    let drifted = s.ended("drifted", RUN).await;
     assert_eq!(phase(&drifted), Some(Phase::Failed), "{:?}", drifted.status);
     let text = message(&drifted);
     assert!(text.contains("cell 0") && text.contains("0.95"), "{text}");
@@ -236,24 +212,24 @@ async fn outputs_are_compared_with_the_golden_notebook() {
     assert_eq!(diffs[0].diff_type, "output_content");
     assert_eq!(s.events("drifted", "ValidationFailed").await.len(), 1);
 
-    let within = ended(&s, "noise-within").await;
+    let within = s.ended("noise-within", RUN).await;
     assert_eq!(
         phase(&within),
         Some(Phase::Succeeded),
         "{:?}",
         within.status
     );
-    let beyond = ended(&s, "noise-beyond").await;
+    let beyond = s.ended("noise-beyond", RUN).await;
     assert_eq!(phase(&beyond), Some(Phase::Failed), "{:?}", beyond.status);
     assert!(message(&beyond).contains("cell 0"), "{}", message(&beyond));
 
     // With timestamps compared, the finishing time differs: masking is what made
     // `matched` match.
-    let kept = ended(&s, "timestamps-kept").await;
+    let kept = s.ended("timestamps-kept", RUN).await;
     assert_eq!(phase(&kept), Some(Phase::Failed), "{:?}", kept.status);
     assert!(message(&kept).contains("cell 1"), "{}", message(&kept));
 
-    let missing = ended(&s, "golden-missing").await;
+    let missing = s.ended("golden-missing", RUN).await;
     assert_eq!(phase(&missing), Some(Phase::Failed));
     assert!(
         message(&missing).contains("golden/absent.ipynb"),
@@ -263,7 +239,7 @@ async fn outputs_are_compared_with_the_golden_notebook() {
 
     // Upstream's sample asks for credentials over the daemon's git://, which nbv
     // refuses (they would cross the network unencrypted), naming the field.
-    let upstream = ended(&s, "upstream-golden").await;
+    let upstream = s.ended("upstream-golden", RUN).await;
     assert_eq!(
         phase(&upstream),
         Some(Phase::Failed),
@@ -275,7 +251,7 @@ async fn outputs_are_compared_with_the_golden_notebook() {
         "{}",
         message(&upstream)
     );
-    let anonymous = ended(&s, "upstream-golden-anonymous").await;
+    let anonymous = s.ended("upstream-golden-anonymous", RUN).await;
     assert_eq!(
         phase(&anonymous),
         Some(Phase::Succeeded),

@@ -20,7 +20,7 @@ use crate::support::kubelet::Kubelet;
 use crate::support::model::{
     ModelServer, inference_service, inference_service_speaking, ready_status,
 };
-use crate::support::{OperatorOptions, Scenario, eventually, install, job};
+use crate::support::{OperatorOptions, RUN, Scenario, eventually, install, job, message, phase};
 
 /// Two versicolor flowers (class 1) and, in the V1 request, a setosa (0) and a
 /// virginica (2) as well, so that a model answering one class for everything fails.
@@ -76,10 +76,6 @@ fn the_ready_status_reads_as_ready_to_nbv() {
     }
 }
 
-/// A run's Pod starts, clones and runs papermill within seconds; the model's answer
-/// comes within a second.
-const RUN: Duration = Duration::from_secs(150);
-
 /// The V1 request every prediction check sends, and what the iris model answers.
 fn prediction(expected: Value) -> Value {
     json!({
@@ -95,25 +91,6 @@ fn validating(name: &str, url: &str, models: Value) -> Value {
     let mut job = job(name, url, "main", "hello.ipynb", json!({}));
     job["spec"]["modelValidation"] = models;
     job
-}
-
-fn phase(job: &NotebookValidationJob) -> Option<Phase> {
-    job.status.as_ref()?.phase
-}
-
-fn message(job: &NotebookValidationJob) -> String {
-    job.status
-        .as_ref()
-        .and_then(|s| s.message.clone())
-        .unwrap_or_default()
-}
-
-async fn ended(s: &Scenario, name: &str, within: Duration) -> NotebookValidationJob {
-    eventually(&format!("job {name} to end"), within, || async {
-        let job = s.job(name).await;
-        matches!(phase(&job), Some(Phase::Succeeded | Phase::Failed)).then_some(job)
-    })
-    .await
 }
 
 /// `status.modelValidationResult` as JSON (`null` when absent).
@@ -197,7 +174,7 @@ async fn jobs_are_checked_against_the_models_they_name() {
     }
 
     // Ready and answering as expected: the notebook runs, told where the model is.
-    let predicts = ended(&s, "predicts", RUN).await;
+    let predicts = s.ended("predicts", RUN).await;
     assert_eq!(
         phase(&predicts),
         Some(Phase::Succeeded),
@@ -218,7 +195,7 @@ async fn jobs_are_checked_against_the_models_they_name() {
     assert_eq!(prediction["success"], true, "{result:#}");
 
     // A wrong answer fails the job naming the model, what was expected and the answer.
-    let mispredicts = ended(&s, "mispredicts", RUN).await;
+    let mispredicts = s.ended("mispredicts", RUN).await;
     assert_eq!(
         phase(&mispredicts),
         Some(Phase::Failed),
@@ -237,7 +214,7 @@ async fn jobs_are_checked_against_the_models_they_name() {
     );
 
     // Another namespace's model, without its opt-in: refused at once, with no Pod.
-    let refused = ended(&s, "foreign", Duration::from_secs(30)).await;
+    let refused = s.ended("foreign", Duration::from_secs(30)).await;
     assert_eq!(phase(&refused), Some(Phase::Failed));
     let said = message(&refused);
     assert!(
@@ -264,7 +241,7 @@ async fn jobs_are_checked_against_the_models_they_name() {
     );
     assert_ne!(phase(&waiting), Some(Phase::ValidationRunning));
     // …and fails when its timeout has passed, still naming it.
-    let timed_out = ended(&s, "waits", Duration::from_secs(60)).await;
+    let timed_out = s.ended("waits", Duration::from_secs(60)).await;
     assert_eq!(phase(&timed_out), Some(Phase::Failed));
     let said = message(&timed_out);
     assert!(
@@ -310,7 +287,7 @@ async fn jobs_are_checked_against_the_models_they_name() {
         "the late job's Pod was created {:.1} s after its model became Ready",
         became_ready.elapsed().as_secs_f64()
     );
-    assert_eq!(phase(&ended(&s, "late", RUN).await), Some(Phase::Succeeded));
+    assert_eq!(phase(&s.ended("late", RUN).await), Some(Phase::Succeeded));
 
     let pods: Api<Pod> = Api::namespaced(s.client.clone(), &ns);
     for name in ["waits", "foreign"] {

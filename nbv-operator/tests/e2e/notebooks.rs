@@ -2,18 +2,12 @@
 //! the Pod's own commands (the clone script against `git daemon`, the notebook script
 //! under a real papermill), and nbv reads the outcome from the Pod's status.
 
-use std::time::Duration;
-
-use nbv_core::api::{CellStatus, NotebookValidationJob, Phase};
+use nbv_core::api::{CellStatus, Phase};
 use serde_json::json;
 
 use crate::support::git::{GitServer, notebook};
 use crate::support::kubelet::Kubelet;
-use crate::support::{OperatorOptions, Scenario, eventually, job};
-
-/// A run's Pod starts, clones and runs papermill within seconds; a retry waits one
-/// minute (the first backoff).
-const RUN: Duration = Duration::from_secs(150);
+use crate::support::{OperatorOptions, RUN, Scenario, job, message, phase};
 
 /// The notebooks of the test repository.
 pub fn repository(git: &GitServer, name: &str) -> String {
@@ -31,25 +25,6 @@ pub fn repository(git: &GitServer, name: &str) -> String {
             ),
         ],
     )
-}
-
-fn phase(job: &NotebookValidationJob) -> Option<Phase> {
-    job.status.as_ref()?.phase
-}
-
-async fn ended(s: &Scenario, name: &str) -> NotebookValidationJob {
-    eventually(&format!("job {name} to end"), RUN, || async {
-        let job = s.job(name).await;
-        matches!(phase(&job), Some(Phase::Succeeded | Phase::Failed)).then_some(job)
-    })
-    .await
-}
-
-fn message(job: &NotebookValidationJob) -> String {
-    job.status
-        .as_ref()
-        .and_then(|s| s.message.clone())
-        .unwrap_or_default()
 }
 
 #[tokio::test]
@@ -74,7 +49,7 @@ async fn real_notebooks_run_in_the_validation_pod() {
         s.apply(job(name, &url, git_ref, path, json!({}))).await;
     }
 
-    let passes = ended(&s, "passes").await;
+    let passes = s.ended("passes", RUN).await;
     assert_eq!(
         phase(&passes),
         Some(Phase::Succeeded),
@@ -92,7 +67,7 @@ async fn real_notebooks_run_in_the_validation_pod() {
     assert_eq!(status.retry_count.unwrap_or(0), 0);
     assert_eq!(s.events("passes", "ValidationSucceeded").await.len(), 1);
 
-    let raises = ended(&s, "raises").await;
+    let raises = s.ended("raises", RUN).await;
     assert_eq!(phase(&raises), Some(Phase::Failed));
     let text = message(&raises);
     assert!(
@@ -117,7 +92,7 @@ async fn real_notebooks_run_in_the_validation_pod() {
     );
     assert_eq!(s.events("raises", "ValidationFailed").await.len(), 1);
 
-    let missing = ended(&s, "missing").await;
+    let missing = s.ended("missing", RUN).await;
     assert_eq!(phase(&missing), Some(Phase::Failed));
     assert!(
         message(&missing).contains("absent.ipynb"),
@@ -125,7 +100,7 @@ async fn real_notebooks_run_in_the_validation_pod() {
         message(&missing)
     );
 
-    let bad_ref = ended(&s, "bad-ref").await;
+    let bad_ref = s.ended("bad-ref", RUN).await;
     assert_eq!(phase(&bad_ref), Some(Phase::Failed));
     assert!(
         message(&bad_ref).contains("no-such-branch"),
@@ -133,7 +108,7 @@ async fn real_notebooks_run_in_the_validation_pod() {
         message(&bad_ref)
     );
 
-    let evicted = ended(&s, "evicted").await;
+    let evicted = s.ended("evicted", RUN).await;
     assert_eq!(
         phase(&evicted),
         Some(Phase::Succeeded),

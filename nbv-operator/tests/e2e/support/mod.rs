@@ -19,7 +19,7 @@ use std::time::Duration;
 use chrono::{SecondsFormat, Utc};
 use k8s_openapi::api::core::v1::Event;
 use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams};
-use nbv_core::api::NotebookValidationJob;
+use nbv_core::api::{NotebookValidationJob, Phase};
 use serde_json::{Value, json};
 
 pub use audit::{Mark, Requests};
@@ -97,6 +97,16 @@ impl Scenario {
     /// The job, as stored.
     pub async fn job(&self, name: &str) -> NotebookValidationJob {
         self.jobs().get(name).await.expect("the job")
+    }
+
+    /// The job `name` once it has ended (Succeeded or Failed), waiting at most
+    /// `within`.
+    pub async fn ended(&self, name: &str, within: Duration) -> NotebookValidationJob {
+        eventually(&format!("job {name} to end"), within, || async {
+            let job = self.job(name).await;
+            matches!(phase(&job), Some(Phase::Succeeded | Phase::Failed)).then_some(job)
+        })
+        .await
     }
 
     /// Writes the job's status as another controller would (`--gitops-only`).
@@ -201,6 +211,23 @@ pub fn ended(phase: &str, message: &str) -> Value {
     json!({"phase": phase, "observedGeneration": 1, "message": message,
            "startTime": rfc3339(now - chrono::Duration::seconds(40)),
            "completionTime": rfc3339(now)})
+}
+
+/// How long a job of the notebook scenarios takes at most: its Pod starts, clones once
+/// or twice and runs papermill within seconds.
+pub const RUN: Duration = Duration::from_secs(150);
+
+/// The job's phase, if it has one.
+pub fn phase(job: &NotebookValidationJob) -> Option<Phase> {
+    job.status.as_ref()?.phase
+}
+
+/// The job's `status.message` (empty without one).
+pub fn message(job: &NotebookValidationJob) -> String {
+    job.status
+        .as_ref()
+        .and_then(|s| s.message.clone())
+        .unwrap_or_default()
 }
 
 /// A job for the test's repository: `notebook` at `git_url`/`git_ref`, with
