@@ -353,7 +353,22 @@ fn sync_reports_follow_the_runs_operation() {
         (
             json!({"status": {"operationState": {"phase": "Succeeded", "operation": {"info": []}}}}),
             "replaced: Application argocd/serving shows no operation of this run any more (nbv-run: \
-          ml/train@2026-01-24T22:30:00Z): another operation replaced it, or Argo CD had already synced",
+          ml/train@2026-01-24T22:30:00Z): another operation replaced it, and no full sync has \
+          succeeded since the run ended",
+        ),
+        (
+            json!({"status": {"operationState": {"phase": "Succeeded", "startedAt": "2026-01-24T22:31:00Z",
+                "operation": {"sync": {}, "initiatedBy": {"automated": true}}}}}),
+            "succeeded: Application argocd/serving was synced successfully in a full sync started \
+             at 2026-01-24T22:31:00Z, after the run ended at 2026-01-24T22:30:00Z",
+        ),
+        (
+            // A full sync that started before the run ended did not deploy it.
+            json!({"status": {"operationState": {"phase": "Succeeded", "startedAt": "2026-01-24T22:29:00Z",
+                "operation": {"sync": {}, "initiatedBy": {"automated": true}}}}}),
+            "replaced: Application argocd/serving shows no operation of this run any more (nbv-run: \
+          ml/train@2026-01-24T22:30:00Z): another operation replaced it, and no full sync has \
+          succeeded since the run ended",
         ),
     ];
     for (app, expected) in cases {

@@ -110,10 +110,159 @@ fn a_deferred_sync_is_owed_announced_once_and_looked_at_when_its_window_opens() 
     );
 }
 
+/// One reconcile of `job` at `now`: each planned effect carried out as `outcome` says,
+/// then what it wrote applied to the job. Returns the job as the write left it,
+/// whether anything was written, and every Event (at once and announced).
+fn reconcile(
+    job: &NotebookValidationJob,
+    now: DateTime<Utc>,
+    outcome: impl Fn(&PlannedEffect) -> Carried,
+) -> (NotebookValidationJob, bool, Vec<String>) {
+    let plan = plan(job, &PlanContext::default(), now);
+    let mut settlement = Settlement::new(&plan);
+    let mut events = Vec::new();
+    for planned in &plan.effects {
+        if let Some(report) = settlement.record(planned, outcome(planned), now, &Default::default())
+        {
+            events.push(report.reason.as_str().to_owned());
+        }
+    }
+    let status = job.status.clone().unwrap_or_default();
+    let before = status.conditions.clone().unwrap_or_default();
+    let write = settlement.status_write(status.effects.as_ref(), &before, now, Some(1));
+    let mut after = job.clone();
+    if let Some(write) = &write {
+        events.extend(
+            write
+                .announce()
+                .iter()
+                .map(|r| r.reason.as_str().to_owned()),
+        );
+        let status = after.status.as_mut().unwrap();
+        if let Some(ledger) = &write.ledger {
+            status.effects = Some(ledger.clone());
+        }
+        if let Some(change) = &write.conditions {
+            status.conditions = Some(change.conditions.clone());
+        }
+    }
+    (after, write.is_some(), events)
+}
+
+/// Every effect done; the sync trigger's follow-up sees `sync`.
+fn sync_reads(sync: SyncReport) -> impl Fn(&PlannedEffect) -> Carried {
+    move |planned| match &planned.effect {
+        Effect::Trigger { .. } => Carried::Trigger(Ok(TriggerOutcome::Done {
+            summary: "done".into(),
+        })),
+        Effect::SyncResult { .. } => Carried::Sync(Ok(sync.clone())),
+        _ => Carried::Written(Outcome::Done),
+    }
+}
+
+fn running() -> SyncReport {
+    SyncReport::InProgress {
+        summary: "the sync is Running".into(),
+    }
+}
+
+fn ended(succeeded: bool) -> SyncReport {
+    SyncReport::Finished {
+        succeeded,
+        summary: format!("the sync ended, succeeded: {succeeded}"),
+    }
+}
+
+fn application_synced(job: &NotebookValidationJob) -> Option<(String, String)> {
+    let conditions = job.status.as_ref()?.conditions.as_ref()?;
+    let c = conditions.iter().find(|c| c.type_ == "ApplicationSynced")?;
+    Some((c.status.clone(), c.reason.clone()))
+}
+
+fn sync_job() -> NotebookValidationJob {
+    succeeded_job(&[
+        ("argocd.argoproj.io/sync-wave", "3"),
+        ("mlops.dev/on-success-trigger", TRIGGERS),
+    ])
+}
+
 #[test]
-fn a_sync_already_deployed_by_a_later_full_sync_reads_as_succeeded() {
-    let plan = seed_plan();
-    let (settlement, _) = fire(&plan, |planned| match &planned.effect {
+fn a_sync_that_succeeds_costs_no_write_beyond_the_completion() {
+    let at = |s| t0() + Duration::seconds(s);
+    // The completion: one write, the trigger's Event; no condition about the sync.
+    let (job, wrote, events) = reconcile(&sync_job(), at(1), sync_reads(running()));
+    assert!(wrote);
+    assert!(
+        events.contains(&"TriggerSucceeded".to_owned()),
+        "{events:?}"
+    );
+    assert_eq!(application_synced(&job), None);
+    // Argo CD runs the sync, then it succeeds, then another operation follows it:
+    // nothing more is written or announced.
+    for (s, sync) in [
+        (2, running()),
+        (3, ended(true)),
+        (4, ended(true)),
+        (
+            5,
+            SyncReport::Replaced {
+                summary: "gone".into(),
+            },
+        ),
+    ] {
+        let (after, wrote, events) = reconcile(&job, at(s), sync_reads(sync.clone()));
+        assert!(!wrote, "{sync:?} wrote");
+        assert_eq!(events, Vec::<String>::new(), "{sync:?}");
+        assert_eq!(after, job);
+    }
+}
+
+#[test]
+fn a_failed_sync_is_shown_on_any_job_once() {
+    let (job, _, _) = reconcile(&sync_job(), t0(), sync_reads(running()));
+    let (job, wrote, events) = reconcile(&job, t0(), sync_reads(ended(false)));
+    assert!(wrote);
+    assert_eq!(events, ["SyncFailed"]);
+    assert_eq!(
+        application_synced(&job),
+        Some(("False".into(), "SyncFailed".into()))
+    );
+    // Recorded: not followed any more, nothing announced again.
+    let (again, wrote, events) = reconcile(&job, t0(), sync_reads(ended(false)));
+    assert!(!wrote && events.is_empty() && again == job, "{events:?}");
+}
+
+#[test]
+fn a_job_that_shows_its_syncs_has_each_stage_reported_and_the_end_announced_once() {
+    let job = sync_job();
+    let (job, _, events) = reconcile(&job, t0(), deferred_sync);
+    assert!(events.contains(&"SyncDeferred".to_owned()), "{events:?}");
+    let (job, _, _) = reconcile(&job, t0(), sync_reads(running()));
+    assert_eq!(
+        application_synced(&job),
+        Some(("Unknown".into(), "SyncStarted".into()))
+    );
+    let (job, wrote, _) = reconcile(&job, t0(), sync_reads(running()));
+    assert!(wrote, "Argo CD running the sync is shown");
+    let (job, _, events) = reconcile(&job, t0(), sync_reads(ended(true)));
+    assert_eq!(events, ["SyncSucceeded"]);
+    assert_eq!(
+        application_synced(&job),
+        Some(("True".into(), "SyncSucceeded".into()))
+    );
+    let (again, wrote, events) = reconcile(
+        &job,
+        t0(),
+        sync_reads(SyncReport::Replaced {
+            summary: "gone".into(),
+        }),
+    );
+    assert!(!wrote && events.is_empty() && again == job, "{events:?}");
+}
+
+#[test]
+fn a_sync_already_deployed_by_a_later_full_sync_reads_as_succeeded_where_syncs_are_shown() {
+    let already = |planned: &PlannedEffect| match &planned.effect {
         Effect::Trigger { .. } => Carried::Trigger(Ok(TriggerOutcome::AlreadyDone {
             summary: "already synced successfully".into(),
             reason: Already::Synced {
@@ -121,17 +270,15 @@ fn a_sync_already_deployed_by_a_later_full_sync_reads_as_succeeded() {
             },
         })),
         _ => Carried::Written(Outcome::Done),
-    });
-    let change = settlement.conditions(&[], t0(), Some(1)).unwrap();
-    let synced = change
-        .conditions
-        .iter()
-        .find(|c| c.type_ == "ApplicationSynced")
-        .unwrap();
+    };
+    let (shown, _, _) = reconcile(&sync_job(), t0(), deferred_sync);
+    let (shown, _, _) = reconcile(&shown, t0(), already);
     assert_eq!(
-        (synced.status.as_str(), synced.reason.as_str()),
-        ("True", "SyncSucceeded")
+        application_synced(&shown),
+        Some(("True".into(), "SyncSucceeded".into()))
     );
+    let (quiet, _, _) = reconcile(&sync_job(), t0(), already);
+    assert_eq!(application_synced(&quiet), None);
 }
 
 #[test]

@@ -15,7 +15,9 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use super::{Already, Decision, Patch, Refused, Run, SyncReport, describe, rfc3339};
-use crate::sync::{RUN_INFO, SyncDecision, SyncProgress, SyncWindow, decide_sync, sync_progress};
+use crate::sync::{
+    RUN_INFO, SyncDecision, SyncProgress, SyncWindow, decide_sync, full_sync_since, sync_progress,
+};
 use crate::triggers::TargetRef;
 
 /// What syncing `target` (the Application, as read) for `run` at `now` takes, given
@@ -155,11 +157,25 @@ pub fn report(application: &Value, target: &TargetRef, run: &Run) -> SyncReport 
                 }
             ),
         },
-        SyncProgress::Replaced => SyncReport::Replaced {
-            summary: format!(
-                "{name} shows no operation of this run any more ({RUN_INFO}: {marker}): \
-                 another operation replaced it, or Argo CD had already synced"
-            ),
+        // The run's operation is gone, but a full sync that started after the run
+        // ended and succeeded deployed it all the same (the one nbv started, followed
+        // by another, or one that overtook it): the run's sync is done.
+        SyncProgress::Replaced => match full_sync_since(application, run.completed_at) {
+            Some(started_at) => SyncReport::Finished {
+                succeeded: true,
+                summary: format!(
+                    "{name} was synced successfully in a full sync started at {started_at}, \
+                     after the run ended at {}",
+                    run.completed()
+                ),
+            },
+            None => SyncReport::Replaced {
+                summary: format!(
+                    "{name} shows no operation of this run any more ({RUN_INFO}: {marker}): \
+                     another operation replaced it, and no full sync has succeeded since the \
+                     run ended"
+                ),
+            },
         },
     }
 }

@@ -192,6 +192,14 @@ pub struct Plan {
     pub retry_at: Option<DateTime<Utc>>,
     /// Annotation problems to report.
     pub diagnostics: Vec<Diagnostic>,
+    /// Whether the job shows how its Argo CD syncs stand: it carries the
+    /// `ApplicationSynced` condition, which nbv adds only for news a user must see (a
+    /// sync deferred by a sync window, a sync that failed). Such a job has every stage
+    /// of its syncs reported; on any other job a sync that starts and succeeds costs no
+    /// status write beyond the completion's, Argo CD's Application being the record of
+    /// its success.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub shows_sync: bool,
     /// The ledger as the plan found it (voided when it belonged to another run).
     #[serde(skip)]
     ledger: EffectLedger,
@@ -207,6 +215,36 @@ impl Plan {
     /// Whether there is nothing to do now or later.
     pub fn is_empty(&self) -> bool {
         self.effects.is_empty() && self.retry_at.is_none()
+    }
+
+    /// Whether nothing is to be carried out now: no effect is due but, at most, the
+    /// following of syncs ([`Effect::SyncResult`]). Following one reads the watch cache
+    /// and records only what it finds worth recording; on a job that does not
+    /// [show its syncs](Self::shows_sync) a sync that ended well is never recorded, and
+    /// is looked at again, at no request, whenever the job is reconciled.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::api::NotebookValidationJob;
+    /// use nbv_core::plan::{plan, PlanContext};
+    ///
+    /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "t.ipynb"}, "podConfig": {"containerImage": "img"}},
+    ///     "status": {"phase": "Succeeded", "completionTime": "2026-01-24T22:30:00Z"}
+    /// }))?;
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 5).unwrap();
+    /// // The notification is owed.
+    /// assert!(!plan(&job, &PlanContext::default(), now).carries_out_nothing());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn carries_out_nothing(&self) -> bool {
+        self.effects
+            .iter()
+            .all(|planned| matches!(planned.effect, Effect::SyncResult { .. }))
     }
 }
 
@@ -415,11 +453,17 @@ pub fn plan_with(
         }
     }
 
+    let shows_sync = status
+        .conditions
+        .iter()
+        .flatten()
+        .any(|c| c.type_ == crate::phase::ConditionType::APPLICATION_SYNCED.as_str());
     Plan {
         run,
         effects,
         retry_at,
         diagnostics,
+        shows_sync,
         ledger,
     }
 }

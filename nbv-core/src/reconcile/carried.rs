@@ -114,7 +114,16 @@ pub(super) struct Meaning {
 const AFTER_OPENING: chrono::Duration = chrono::Duration::seconds(1);
 
 impl Meaning {
-    pub(super) fn of(planned: &PlannedEffect, carried: Carried) -> Meaning {
+    /// What carrying out `planned` came to; `shows_sync`: whether the job shows how its
+    /// syncs stand ([`crate::plan::Plan::shows_sync`]).
+    ///
+    /// A sync's stages are reported on a job that shows them. On any other job only
+    /// news a user must see is: a sync deferred (which starts showing them) or failed.
+    /// That a sync started is the trigger's `TriggerSucceeded` Event, and that it
+    /// succeeded is Argo CD's own record (the Application's `operationState`, its
+    /// `on-sync-succeeded` notification): repeating it on the job would cost a status
+    /// patch, and an Event, per sync.
+    pub(super) fn of(planned: &PlannedEffect, carried: Carried, shows_sync: bool) -> Meaning {
         match (&planned.effect, carried) {
             (Effect::Trigger { trigger, .. }, Carried::Trigger(result)) => {
                 let is_sync = trigger.action() == Action::Sync;
@@ -145,7 +154,7 @@ impl Meaning {
                         let stage = done.sync_stage();
                         Meaning {
                             outcome: done.outcome(),
-                            reported: is_sync
+                            reported: (is_sync && shows_sync)
                                 .then(|| Reported::quiet(sync_condition(stage, &message))),
                             report: Some(Report::new(ReportReason::TriggerSucceeded, message)),
                             ..Meaning::default()
@@ -168,22 +177,36 @@ impl Meaning {
                     let mut wake = Wake::default();
                     wake.busy();
                     Meaning {
-                        reported: Some(Reported::quiet(sync_condition(
-                            SyncStage::Started,
-                            &format!("{trigger}: {summary}"),
-                        ))),
+                        reported: shows_sync.then(|| {
+                            Reported::quiet(sync_condition(
+                                SyncStage::Started,
+                                &format!("{trigger}: {summary}"),
+                            ))
+                        }),
                         wake,
                         ..Meaning::default()
                     }
                 }
-                Ok(SyncReport::Finished { succeeded, summary }) => {
-                    let (stage, reason) = if succeeded {
-                        (SyncStage::Succeeded, ReportReason::SyncSucceeded)
-                    } else {
-                        (SyncStage::Failed, ReportReason::SyncFailed)
-                    };
-                    finished(stage, reason, format!("{trigger}: {summary}"))
+                Ok(SyncReport::Finished {
+                    succeeded: false,
+                    summary,
+                }) => finished(
+                    SyncStage::Failed,
+                    ReportReason::SyncFailed,
+                    format!("{trigger}: {summary}"),
+                ),
+                // Nothing to record on a job that does not show its syncs: the ledger
+                // keeps no record of the end, so the sync is looked at again on later
+                // reconciles, in the watch cache, at no request, and still reads as
+                // ended (a later full sync reads as having deployed the run too).
+                Ok(SyncReport::Finished { .. } | SyncReport::Replaced { .. }) if !shows_sync => {
+                    Meaning::default()
                 }
+                Ok(SyncReport::Finished { summary, .. }) => finished(
+                    SyncStage::Succeeded,
+                    ReportReason::SyncSucceeded,
+                    format!("{trigger}: {summary}"),
+                ),
                 Ok(SyncReport::Replaced { summary }) => finished(
                     SyncStage::Replaced,
                     ReportReason::SyncReplaced,

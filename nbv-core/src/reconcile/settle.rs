@@ -24,6 +24,7 @@ pub struct Settlement {
     retry_at: Option<DateTime<Utc>>,
     diagnostics: Vec<crate::plan::Diagnostic>,
     reported: Vec<Reported>,
+    shows_sync: bool,
     wake: Wake,
 }
 
@@ -126,11 +127,12 @@ impl Settlement {
         }
         Settlement {
             ledger: plan.ledger(),
-            carried_out: !plan.effects.is_empty(),
+            carried_out: !plan.carries_out_nothing(),
             deferred: 0,
             retry_at: plan.retry_at,
             diagnostics: plan.diagnostics.clone(),
             reported: Vec::new(),
+            shows_sync: plan.shows_sync,
             wake,
         }
     }
@@ -150,7 +152,7 @@ impl Settlement {
         now: DateTime<Utc>,
         retry: &EffectRetryPolicy,
     ) -> Option<Report> {
-        let meaning = Meaning::of(planned, carried);
+        let meaning = Meaning::of(planned, carried, self.shows_sync);
         if let Some(outcome) = meaning.outcome {
             let ledger = std::mem::take(&mut self.ledger);
             self.ledger = record(ledger, &planned.key, outcome, now, retry).ledger;

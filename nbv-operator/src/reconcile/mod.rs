@@ -155,7 +155,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     // what it would write, that write wrote, and the event of that write follows.
     let uid = observed_uid(observed);
     let version = observed.metadata.resource_version.as_deref();
-    let stale = plan.effects.is_empty() && ctx.recent.predates_last_write(&uid, version);
+    let stale = plan.carries_out_nothing() && ctx.recent.predates_last_write(&uid, version);
     if let Some(write) = write.filter(|_| !stale) {
         if let Some(ledger) = &write.ledger {
             ctx.recent.remember(&uid, ledger);
