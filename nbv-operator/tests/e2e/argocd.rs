@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use crate::gitops::{application, gitops_job};
 use crate::support::ended;
-use crate::support::{OperatorOptions, Scenario, annotation, eventually, rfc3339};
+use crate::support::{OperatorOptions, Scenario, annotation, condition, eventually, rfc3339};
 
 const WAIT: Duration = Duration::from_secs(60);
 /// The Application status is published at most once a minute, then the final state.
@@ -46,19 +46,6 @@ fn project(name: &str, windows: Value) -> Value {
                  "destinations": [{"server": "*", "namespace": "*"}],
                  "syncWindows": windows}
     })
-}
-
-fn condition(
-    job: &nbv_core::api::NotebookValidationJob,
-    type_: &str,
-) -> Option<(String, String, String)> {
-    job.status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == type_)
-        .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
 }
 
 #[tokio::test]

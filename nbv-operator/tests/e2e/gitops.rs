@@ -6,12 +6,14 @@ use std::time::Duration;
 use chrono::Utc;
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams};
+use kube::api::{Api, ListParams, Patch, PatchParams};
 use nbv_core::health::{HealthStatusCode, assess};
 use serde_json::{Value, json};
 
 use crate::support::objects::{resource, yaml_documents};
-use crate::support::{OperatorOptions, Scenario, annotation, ended, eventually, objects, rfc3339};
+use crate::support::{
+    OperatorOptions, Scenario, annotation, condition, ended, eventually, objects, rfc3339,
+};
 
 const WAIT: Duration = Duration::from_secs(60);
 /// The Application status is published at most once a minute, then the final state.
@@ -249,6 +251,45 @@ async fn every_feature_in_gitops_only_mode() {
         .find(|c| c.type_ == "EffectsApplied")
         .expect("EffectsApplied");
     assert_eq!(effects.status, "True", "{effects:?}");
+
+    // Play Argo CD: run the sync nbv requested, then end it well. A sync that
+    // succeeds is Argo CD's record: nbv writes nothing more to the job (no
+    // `ApplicationSynced` condition, no `SyncSucceeded` Event), while it follows the
+    // sync in its watch cache.
+    let app_name = format!("{ns}-serving");
+    let requested = serving.get(&app_name).await.expect("the Application");
+    let marker = requested.data["operation"]["info"].clone();
+    let followed = operator.reconciles().await;
+    for (phase, operation) in [
+        ("Running", requested.data["operation"].clone()),
+        ("Succeeded", Value::Null),
+    ] {
+        serving
+            .patch(
+                &app_name,
+                &PatchParams::default(),
+                &Patch::Merge(
+                    json!({"operation": operation, "status": {"operationState": {
+                    "phase": phase, "startedAt": rfc3339(Utc::now()),
+                    "operation": {"sync": {}, "info": marker,
+                                  "initiatedBy": {"username": "nbv-operator"}}}}}),
+                ),
+            )
+            .await
+            .expect("the sync's progress");
+    }
+    // Followed at least once since: the job is looked at again while its sync runs.
+    eventually("a reconcile after the sync ended", WAIT, || async {
+        (operator.reconciles().await > followed).then_some(())
+    })
+    .await;
+    let after = s.job("train").await;
+    assert_eq!(
+        after.metadata.resource_version, job.metadata.resource_version,
+        "nothing written after the completion"
+    );
+    assert!(condition(&after, "ApplicationSynced").is_none());
+    assert!(s.events("train", "SyncSucceeded").await.is_empty());
 
     // 1. Health: Healthy once Succeeded.
     let stored = serde_json::to_value(&job).expect("json");

@@ -10,20 +10,9 @@ use serde_json::json;
 use crate::gitops::deployment;
 use crate::support::install::ensure_namespace;
 use crate::support::objects::apply;
-use crate::support::{OperatorOptions, Scenario, annotation, eventually};
+use crate::support::{OperatorOptions, Scenario, annotation, condition, eventually};
 
 const WAIT: Duration = Duration::from_secs(60);
-
-fn condition(job: &nbv_core::api::NotebookValidationJob, type_: &str) -> Option<(String, String)> {
-    let c = job
-        .status
-        .as_ref()?
-        .conditions
-        .as_ref()?
-        .iter()
-        .find(|c| c.type_ == type_)?;
-    Some((c.status.clone(), c.message.clone()))
-}
 
 #[tokio::test]
 async fn a_trigger_into_a_namespace_not_allowed_is_refused_and_reported() {
@@ -57,11 +46,11 @@ async fn a_trigger_into_a_namespace_not_allowed_is_refused_and_reported() {
     assert_eq!(refused[0].type_.as_deref(), Some("Warning"));
     let job = eventually("the refusal in the job's status", WAIT, || async {
         let job = s.job("train").await;
-        let (status, _) = condition(&job, "EffectsApplied")?;
+        let (status, _, _) = condition(&job, "EffectsApplied")?;
         (status == "False").then_some(job)
     })
     .await;
-    let (_, text) = condition(&job, "EffectsApplied").unwrap();
+    let (_, _, text) = condition(&job, "EffectsApplied").unwrap();
     assert!(text.contains("shared-server"), "{text}");
     // Everything else happened.
     assert_eq!(
@@ -134,11 +123,11 @@ async fn a_bad_annotation_gets_its_event_and_condition_and_the_rest_happens() {
     );
     let job = eventually("AnnotationsValid False", WAIT, || async {
         let job = s.job("train").await;
-        let (status, _) = condition(&job, "AnnotationsValid")?;
+        let (status, _, _) = condition(&job, "AnnotationsValid")?;
         (status == "False").then_some(job)
     })
     .await;
-    let (_, text) = condition(&job, "AnnotationsValid").unwrap();
+    let (_, _, text) = condition(&job, "AnnotationsValid").unwrap();
     assert!(text.contains("mlops.dev/on-success-trigger"), "{text}");
     let job = eventually("the wave annotations", WAIT, || async {
         let job = s.job("train").await;

@@ -177,6 +177,20 @@ impl Scenario {
     }
 }
 
+/// The condition of `type_` on a job, as `(status, reason, message)`.
+pub fn condition(
+    job: &nbv_core::api::NotebookValidationJob,
+    type_: &str,
+) -> Option<(String, String, String)> {
+    job.status
+        .as_ref()?
+        .conditions
+        .as_ref()?
+        .iter()
+        .find(|c| c.type_ == type_)
+        .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+}
+
 /// An annotation of an object, or `None`.
 pub fn annotation<'a>(meta: &'a kube::api::ObjectMeta, key: &str) -> Option<&'a str> {
     meta.annotations.as_ref()?.get(key).map(String::as_str)

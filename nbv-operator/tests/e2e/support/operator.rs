@@ -154,6 +154,16 @@ impl Operator {
         self.metrics
     }
 
+    /// The reconciles it has run (the sum of `nbv_reconcile_total` over outcomes).
+    pub async fn reconciles(&self) -> f64 {
+        self.metrics()
+            .await
+            .lines()
+            .filter(|l| l.starts_with("nbv_reconcile_total{"))
+            .filter_map(|l| l.rsplit(' ').next()?.parse::<f64>().ok())
+            .sum()
+    }
+
     /// `GET /metrics`, once the server answers.
     pub async fn metrics(&self) -> String {
         for _ in 0..100 {
