@@ -17,7 +17,7 @@ pub mod count;
 pub mod scenario;
 
 use nbv_operator::simulate::{Options, Report, run};
-use nbv_testkit::scenario::Scenario;
+use nbv_testkit::scenario::{Bounds, Scenario};
 
 pub use baseline::upstream;
 pub use count::{Counts, PerCompletion};
@@ -116,7 +116,12 @@ pub fn measure(case: &Case) -> Result<Measured, Box<dyn std::error::Error>> {
 }
 
 fn simulate(case: &Case, complete: bool) -> Result<Report, Box<dyn std::error::Error>> {
-    let scenario = Scenario::from_yaml(&scenario::scenario(case, complete))?;
+    // Larger than a scenario file may be: 10,000 jobs are about 6 MB of objects.
+    let bounds = Bounds {
+        bytes: 64 * 1024 * 1024,
+        entries: 100_000,
+    };
+    let scenario = Scenario::from_yaml_within(&scenario::scenario(case, complete), bounds)?;
     Ok(run(&scenario, &Options::default())?)
 }
 

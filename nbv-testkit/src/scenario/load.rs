@@ -22,6 +22,34 @@ use crate::cluster::{Fault, FaultEffect, FaultMatch, Times, VerbKind};
 pub const MAX_SCENARIO_BYTES: usize = 4 * 1024 * 1024;
 /// The most timeline steps, objects or pod outcomes a scenario may have.
 pub const MAX_ENTRIES: usize = 10_000;
+/// How large a scenario may be. A file `nbv simulate` reads is held to
+/// [`Bounds::FILE`], so that a hostile or mistaken file is refused before it is
+/// expanded; a program that builds a larger scenario itself (a benchmark over 10,000
+/// jobs) says how large with [`Scenario::from_yaml_within`].
+///
+/// # Examples
+///
+/// ```
+/// use nbv_testkit::scenario::{Bounds, MAX_ENTRIES, MAX_SCENARIO_BYTES};
+///
+/// assert_eq!(Bounds::FILE, Bounds { bytes: MAX_SCENARIO_BYTES, entries: MAX_ENTRIES });
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Bounds {
+    /// The longest text read, in bytes.
+    pub bytes: usize,
+    /// The most timeline steps, objects or pod outcomes.
+    pub entries: usize,
+}
+
+impl Bounds {
+    /// The bounds of a scenario file: [`MAX_SCENARIO_BYTES`] and [`MAX_ENTRIES`].
+    pub const FILE: Bounds = Bounds {
+        bytes: MAX_SCENARIO_BYTES,
+        entries: MAX_ENTRIES,
+    };
+}
+
 /// How long a simulation runs after its last step when the file does not say.
 pub const DEFAULT_SETTLE: Duration = Duration::from_secs(6 * 60);
 
@@ -69,14 +97,34 @@ impl Scenario {
     /// # Ok::<(), nbv_testkit::scenario::ScenarioError>(())
     /// ```
     pub fn from_yaml(text: &str) -> Result<Scenario, ScenarioError> {
-        if text.len() > MAX_SCENARIO_BYTES {
+        Scenario::from_yaml_within(text, Bounds::FILE)
+    }
+
+    /// [`Scenario::from_yaml`] within other `bounds` than a file's.
+    ///
+    /// # Errors
+    ///
+    /// As [`Scenario::from_yaml`], with [`ScenarioError::TooLarge`] and the entry
+    /// counts checked against `bounds`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_testkit::scenario::{Bounds, Scenario};
+    ///
+    /// let text = "{name: tiny, mode: gitops-only}";
+    /// assert!(Scenario::from_yaml_within(text, Bounds { bytes: 8, entries: 1 }).is_err());
+    /// assert!(Scenario::from_yaml_within(text, Bounds { bytes: 64, entries: 1 }).is_ok());
+    /// ```
+    pub fn from_yaml_within(text: &str, bounds: Bounds) -> Result<Scenario, ScenarioError> {
+        if text.len() > bounds.bytes {
             return Err(ScenarioError::TooLarge {
                 size: text.len(),
-                max: MAX_SCENARIO_BYTES,
+                max: bounds.bytes,
             });
         }
         let raw: RawScenario = serde_yaml_ng::from_str(text)?;
-        from_raw(raw)
+        from_raw(raw, bounds)
     }
 
     /// The scenario as YAML that [`Scenario::from_yaml`] reads back to an equal scenario.
@@ -110,29 +158,30 @@ fn duration(field: &str, text: &str) -> Result<Duration, ScenarioError> {
     parse_duration(text).map_err(|e| ScenarioError::invalid(field, e.to_string()))
 }
 
-fn bounded<T>(field: &str, items: &[T]) -> Result<(), ScenarioError> {
-    if items.len() > MAX_ENTRIES {
+fn bounded<T>(field: &str, items: &[T], bounds: Bounds) -> Result<(), ScenarioError> {
+    if items.len() > bounds.entries {
         return Err(ScenarioError::invalid(
             field,
             format!(
-                "{} entries; a scenario may have at most {MAX_ENTRIES}",
-                items.len()
+                "{} entries; a scenario may have at most {}",
+                items.len(),
+                bounds.entries
             ),
         ));
     }
     Ok(())
 }
 
-fn from_raw(raw: RawScenario) -> Result<Scenario, ScenarioError> {
+fn from_raw(raw: RawScenario, bounds: Bounds) -> Result<Scenario, ScenarioError> {
     if raw.name.trim().is_empty() {
         return Err(ScenarioError::invalid(
             "name",
             "is empty; give the scenario a short name",
         ));
     }
-    bounded("objects", &raw.objects)?;
-    bounded("timeline", &raw.timeline)?;
-    bounded("podOutcomes", &raw.pod_outcomes)?;
+    bounded("objects", &raw.objects, bounds)?;
+    bounded("timeline", &raw.timeline, bounds)?;
+    bounded("podOutcomes", &raw.pod_outcomes, bounds)?;
     let settle = match &raw.settle {
         Some(text) => duration("settle", text)?,
         None => DEFAULT_SETTLE,

@@ -50,7 +50,7 @@ mod raw;
 
 pub use duration::{InvalidDuration, MAX_DURATION, format_duration, parse_duration};
 pub use error::ScenarioError;
-pub use load::{DEFAULT_SETTLE, MAX_ENTRIES, MAX_SCENARIO_BYTES};
+pub use load::{Bounds, DEFAULT_SETTLE, MAX_ENTRIES, MAX_SCENARIO_BYTES};
 pub use model::{
     Action, Expectations, ExpectedGate, ExpectedJob, GateStatus, Mode, ObjectKey, ObjectRef,
     OperatorRestart, OperatorSettings, PhaseWrite, PodOutcome, PodResult, Scenario, Step,
