@@ -2,8 +2,9 @@
 //! counted from the audit log, the time until every completion is carried out, and the
 //! operator's CPU time per completion (from `/proc/<pid>/stat`).
 //!
-//! `NBV_E2E_COMPLETIONS` sets how many jobs complete (100 by default, the quick run of
-//! CI; 1000 for the figures of docs/performance.md).
+//! Without triggers, `NBV_E2E_COMPLETIONS` sets how many jobs complete (100 by default,
+//! the quick run of CI; 1000 for the figures of docs/performance.md). With one and with
+//! three on-success triggers per job, `NBV_E2E_TRIGGERED` does (20 by default).
 
 use std::time::{Duration, Instant};
 
@@ -12,19 +13,28 @@ use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use tokio::task::JoinSet;
 
-use crate::gitops::gitops_job;
-use crate::support::{OperatorOptions, Scenario, ended, eventually, rfc3339};
+use crate::gitops::{application, deployment, gitops_job};
+use crate::support::{OperatorOptions, Requests, Scenario, ended, eventually, rfc3339};
 
 /// Jobs completing at once unless `NBV_E2E_COMPLETIONS` says otherwise.
 const QUICK: usize = 100;
 /// Requests sent at once while setting the cluster up (the other controller's writes).
 const CONCURRENCY: usize = 16;
 
-fn completions() -> usize {
-    std::env::var("NBV_E2E_COMPLETIONS")
+/// Jobs with triggers completing at once unless `NBV_E2E_TRIGGERED` says otherwise.
+const QUICK_TRIGGERED: usize = 20;
+/// Pods of each InferenceService a trigger restarts (k).
+const PODS: usize = 2;
+
+fn count_from(variable: &str, default: usize) -> usize {
+    std::env::var(variable)
         .ok()
         .and_then(|n| n.parse().ok())
-        .unwrap_or(QUICK)
+        .unwrap_or(default)
+}
+
+fn completions() -> usize {
+    count_from("NBV_E2E_COMPLETIONS", QUICK)
 }
 
 fn name(i: usize) -> String {
@@ -177,4 +187,168 @@ async fn simultaneous_completions_cost_three_writes_each() {
         "{all} requests for {n} completions"
     );
     s.clean_up().await;
+}
+
+/// The on-success triggers of each job of [`completions_with_triggers_cost_the_limit`].
+#[derive(Clone, Copy, Debug, PartialEq)]
+enum Triggers {
+    /// A rolling restart of the job's Deployment.
+    One,
+    /// A restart of the job's InferenceService ([`PODS`] pods), a rolling restart of its
+    /// Deployment and a sync of its Application.
+    Three,
+}
+
+impl Triggers {
+    fn count(self) -> usize {
+        match self {
+            Triggers::One => 1,
+            Triggers::Three => 3,
+        }
+    }
+
+    /// The fewest requests a completion allows: the status, the wave patch and the
+    /// notification; per trigger its Event, plus a GET and a PATCH for a rolling
+    /// restart, one label-selected LIST and a DELETE per pod for an InferenceService,
+    /// one PATCH for a sync (the Application read from the watch cache).
+    fn limit(self) -> usize {
+        match self {
+            Triggers::One => 3 + 1 + 2,
+            Triggers::Three => 3 + 3 + 2 + (1 + PODS) + 1,
+        }
+    }
+}
+
+/// Job `i`'s targets and its trigger annotation.
+async fn targets(s: &Scenario, i: usize, triggers: Triggers) -> String {
+    let ns = &s.namespace;
+    let server = format!("server-{i:05}");
+    s.apply(deployment(&server)).await;
+    let restart =
+        format!("- {{apiVersion: apps/v1, kind: Deployment, name: {server}, action: restart}}\n");
+    if triggers == Triggers::One {
+        return restart;
+    }
+    let model = format!("model-{i:05}");
+    s.apply(
+        json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+                   "metadata": {"name": model},
+                   "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"}}}}}),
+    )
+    .await;
+    for pod in 0..PODS {
+        s.apply(json!({"apiVersion": "v1", "kind": "Pod",
+                       "metadata": {"name": format!("{model}-predictor-{pod}"),
+                                    "labels": {"serving.kserve.io/inferenceservice": model}},
+                       "spec": {"nodeName": crate::support::kubelet::NODE,
+                                "terminationGracePeriodSeconds": 0,
+                                "containers": [{"name": "kserve-container", "image": "kserve/sklearnserver:v0.15.0"}]}}))
+            .await;
+    }
+    let app = format!("{ns}-sync-{i:05}");
+    s.apply(application(&app, ns)).await;
+    format!(
+        "- {{apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: {model}, action: restart}}\n\
+         {restart}\
+         - {{apiVersion: argoproj.io/v1alpha1, kind: Application, name: {app}, namespace: argocd, action: sync}}\n"
+    )
+}
+
+/// nbv's requests since `mark` about the scenario's objects: in its namespace, and its
+/// Applications in `argocd`.
+fn requests_of(s: &Scenario, requests: Requests) -> Requests {
+    let apps = format!("{}-sync-", s.namespace);
+    Requests(
+        requests
+            .0
+            .into_iter()
+            .filter(|r| {
+                r.namespace() == s.namespace
+                    || (r.namespace() == "argocd" && r.name().starts_with(&apps))
+            })
+            .collect(),
+    )
+}
+
+async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
+    let label = format!("e2e-load-{}", triggers.count());
+    let Some(s) = Scenario::new(&label).await else {
+        return;
+    };
+    let n = count_from("NBV_E2E_TRIGGERED", QUICK_TRIGGERED);
+    for i in 0..n {
+        let annotation = targets(&s, i, triggers).await;
+        s.apply(gitops_job(
+            &name(i),
+            json!({"argocd.argoproj.io/sync-wave": "1", "mlops.dev/on-success-trigger": annotation}),
+        ))
+        .await;
+    }
+    let started = rfc3339(Utc::now());
+    write_statuses(
+        &s,
+        n,
+        || json!({"phase": "ValidationRunning", "observedGeneration": 1, "startTime": started}),
+    )
+    .await;
+    let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+    // Let the first start (nothing to record) end before counting.
+    tokio::time::sleep(Duration::from_secs(5)).await;
+    let audit = s.cluster.audit();
+    let mark = audit.as_ref().map(|a| a.mark());
+    write_statuses(&s, n, || {
+        ended("Succeeded", "Validation completed successfully")
+    })
+    .await;
+    // The notification, the wave patch and every trigger recorded.
+    let effects = 2 + triggers.count();
+    eventually(
+        "every completion carried out",
+        Duration::from_secs(180),
+        || async {
+            let jobs = s.jobs().list(&Default::default()).await.expect("list jobs");
+            let done = jobs.items.iter().filter(|job| {
+                let ledger = job.status.as_ref().and_then(|st| st.effects.as_ref());
+                ledger.is_some_and(|l| l.done.len() == effects)
+            });
+            (done.count() == n).then_some(())
+        },
+    )
+    .await;
+    // Later reconciles (the echoes of nbv's writes, the following of the syncs, which
+    // Argo CD does not run here) must add nothing.
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    operator.stop();
+    let (Some(audit), Some(mark)) = (audit, mark) else {
+        return;
+    };
+    let requests = requests_of(&s, audit.since(mark));
+    requests.assert_none_forbidden();
+    let all = requests.0.iter().filter(|r| r.verb != "watch").count();
+    let status = requests.count("patch", "notebookvalidationjobs/status");
+    let limit = triggers.limit() * n;
+    eprintln!(
+        "{n} completions with {} trigger(s), k={PODS}: {all} requests, {:.3} per completion, \
+         limit {}, {:.3}× the limit; {requests}",
+        triggers.count(),
+        all as f64 / n as f64,
+        triggers.limit(),
+        all as f64 / limit as f64,
+    );
+    assert_eq!(status, n, "one status patch per completion: {requests}");
+    assert!(
+        all as f64 <= 1.05 * limit as f64,
+        "{all} requests for {n} completions, limit {limit}: {requests}"
+    );
+    s.clean_up().await;
+}
+
+#[tokio::test]
+async fn completions_with_one_trigger_cost_the_limit() {
+    completions_with_triggers_cost_the_limit(Triggers::One).await;
+}
+
+#[tokio::test]
+async fn completions_with_three_triggers_cost_the_limit() {
+    completions_with_triggers_cost_the_limit(Triggers::Three).await;
 }

@@ -60,6 +60,9 @@ pub struct ObjectRef {
     /// The namespace.
     #[serde(default)]
     pub namespace: String,
+    /// The object's name, when the request names one.
+    #[serde(default)]
+    pub name: String,
 }
 
 /// The answer's code.
@@ -83,6 +86,11 @@ impl Request {
     /// The HTTP status code.
     pub fn code(&self) -> u16 {
         self.response_status.as_ref().map_or(0, |s| s.code)
+    }
+
+    /// The name of the object, or empty (a LIST, a create).
+    pub fn name(&self) -> &str {
+        self.object_ref.as_ref().map_or("", |o| o.name.as_str())
     }
 
     /// The namespace, or empty.
