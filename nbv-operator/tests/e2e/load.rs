@@ -63,6 +63,24 @@ async fn write_statuses(s: &Scenario, n: usize, status: impl Fn() -> serde_json:
     }
 }
 
+/// Waits until each of the `n` jobs records `effects` effects done (the notification
+/// and the wave patch, and its triggers).
+async fn carried_out(s: &Scenario, n: usize, effects: usize) {
+    eventually(
+        "every completion carried out",
+        Duration::from_secs(180),
+        || async {
+            let jobs = s.jobs().list(&Default::default()).await.expect("list jobs");
+            let done = jobs.items.iter().filter(|job| {
+                let ledger = job.status.as_ref().and_then(|st| st.effects.as_ref());
+                ledger.is_some_and(|l| l.done.len() == effects)
+            });
+            (done.count() == n).then_some(())
+        },
+    )
+    .await;
+}
+
 /// CPU time (user + system) the process `pid` has used.
 fn cpu_time(pid: u32) -> Duration {
     let stat = std::fs::read_to_string(format!("/proc/{pid}/stat")).expect("/proc/<pid>/stat");
@@ -112,19 +130,7 @@ async fn simultaneous_completions_cost_three_writes_each() {
     })
     .await;
     let written = clock.elapsed();
-    eventually(
-        "every completion carried out",
-        Duration::from_secs(120),
-        || async {
-            let jobs = s.jobs().list(&Default::default()).await.expect("list jobs");
-            let done = jobs.items.iter().filter(|job| {
-                let ledger = job.status.as_ref().and_then(|st| st.effects.as_ref());
-                ledger.is_some_and(|l| l.is_done("notify") && l.is_done("wave"))
-            });
-            (done.count() == n).then_some(())
-        },
-    )
-    .await;
+    carried_out(&s, n, 2).await;
     let carried_out = clock.elapsed();
     let cpu = cpu_time(pid) - cpu_before;
     // The watch events of nbv's own writes still arrive: let their reconciles end.
@@ -301,20 +307,7 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
     })
     .await;
     // The notification, the wave patch and every trigger recorded.
-    let effects = 2 + triggers.count();
-    eventually(
-        "every completion carried out",
-        Duration::from_secs(180),
-        || async {
-            let jobs = s.jobs().list(&Default::default()).await.expect("list jobs");
-            let done = jobs.items.iter().filter(|job| {
-                let ledger = job.status.as_ref().and_then(|st| st.effects.as_ref());
-                ledger.is_some_and(|l| l.done.len() == effects)
-            });
-            (done.count() == n).then_some(())
-        },
-    )
-    .await;
+    carried_out(&s, n, 2 + triggers.count()).await;
     // Later reconciles (the echoes of nbv's writes, the following of the syncs, which
     // Argo CD does not run here) must add nothing.
     tokio::time::sleep(Duration::from_secs(20)).await;
@@ -351,4 +344,66 @@ async fn completions_with_one_trigger_cost_the_limit() {
 #[tokio::test]
 async fn completions_with_three_triggers_cost_the_limit() {
     completions_with_triggers_cost_the_limit(Triggers::Three).await;
+}
+
+/// The completions of [`simultaneous_completions_cost_three_writes_each`] written while
+/// nbv is not running, so that when it starts they are all due at once and the API
+/// server serves nbv alone: the time nbv takes to carry them out, from its start, is its
+/// own (on the shared cores, the API server's too), not the other controller's.
+#[tokio::test]
+async fn completions_found_at_start_are_carried_out_at_once() {
+    let Some(s) = Scenario::new("e2e-load-start").await else {
+        return;
+    };
+    let n = completions();
+    for i in 0..n {
+        s.apply(gitops_job(
+            &name(i),
+            json!({"argocd.argoproj.io/sync-wave": "1"}),
+        ))
+        .await;
+    }
+    write_statuses(&s, n, || {
+        ended("Succeeded", "Validation completed successfully")
+    })
+    .await;
+    let audit = s.cluster.audit();
+    let mark = audit.as_ref().map(|a| a.mark());
+    let clock = Instant::now();
+    let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+    let pid = operator.pid().expect("the operator runs");
+    carried_out(&s, n, 2).await;
+    let elapsed = clock.elapsed();
+    let cpu = cpu_time(pid);
+    operator.stop();
+    eprintln!(
+        "{n} completions found at start: carried out {:.2} s after nbv was spawned; \
+         operator CPU {:.1} ms per completion (its start included)",
+        elapsed.as_secs_f64(),
+        cpu.as_secs_f64() * 1000.0 / n as f64,
+    );
+    let (Some(audit), Some(mark)) = (audit, mark) else {
+        return;
+    };
+    let requests = Requests(
+        audit
+            .since(mark)
+            .0
+            .into_iter()
+            .filter(|r| r.namespace() == s.namespace)
+            .collect(),
+    );
+    requests.assert_none_forbidden();
+    let writes = [
+        requests.count("patch", "notebookvalidationjobs/status"),
+        requests.count("patch", "notebookvalidationjobs"),
+        requests.count("create", "events"),
+    ];
+    eprintln!("{n} completions found at start: {requests}");
+    assert_eq!(
+        writes,
+        [n, n, n],
+        "one status patch, wave patch and Event each"
+    );
+    s.clean_up().await;
 }
