@@ -5,10 +5,14 @@
 //! Without triggers, `NBV_E2E_COMPLETIONS` sets how many jobs complete (100 by default,
 //! the quick run of CI; 1000 for the figures of docs/performance.md). With one and with
 //! three on-success triggers per job, `NBV_E2E_TRIGGERED` does (20 by default).
+//! `NBV_E2E_IDLE_JOBS` adds jobs to the namespace that run and do not complete (none by
+//! default), to show that a completion costs the same among 10,000 jobs.
 
+use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
+use futures::{StreamExt, stream};
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
 use tokio::task::JoinSet;
@@ -41,11 +45,23 @@ fn name(i: usize) -> String {
     format!("load-{i:05}")
 }
 
-/// Writes `status` to the jobs `0..n`, [`CONCURRENCY`] at a time, as the other
+/// Creates the jobs `jobs` with `annotations`, [`CONCURRENCY`] at a time.
+async fn create_jobs(s: &Scenario, jobs: Range<usize>, annotations: serde_json::Value) {
+    stream::iter(jobs)
+        .for_each_concurrent(CONCURRENCY, |i| {
+            let job = gitops_job(&name(i), annotations.clone());
+            async move {
+                s.apply(job).await;
+            }
+        })
+        .await;
+}
+
+/// Writes `status` to the jobs `jobs`, [`CONCURRENCY`] at a time, as the other
 /// controller does.
-async fn write_statuses(s: &Scenario, n: usize, status: impl Fn() -> serde_json::Value) {
+async fn write_statuses(s: &Scenario, jobs: Range<usize>, status: impl Fn() -> serde_json::Value) {
     let mut tasks = JoinSet::new();
-    for i in 0..n {
+    for i in jobs {
         if tasks.len() >= CONCURRENCY {
             tasks.join_next().await.expect("a task").expect("the write");
         }
@@ -101,17 +117,18 @@ async fn simultaneous_completions_cost_three_writes_each() {
         return;
     };
     let n = completions();
-    for i in 0..n {
-        s.apply(gitops_job(
-            &name(i),
-            json!({"argocd.argoproj.io/sync-wave": "1"}),
-        ))
-        .await;
-    }
+    // The jobs that do not complete: the namespace holds N = n + idle jobs.
+    let idle = count_from("NBV_E2E_IDLE_JOBS", 0);
+    create_jobs(
+        &s,
+        0..n + idle,
+        json!({"argocd.argoproj.io/sync-wave": "1"}),
+    )
+    .await;
     let started = rfc3339(Utc::now());
     write_statuses(
         &s,
-        n,
+        0..n + idle,
         || json!({"phase": "ValidationRunning", "observedGeneration": 1, "startTime": started}),
     )
     .await;
@@ -125,7 +142,7 @@ async fn simultaneous_completions_cost_three_writes_each() {
     let pid = operator.pid().expect("the operator runs");
     let cpu_before = cpu_time(pid);
     let clock = Instant::now();
-    write_statuses(&s, n, || {
+    write_statuses(&s, 0..n, || {
         ended("Succeeded", "Validation completed successfully")
     })
     .await;
@@ -150,7 +167,10 @@ async fn simultaneous_completions_cost_three_writes_each() {
         return;
     };
     let start_status = first_start.count("patch", "notebookvalidationjobs/status");
-    eprintln!("first start over {n} running jobs: {start_status} status patches; {first_start}");
+    eprintln!(
+        "first start over {} running jobs: {start_status} status patches; {first_start}",
+        n + idle
+    );
     assert_eq!(
         start_status, 0,
         "nothing to record for a running job nbv has not seen"
@@ -175,8 +195,9 @@ async fn simultaneous_completions_cost_three_writes_each() {
         .count();
     let all = requests.0.iter().filter(|r| r.verb != "watch").count();
     eprintln!(
-        "{n} completions: {all} requests, {:.3} per completion: {:.3} status patches, \
-         {:.3} wave patches, {:.3} Events, {:.3} reads; {requests}",
+        "{n} completions among {} jobs: {all} requests, {:.3} per completion: {:.3} status \
+         patches, {:.3} wave patches, {:.3} Events, {:.3} reads; {requests}",
+        n + idle,
         all as f64 / n as f64,
         status as f64 / n as f64,
         wave as f64 / n as f64,
@@ -293,7 +314,7 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
     let started = rfc3339(Utc::now());
     write_statuses(
         &s,
-        n,
+        0..n,
         || json!({"phase": "ValidationRunning", "observedGeneration": 1, "startTime": started}),
     )
     .await;
@@ -302,7 +323,7 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
     tokio::time::sleep(Duration::from_secs(5)).await;
     let audit = s.cluster.audit();
     let mark = audit.as_ref().map(|a| a.mark());
-    write_statuses(&s, n, || {
+    write_statuses(&s, 0..n, || {
         ended("Succeeded", "Validation completed successfully")
     })
     .await;
@@ -356,14 +377,8 @@ async fn completions_found_at_start_are_carried_out_at_once() {
         return;
     };
     let n = completions();
-    for i in 0..n {
-        s.apply(gitops_job(
-            &name(i),
-            json!({"argocd.argoproj.io/sync-wave": "1"}),
-        ))
-        .await;
-    }
-    write_statuses(&s, n, || {
+    create_jobs(&s, 0..n, json!({"argocd.argoproj.io/sync-wave": "1"})).await;
+    write_statuses(&s, 0..n, || {
         ended("Succeeded", "Validation completed successfully")
     })
     .await;
