@@ -367,11 +367,41 @@ impl Board {
         &mut self,
         jobs: impl IntoIterator<Item = &'a NotebookValidationJob>,
     ) -> Vec<AppId> {
-        let entries: Vec<JobEntry> = jobs
-            .into_iter()
-            .filter(|job| job.metadata.deletion_timestamp.is_none())
-            .filter_map(|job| JobEntry::of(job, &self.tracking))
-            .collect();
+        let entries: Vec<JobEntry> = jobs.into_iter().filter_map(|job| self.entry(job)).collect();
+        self.reset_entries(entries)
+    }
+
+    /// What the board keeps of `job` when it is listed: its [`JobEntry`] (a few hundred
+    /// bytes), or `None` for a job being deleted or without a name. A shell that
+    /// collects a listing before [`reset_entries`](Board::reset_entries) keeps these
+    /// instead of the jobs.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{Board, TrackingSettings};
+    ///
+    /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "a", "namespace": "ml", "labels": {"app.kubernetes.io/part-of": "fraud"}},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///                           "path": "t.ipynb"},
+    ///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}}
+    /// }))?;
+    /// let mut board = Board::new(TrackingSettings::default());
+    /// let listed: Vec<_> = board.entry(&job).into_iter().collect();
+    /// let app = board.reset_entries(listed).remove(0);
+    /// assert_eq!(board.aggregate(&app).total(), 1);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn entry(&self, job: &NotebookValidationJob) -> Option<JobEntry> {
+        if job.metadata.deletion_timestamp.is_some() {
+            return None;
+        }
+        JobEntry::of(job, &self.tracking)
+    }
+
+    /// [`reset`](Board::reset) from the [`entry`](Board::entry) of each listed job.
+    pub fn reset_entries(&mut self, entries: Vec<JobEntry>) -> Vec<AppId> {
         let mut changed = {
             let listed: HashSet<&JobKey> = entries.iter().map(|entry| &entry.key).collect();
             self.index.retain(|job| listed.contains(job))

@@ -97,6 +97,11 @@ pub async fn run(args: RunArgs) -> u8 {
         shutdown.clone(),
     ));
 
+    let trimming = tokio::spawn(crate::heap::trim_every(
+        crate::heap::TRIM_PERIOD,
+        shutdown.clone(),
+    ));
+
     let config = args.operator_config();
     let instance = identity();
     tracing::info!(gitops_only = config.gitops_only, %instance, "starting nbv operator");
@@ -137,5 +142,6 @@ pub async fn run(args: RunArgs) -> u8 {
         }
     };
     let _ = server.await;
+    let _ = trimming.await;
     code
 }

@@ -16,7 +16,8 @@
 //!
 //! Each start is measured from the process's `/proc/<pid>/status`: `VmRSS` once every
 //! job is in the watch cache and reconciled and the reconciles have stopped for 3 s
-//! ("settled"), and `VmHWM`, the peak resident size since the process started. The
+//! ("settled"; read once nbv's periodic heap trim has run since), and `VmHWM`, the peak
+//! resident size since the process started. The
 //! time to ready runs from the spawn of the process until the watch cache holds every
 //! job (the `nbv_jobs` gauge) and every job was reconciled once
 //! (`nbv_reconcile_total`).
@@ -258,6 +259,9 @@ async fn measure(
         tokio::time::sleep(Duration::from_millis(100)).await;
     }
     let settled = last.1 - spawned;
+    // nbv gives the memory its start freed back to the system every
+    // `heap::TRIM_PERIOD`: read the resident size once one has passed since.
+    tokio::time::sleep(nbv_operator::heap::TRIM_PERIOD).await;
     let (rss_kib, hwm_kib) = resident(pid);
     operator.stop();
     let start = Start {
