@@ -22,9 +22,14 @@
 //! job (the `nbv_jobs` gauge) and every job was reconciled once
 //! (`nbv_reconcile_total`).
 //!
-//! `NBV_E2E_MEMORY=full` runs 1,000, 10,000 and 30,000 jobs and 10,000 Pods;
-//! `NBV_E2E_MEMORY_JOBS=1000,10000` and `NBV_E2E_MEMORY_PODS=10000` choose the counts;
-//! otherwise a quick mode runs 1,000 jobs and 1,000 Pods, for CI. `NBV_E2E_NBV` runs
+//! At the first count, after the unrelated Pods, unrelated Argo CD Applications are
+//! created (with the resource list and sync result Argo CD keeps) and default mode is
+//! restarted once more.
+//!
+//! `NBV_E2E_MEMORY=full` runs 1,000, 10,000 and 30,000 jobs, 10,000 Pods and 10,000
+//! Applications; `NBV_E2E_MEMORY_JOBS=1000,10000`, `NBV_E2E_MEMORY_PODS=10000` and
+//! `NBV_E2E_MEMORY_APPS=10000` choose the counts; otherwise a quick mode runs 1,000 jobs,
+//! 1,000 Pods and 1,000 Applications, for CI. `NBV_E2E_NBV` runs
 //! another build of nbv (an earlier version, for a before-and-after). Figures are
 //! printed, never asserted on, except a bound that does not depend on the machine's
 //! speed: the resident memory nbv adds per job stays below a generous multiple of the
@@ -35,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use nbv_core::api::NotebookValidationJob;
 use serde_json::{Value, json};
 
@@ -60,6 +65,7 @@ const KIB_PER_JOB_BOUND: f64 = 24.0;
 struct Plan {
     jobs: Vec<usize>,
     pods: usize,
+    applications: usize,
 }
 
 fn plan() -> Plan {
@@ -85,7 +91,14 @@ fn plan() -> Plan {
     let pods = count("NBV_E2E_MEMORY_PODS")
         .and_then(|p| p.first().copied())
         .unwrap_or(if full { 10_000 } else { 1_000 });
-    Plan { jobs, pods }
+    let applications = count("NBV_E2E_MEMORY_APPS")
+        .and_then(|a| a.first().copied())
+        .unwrap_or(if full { 10_000 } else { 1_000 });
+    Plan {
+        jobs,
+        pods,
+        applications,
+    }
 }
 
 /// The configuration a user applied with `kubectl apply`, as kubectl records it.
@@ -180,6 +193,64 @@ async fn load_pods(s: &Scenario, count: usize) {
                 api.create(&PostParams::default(), &pod)
                     .await
                     .unwrap_or_else(|e| panic!("create Pod worker-{i:05}: {e}"));
+            }
+        })
+        .await;
+}
+
+/// The name of unrelated Application `i` of the scenario.
+fn unrelated_application(s: &Scenario, i: usize) -> String {
+    format!("{}-unrelated-{i:05}", s.namespace)
+}
+
+/// Creates `count` Argo CD Applications nbv has nothing to do with (no job names them
+/// or deploys with them), each with the status Argo CD keeps: the resources it
+/// deploys and a sync result.
+async fn load_applications(s: &Scenario, count: usize) {
+    let api: Api<DynamicObject> = Api::namespaced_with(
+        s.client.clone(),
+        "argocd",
+        &crate::support::objects::resource(
+            "argoproj.io",
+            "v1alpha1",
+            "Application",
+            "applications",
+        ),
+    );
+    stream::iter(0..count)
+        .for_each_concurrent(LOAD_CONCURRENCY, |i| {
+            let api = api.clone();
+            let name = unrelated_application(s, i);
+            async move {
+                let resources: Vec<Value> = (0..8)
+                    .map(|r| json!({"group": "apps", "version": "v1", "kind": "Deployment",
+                                    "namespace": "shop", "name": format!("service-{r}"),
+                                    "status": "Synced", "health": {"status": "Healthy"}}))
+                    .collect();
+                let app: DynamicObject = serde_json::from_value(json!({
+                    "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+                    "metadata": {"name": name, "namespace": "argocd", "labels": {"team": "shop"}},
+                    "spec": {"project": "default",
+                             "source": {"repoURL": "https://git.example.com/shop/platform.git",
+                                        "targetRevision": "main", "path": format!("services/{i}")},
+                             "destination": {"server": "https://kubernetes.default.svc", "namespace": "shop"}}
+                }))
+                .expect("an Application");
+                api.create(&PostParams::default(), &app)
+                    .await
+                    .unwrap_or_else(|e| panic!("create Application {name}: {e}"));
+                let status = json!({"status": {
+                    "sync": {"status": "Synced", "revision": "0123456789abcdef0123456789abcdef01234567"},
+                    "health": {"status": "Healthy"},
+                    "resources": resources.clone(),
+                    "operationState": {"phase": "Succeeded", "startedAt": "2026-12-01T10:00:00Z",
+                        "finishedAt": "2026-12-01T10:00:30Z",
+                        "operation": {"sync": {"revision": "0123456789abcdef0123456789abcdef01234567"}},
+                        "syncResult": {"revision": "0123456789abcdef0123456789abcdef01234567",
+                                       "resources": resources}}}});
+                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
+                    .await
+                    .unwrap_or_else(|e| panic!("write the status of Application {name}: {e}"));
             }
         })
         .await;
@@ -326,6 +397,7 @@ async fn memory_and_start_time() {
     let mut loaded = 0;
     let default_mode = OperatorOptions::default_mode(&s.namespace);
     let mut pods = Vec::new();
+    let mut applications = None;
     for (step, &jobs) in plan.jobs.iter().enumerate() {
         load_jobs(&s, loaded, jobs).await;
         loaded = jobs;
@@ -347,6 +419,14 @@ async fn memory_and_start_time() {
         let mark = s.cluster.audit().map(|a| a.mark());
         pods.push(measure(&s, &default_mode, "restart, default mode", jobs, plan.pods).await);
         pod_reads_are_selected(&s, mark);
+        load_applications(&s, plan.applications).await;
+        let with_apps = measure(&s, &default_mode, "restart, default mode", jobs, plan.pods).await;
+        eprintln!(
+            "memory: {:.3} KiB of RSS per unrelated Application ({} Applications)",
+            (with_apps.rss_kib as f64 - pods[2].rss_kib as f64) / plan.applications.max(1) as f64,
+            plan.applications
+        );
+        applications = Some(with_apps);
     }
     let size = served_size(&s).await;
 
@@ -358,6 +438,13 @@ async fn memory_and_start_time() {
     eprintln!("{}", row(&idle, None));
     for start in pods.iter().chain(&starts) {
         eprintln!("{}", row(start, Some(&idle)));
+    }
+    if let Some(with_apps) = &applications {
+        eprintln!(
+            "{} (with {} unrelated Applications)",
+            row(with_apps, Some(&idle)),
+            plan.applications
+        );
     }
     let restarts: Vec<&Start> = starts.iter().filter(|s| s.what == "restart").collect();
     if let [first, .., last] = restarts.as_slice() {
@@ -383,6 +470,24 @@ async fn memory_and_start_time() {
     let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
     let _ = pods
         .delete_collection(&Default::default(), &ListParams::default())
+        .await;
+    let apps: Api<DynamicObject> = Api::namespaced_with(
+        s.client.clone(),
+        "argocd",
+        &crate::support::objects::resource(
+            "argoproj.io",
+            "v1alpha1",
+            "Application",
+            "applications",
+        ),
+    );
+    stream::iter(0..plan.applications)
+        .for_each_concurrent(LOAD_CONCURRENCY, |i| {
+            let (apps, name) = (apps.clone(), unrelated_application(&s, i));
+            async move {
+                let _ = apps.delete(&name, &Default::default()).await;
+            }
+        })
         .await;
     s.clean_up().await;
 }
