@@ -227,30 +227,29 @@ async fn load_applications(s: &Scenario, count: usize) {
                                     "namespace": "shop", "name": format!("service-{r}"),
                                     "status": "Synced", "health": {"status": "Healthy"}}))
                     .collect();
+                // Argo CD's Application has no status subresource: its status
+                // is written with the object, as Argo CD's controller does.
                 let app: DynamicObject = serde_json::from_value(json!({
                     "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
                     "metadata": {"name": name, "namespace": "argocd", "labels": {"team": "shop"}},
                     "spec": {"project": "default",
                              "source": {"repoURL": "https://git.example.com/shop/platform.git",
                                         "targetRevision": "main", "path": format!("services/{i}")},
-                             "destination": {"server": "https://kubernetes.default.svc", "namespace": "shop"}}
+                             "destination": {"server": "https://kubernetes.default.svc", "namespace": "shop"}},
+                    "status": {
+                        "sync": {"status": "Synced", "revision": "0123456789abcdef0123456789abcdef01234567"},
+                        "health": {"status": "Healthy"},
+                        "resources": resources.clone(),
+                        "operationState": {"phase": "Succeeded", "startedAt": "2026-12-01T10:00:00Z",
+                            "finishedAt": "2026-12-01T10:00:30Z",
+                            "operation": {"sync": {"revision": "0123456789abcdef0123456789abcdef01234567"}},
+                            "syncResult": {"revision": "0123456789abcdef0123456789abcdef01234567",
+                                           "resources": resources}}}
                 }))
                 .expect("an Application");
                 api.create(&PostParams::default(), &app)
                     .await
                     .unwrap_or_else(|e| panic!("create Application {name}: {e}"));
-                let status = json!({"status": {
-                    "sync": {"status": "Synced", "revision": "0123456789abcdef0123456789abcdef01234567"},
-                    "health": {"status": "Healthy"},
-                    "resources": resources.clone(),
-                    "operationState": {"phase": "Succeeded", "startedAt": "2026-12-01T10:00:00Z",
-                        "finishedAt": "2026-12-01T10:00:30Z",
-                        "operation": {"sync": {"revision": "0123456789abcdef0123456789abcdef01234567"}},
-                        "syncResult": {"revision": "0123456789abcdef0123456789abcdef01234567",
-                                       "resources": resources}}}});
-                api.patch_status(&name, &PatchParams::default(), &Patch::Merge(&status))
-                    .await
-                    .unwrap_or_else(|e| panic!("write the status of Application {name}: {e}"));
             }
         })
         .await;
