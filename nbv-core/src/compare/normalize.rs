@@ -20,8 +20,10 @@ pub const BUILT_IN_TIMESTAMPS: [&str; 3] = [
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}",
     r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?",
 ];
-/// An object's address in a repr, e.g. `<Foo object at 0x7f3b2c1d9e80>`.
-pub const ADDRESS: &str = r"0x[0-9a-fA-F]{6,16}";
+/// An object's address in a repr, e.g. `<Foo object at 0x7f3b2c1d9e80>`: `0x` that
+/// starts a word (group 1 is what precedes it), so that the `0x` of `12:00:30x4` or
+/// `10x400000` is text. No `\b`: the engines disagree on what a word is.
+pub const ADDRESS: &str = r"(^|[^0-9A-Za-z_])0x[0-9a-fA-F]{6,16}";
 /// A number in text: digits, an optional fraction, an optional exponent. A sign is
 /// text: `-0.5` and `-0.50001` are `-` and two close numbers.
 pub const NUMBER: &str = r"[0-9]+(?:\.[0-9]+)?(?:[eE][\-+]?[0-9]+)?";
@@ -75,6 +77,9 @@ pub fn mask_timestamps(text: &str, settings: &Settings) -> String {
 ///
 /// let text = "<Model object at 0x7f3b2c1d9e80>\n  loss:\t0.25  \n";
 /// assert_eq!(normalize(text, &Settings::default()), "<Model object at 0x<address>> loss: 0.25");
+/// // `0x` inside a word is not an address.
+/// let glued = "at 12:00:30x400000, 10x4000000";
+/// assert_eq!(normalize(glued, &Settings::default()), "at <timestamp>x400000, 10x4000000");
 /// ```
 pub fn normalize(text: &str, settings: &Settings) -> String {
     let text = text
@@ -84,7 +89,9 @@ pub fn normalize(text: &str, settings: &Settings) -> String {
         .join(" ");
     let text = match ADDRESSES.as_ref() {
         Some(regex) => regex
-            .replace_all(&text, NoExpand(ADDRESS_MARKER))
+            .replace_all(&text, |caps: &regex_lite::Captures| {
+                format!("{}{ADDRESS_MARKER}", &caps[1])
+            })
             .into_owned(),
         None => text,
     };

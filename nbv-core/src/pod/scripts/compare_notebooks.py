@@ -28,7 +28,7 @@ BUILT_IN_TIMESTAMPS = [
     r"[0-9]{4}-[0-9]{2}-[0-9]{2}",
     r"[0-9]{2}:[0-9]{2}:[0-9]{2}(?:[.,][0-9]+)?",
 ]
-ADDRESS = re.compile(r"0x[0-9a-fA-F]{6,16}")
+ADDRESS = re.compile(r"(^|[^0-9A-Za-z_])0x[0-9a-fA-F]{6,16}")
 NUMBER = re.compile(r"[0-9]+(?:\.[0-9]+)?(?:[eE][\-+]?[0-9]+)?")
 WHITESPACE = re.compile("[ \t\n\r\x0b\x0c]+")
 BINARY_SPACE = re.compile("[ \t\n\r\x0c]")
@@ -128,7 +128,7 @@ def mask_timestamps(text, settings):
 
 def normalize(text, settings):
     text = " ".join(t for t in WHITESPACE.split(text) if t)
-    text = ADDRESS.sub(lambda m: ADDRESS_MARKER, text)
+    text = ADDRESS.sub(lambda m: m.group(1) + ADDRESS_MARKER, text)
     if settings["ignoreTimestamps"]:
         text = mask_timestamps(text, settings)
     return text
