@@ -3,7 +3,6 @@
 use std::sync::Arc;
 
 use futures::FutureExt;
-use kube::api::DynamicObject;
 use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::aggregate::{AppId, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
@@ -15,6 +14,7 @@ use crate::config::OperatorConfig;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
 use crate::models::ModelWatch;
+use crate::projection::CachedApplication;
 use crate::reconcile::{ParsedTriggers, RecentLedgers};
 use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
@@ -68,14 +68,14 @@ impl Context {
 /// The Argo CD Applications nbv watches, read from the watch cache: no GET per lookup.
 #[derive(Clone)]
 pub struct Applications {
-    store: Option<Store<DynamicObject>>,
+    store: Option<Store<CachedApplication>>,
     namespaces: Vec<String>,
 }
 
 impl Applications {
     /// The Applications of `store` (`None`: none are watched), looking for an
     /// Application named without a namespace in `namespaces`, in order.
-    pub fn new(store: Option<Store<DynamicObject>>, namespaces: Vec<String>) -> Self {
+    pub fn new(store: Option<Store<CachedApplication>>, namespaces: Vec<String>) -> Self {
         Applications { store, namespaces }
     }
 
@@ -86,7 +86,7 @@ impl Applications {
         &'a self,
         app: &AppId,
         job_namespaces: impl IntoIterator<Item = &'a str>,
-    ) -> Option<Arc<DynamicObject>> {
+    ) -> Option<Arc<CachedApplication>> {
         let store = self.store.as_ref()?;
         let resource = crate::controller::application_resource();
         let lookup =
@@ -110,7 +110,7 @@ impl Applications {
     }
 
     /// Every Application in the cache.
-    pub fn all(&self) -> Vec<Arc<DynamicObject>> {
+    pub fn all(&self) -> Vec<Arc<CachedApplication>> {
         self.store.as_ref().map(Store::state).unwrap_or_default()
     }
 }

@@ -47,7 +47,7 @@ use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::models::ModelWatch;
-use crate::projection::{project_application, trim_job, trim_pod};
+use crate::projection::{CachedApplication, trim_job, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
@@ -69,15 +69,14 @@ fn watch_applications(
     client: &kube::Client,
     namespaces: &[String],
     shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Store<DynamicObject> {
+) -> Store<CachedApplication> {
     let resource = application_resource();
-    let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
+    let writer = reflector::store::Writer::<CachedApplication>::new(resource.clone());
     let reader = writer.as_reader();
+    // Decoded as `CachedApplication`: only the fields nbv reads are ever allocated.
     let streams = namespaces.iter().map(|ns| {
-        let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), ns, &resource);
-        watcher(api, watcher::Config::default())
-            .modify(project_application)
-            .boxed()
+        let api: Api<CachedApplication> = Api::namespaced_with(client.clone(), ns, &resource);
+        watcher(api, watcher::Config::default()).boxed()
     });
     let merged = futures::stream::select_all(streams);
     drive(

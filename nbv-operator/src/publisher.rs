@@ -13,7 +13,6 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use kube::api::DynamicObject;
 use kube::runtime::watcher::Event;
 use nbv_core::aggregate::{AppId, Board, JobEntry, Publication, PublishOutcome, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
@@ -23,7 +22,7 @@ use crate::clock::Clock;
 use crate::context::Applications;
 use crate::effects::Executor;
 use crate::metrics::Metrics;
-use crate::projection::board_view;
+use crate::projection::{CachedApplication, board_view};
 
 /// How often to look again while the Application cache has not been filled yet (the
 /// sweep after a relist needs it).
@@ -33,7 +32,7 @@ const CACHE_POLL: TimeDelta = TimeDelta::seconds(5);
 static NO_ANNOTATIONS: BTreeMap<String, String> = BTreeMap::new();
 
 /// The namespace and name of an Application object, as an [`AppId`].
-fn located(object: &DynamicObject) -> Option<AppId> {
+fn located(object: &CachedApplication) -> Option<AppId> {
     AppId::new(
         Some(object.metadata.namespace.as_deref()?),
         object.metadata.name.as_deref()?,

@@ -510,9 +510,9 @@ async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
 async fn a_cache_that_has_not_listed_yet_is_not_trusted() {
     // At the operator's start the cache is empty because it has not listed yet, not
     // because the Application is gone: after a short wait, nbv reads it with a GET.
-    let empty = kube::runtime::reflector::store::Writer::<kube::api::DynamicObject>::new(
-        application_resource(),
-    )
+    let empty = kube::runtime::reflector::store::Writer::<
+        nbv_operator::projection::CachedApplication,
+    >::new(application_resource())
     .as_reader();
     let script = vec![
         Exchange::get(APP).reply(200, application(json!({}))),

@@ -82,12 +82,11 @@ impl Executor {
         {
             let key = ObjectRef::new_with(target.name().as_str(), application_resource())
                 .within(target.namespace().as_str());
-            return store
-                .get(&key)
-                .map(|app| DynamicObject::clone(&app))
-                .ok_or_else(|| EffectError::NotFound {
+            return store.get(&key).map(|app| app.to_object()).ok_or_else(|| {
+                EffectError::NotFound {
                     object: describe(target).to_string(),
-                });
+                }
+            });
         }
         self.get_target(target).await
     }
@@ -168,7 +167,11 @@ impl Executor {
 
 /// Whether `store` has listed its objects, waiting for it at most [`CACHE_PATIENCE`]:
 /// before its first listing a cache knows nothing, and "absent" would be a lie.
-pub(super) async fn cache_ready(store: &kube::runtime::reflector::Store<DynamicObject>) -> bool {
+pub(super) async fn cache_ready<K>(store: &kube::runtime::reflector::Store<K>) -> bool
+where
+    K: kube::runtime::reflector::Lookup + Clone + 'static,
+    K::DynamicType: Eq + std::hash::Hash + Clone,
+{
     matches!(
         tokio::time::timeout(CACHE_PATIENCE, store.wait_until_ready()).await,
         Ok(Ok(()))

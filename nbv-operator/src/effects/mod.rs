@@ -69,6 +69,7 @@ use kube::runtime::reflector::Store;
 use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
 use crate::clock::{Clock, SystemClock};
+use crate::projection::CachedApplication;
 
 pub use crate::resources::appproject_resource;
 pub use error::EffectError;
@@ -147,7 +148,7 @@ pub struct Executor {
 #[derive(Clone, Default)]
 struct Caches {
     /// Applications, and the namespaces the cache watches.
-    applications: Option<(Store<DynamicObject>, Vec<String>)>,
+    applications: Option<(Store<CachedApplication>, Vec<String>)>,
     /// AppProjects of Argo CD's namespace (only their sync windows).
     projects: Option<Store<DynamicObject>>,
 }
@@ -169,7 +170,7 @@ impl Executor {
     #[must_use]
     pub fn with_applications(
         mut self,
-        store: Store<DynamicObject>,
+        store: Store<CachedApplication>,
         namespaces: Vec<String>,
     ) -> Self {
         self.caches.applications = Some((store, namespaces));

@@ -10,13 +10,14 @@
 //!   `last-applied-configuration` annotation (a second copy of the object as a user
 //!   applied it). No reader looks at either, and nbv never writes a cached object back
 //!   whole (every write is a patch of the fields it owns), so nothing is lost;
-//! - an Argo CD Application keeps only what nbv reads of it (its identity, labels,
-//!   annotations and owners; `spec.project`, `spec.destination`, `spec.syncPolicy`;
-//!   `operation` and `status.operationState` without the per-resource `syncResult`),
-//!   so its size no longer depends on how many resources it deploys or on its sync
-//!   history: nbv pays the same small amount for an Application it never acts on;
+//! - an Argo CD Application is decoded straight into a [`CachedApplication`], which
+//!   keeps only what nbv reads of it, so its size no longer depends on how many
+//!   resources it deploys or on its sync history: nbv pays the same small amount for
+//!   an Application it never acts on;
 //! - the publisher's board needs only a job's identity, labels, annotations and phase
 //!   ([`board_view`]), so the events handed to it carry nothing else.
+
+mod application;
 
 use std::collections::BTreeMap;
 
@@ -24,7 +25,8 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::api::{DynamicObject, ObjectMeta};
 use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
 use nbv_core::models::InferenceService;
-use serde_json::{Map, Value};
+
+pub use application::CachedApplication;
 
 /// The annotation `kubectl apply` records the applied configuration in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -100,71 +102,6 @@ pub fn trim_job(job: &mut NotebookValidationJob) {
 /// ```
 pub fn trim_pod(pod: &mut Pod) {
     trim_metadata(&mut pod.metadata);
-}
-
-/// The fields of an Application's `spec` nbv reads: the project (sync windows), the
-/// destination (trigger access, sync windows) and the sync policy (the options and
-/// retry of a sync it starts).
-const APPLICATION_SPEC: [&str; 3] = ["project", "destination", "syncPolicy"];
-
-/// An Application as the Applications' cache keeps it: its metadata (trimmed by
-/// [`trim_metadata`]), [`APPLICATION_SPEC`], `operation`, and `status.operationState`
-/// without `syncResult`. Everything else (`spec.source`, Helm values, the status's
-/// resource list, history and conditions) is dropped.
-///
-/// # Examples
-///
-/// ```
-/// use kube::api::DynamicObject;
-/// use nbv_operator::projection::project_application;
-/// use serde_json::json;
-///
-/// let mut app: DynamicObject = serde_json::from_value(json!({
-///     "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-///     "metadata": {"name": "models", "namespace": "argocd", "resourceVersion": "7"},
-///     "spec": {"project": "ml", "destination": {"namespace": "ml"},
-///              "source": {"repoURL": "https://git.example.com/ml.git", "helm": {"values": "…"}}},
-///     "status": {"resources": [{"kind": "Deployment", "name": "api"}],
-///                "operationState": {"phase": "Succeeded", "startedAt": "2026-01-24T22:30:00Z",
-///                                   "syncResult": {"resources": [{"kind": "Deployment"}]}}}
-/// })).unwrap();
-/// project_application(&mut app);
-/// assert_eq!(app.data["spec"], json!({"project": "ml", "destination": {"namespace": "ml"}}));
-/// assert_eq!(app.data["status"], json!({"operationState": {
-///     "phase": "Succeeded", "startedAt": "2026-01-24T22:30:00Z"}}));
-/// assert_eq!(app.metadata.resource_version.as_deref(), Some("7"));
-/// ```
-pub fn project_application(application: &mut DynamicObject) {
-    trim_metadata(&mut application.metadata);
-    let mut kept = Map::new();
-    if let Some(spec) = application
-        .data
-        .get_mut("spec")
-        .and_then(Value::as_object_mut)
-    {
-        let spec: Map<String, Value> = APPLICATION_SPEC
-            .iter()
-            .filter_map(|field| Some(((*field).to_owned(), spec.remove(*field)?)))
-            .collect();
-        kept.insert("spec".to_owned(), Value::Object(spec));
-    }
-    if let Some(operation) = application.data.get_mut("operation").map(Value::take) {
-        kept.insert("operation".to_owned(), operation);
-    }
-    let state = application
-        .data
-        .get_mut("status")
-        .and_then(|status| status.get_mut("operationState"))
-        .map(Value::take);
-    if let Some(mut state) = state {
-        if let Some(state) = state.as_object_mut() {
-            state.remove("syncResult");
-        }
-        let mut status = Map::new();
-        status.insert("operationState".to_owned(), state);
-        kept.insert("status".to_owned(), Value::Object(status));
-    }
-    application.data = Value::Object(kept);
 }
 
 /// What the publisher's board reads of a job: its identity, labels and annotations

@@ -233,5 +233,5 @@ fn plan_of(
 fn parent_condition_of(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
     let parent = entry.lookup.parent.as_ref()?;
     let object = ctx.applications.find(&parent.app, [namespace])?;
-    Some(parent_condition(&serde_json::to_value(&*object).ok()?))
+    Some(parent_condition(&object.to_json()))
 }

@@ -151,16 +151,21 @@ pub fn executor(config: ExecutorConfig) -> (Executor, Server) {
 
 /// A watch cache holding `objects` of `resource`, as a reflector leaves it after its
 /// first listing (ready).
-pub fn cache(
+pub fn cache<K>(
     resource: kube::core::ApiResource,
     objects: Vec<Value>,
-) -> kube::runtime::reflector::Store<kube::api::DynamicObject> {
+) -> kube::runtime::reflector::Store<K>
+where
+    K: kube::Resource<DynamicType = kube::core::ApiResource>
+        + serde::de::DeserializeOwned
+        + Clone
+        + 'static,
+{
     use kube::runtime::watcher::Event;
     let mut writer = kube::runtime::reflector::store::Writer::new(resource);
     writer.apply_watcher_event(&Event::Init);
     for object in objects {
-        let object: kube::api::DynamicObject =
-            serde_json::from_value(object).expect("a Kubernetes object");
+        let object: K = serde_json::from_value(object).expect("a Kubernetes object");
         writer.apply_watcher_event(&Event::InitApply(object));
     }
     writer.apply_watcher_event(&Event::InitDone);
