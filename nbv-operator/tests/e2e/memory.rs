@@ -24,7 +24,7 @@
 //!
 //! At the first count, after the unrelated Pods, unrelated Argo CD Applications are
 //! created (with the resource list and sync result Argo CD keeps) and default mode is
-//! restarted once more.
+//! restarted once more; they are deleted before the larger counts.
 //!
 //! `NBV_E2E_MEMORY=full` runs 1,000, 10,000 and 30,000 jobs, 10,000 Pods and 10,000
 //! Applications; `NBV_E2E_MEMORY_JOBS=1000,10000`, `NBV_E2E_MEMORY_PODS=10000` and
@@ -40,7 +40,7 @@ use std::time::{Duration, Instant};
 
 use futures::{StreamExt, stream};
 use k8s_openapi::api::core::v1::Pod;
-use kube::api::{Api, DynamicObject, ListParams, Patch, PatchParams, PostParams};
+use kube::api::{Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams};
 use nbv_core::api::NotebookValidationJob;
 use serde_json::{Value, json};
 
@@ -207,16 +207,7 @@ fn unrelated_application(s: &Scenario, i: usize) -> String {
 /// or deploys with them), each with the status Argo CD keeps: the resources it
 /// deploys and a sync result.
 async fn load_applications(s: &Scenario, count: usize) {
-    let api: Api<DynamicObject> = Api::namespaced_with(
-        s.client.clone(),
-        "argocd",
-        &crate::support::objects::resource(
-            "argoproj.io",
-            "v1alpha1",
-            "Application",
-            "applications",
-        ),
-    );
+    let api = applications_api(s);
     stream::iter(0..count)
         .for_each_concurrent(LOAD_CONCURRENCY, |i| {
             let api = api.clone();
@@ -231,7 +222,7 @@ async fn load_applications(s: &Scenario, count: usize) {
                 // is written with the object, as Argo CD's controller does.
                 let app: DynamicObject = serde_json::from_value(json!({
                     "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-                    "metadata": {"name": name, "namespace": "argocd", "labels": {"team": "shop"}},
+                    "metadata": {"name": name, "namespace": "argocd", "labels": {"team": s.namespace}},
                     "spec": {"project": "default",
                              "source": {"repoURL": "https://git.example.com/shop/platform.git",
                                         "targetRevision": "main", "path": format!("services/{i}")},
@@ -253,6 +244,36 @@ async fn load_applications(s: &Scenario, count: usize) {
             }
         })
         .await;
+}
+
+/// Deletes the `count` unrelated Applications, as many at once as they were created
+/// (one collection delete of 10,000 outlasts the API server's request timeout).
+async fn delete_applications(s: &Scenario, count: usize) {
+    let api = applications_api(s);
+    stream::iter(0..count)
+        .for_each_concurrent(LOAD_CONCURRENCY, |i| {
+            let api = api.clone();
+            let name = unrelated_application(s, i);
+            async move {
+                api.delete(&name, &DeleteParams::default())
+                    .await
+                    .unwrap_or_else(|e| panic!("delete Application {name}: {e}"));
+            }
+        })
+        .await;
+}
+
+fn applications_api(s: &Scenario) -> Api<DynamicObject> {
+    Api::namespaced_with(
+        s.client.clone(),
+        "argocd",
+        &crate::support::objects::resource(
+            "argoproj.io",
+            "v1alpha1",
+            "Application",
+            "applications",
+        ),
+    )
 }
 
 /// `VmRSS` and `VmHWM` of process `pid`, in KiB.
@@ -426,6 +447,9 @@ async fn memory_and_start_time() {
             plan.applications
         );
         applications = Some(with_apps);
+        // Gone again before the larger counts, so that what a job costs is read
+        // between starts that differ only in jobs.
+        delete_applications(&s, plan.applications).await;
     }
     let size = served_size(&s).await;
 
@@ -469,24 +493,6 @@ async fn memory_and_start_time() {
     let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
     let _ = pods
         .delete_collection(&Default::default(), &ListParams::default())
-        .await;
-    let apps: Api<DynamicObject> = Api::namespaced_with(
-        s.client.clone(),
-        "argocd",
-        &crate::support::objects::resource(
-            "argoproj.io",
-            "v1alpha1",
-            "Application",
-            "applications",
-        ),
-    );
-    stream::iter(0..plan.applications)
-        .for_each_concurrent(LOAD_CONCURRENCY, |i| {
-            let (apps, name) = (apps.clone(), unrelated_application(&s, i));
-            async move {
-                let _ = apps.delete(&name, &Default::default()).await;
-            }
-        })
         .await;
     s.clean_up().await;
 }
