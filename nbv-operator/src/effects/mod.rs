@@ -1,6 +1,6 @@
 //! Carrying out nbv-core's effects on a cluster, each with the smallest API call.
 //!
-//! nbv-core decides which effects a job owes ([`nbv_core::plan`]) and what each trigger
+//! nbv-core decides which effects a job owes ([`nbv_core::plan()`]) and what each trigger
 //! action writes on its target ([`nbv_core::actions`]); an [`Executor`] makes them
 //! happen: it reads, calls the core's decision, writes what it says and classifies
 //! the API server's errors ([`crate::api_error`]). Every write is a JSON merge patch of the fields nbv owns, a create, or a

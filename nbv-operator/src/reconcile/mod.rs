@@ -6,7 +6,7 @@
 //!
 //! 1. **Phase** (default mode; with `--gitops-only` another controller owns it): step
 //!    the phase machine with what is observed of the job and its Pod, do what
-//!    [`PodWork`] says, and write the status if it changed, with the job's
+//!    [`PodWork`](nbv_core::reconcile::PodWork) says, and write the status if it changed, with the job's
 //!    `resourceVersion` as a precondition so a stale view never overwrites a newer one.
 //! 2. **Plan** ([`nbv_core::plan::plan_with`]; the trigger annotation's parse is kept in
 //!    [`ParsedTriggers`] while the annotation does not change) from the *persisted*

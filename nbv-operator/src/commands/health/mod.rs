@@ -86,7 +86,7 @@ pub enum HealthCommand {
     /// holds health.lua and health_test.yaml.
     ///
     /// Each test compares status and message exactly, as Argo CD's own test does (no
-    /// message in a test means an empty message). In a suite at DIR/<group>/<Kind>,
+    /// message in a test means an empty message). In a suite at `DIR/<group>/<Kind>`,
     /// each input runs the health.lua Argo CD would pick for it in DIR (exact
     /// directory, then wildcard ones, `_` for `*`). The scripts run in a VM set up as
     /// Argo CD's test harness (every library open) unless --production-sandbox is
