@@ -176,14 +176,7 @@ async fn simultaneous_completions_cost_three_writes_each() {
         "nothing to record for a running job nbv has not seen"
     );
 
-    let requests = crate::support::Requests(
-        audit
-            .since(mark)
-            .0
-            .into_iter()
-            .filter(|r| r.namespace() == s.namespace)
-            .collect(),
-    );
+    let requests = audit.since(mark).in_namespace(&s.namespace);
     requests.assert_none_forbidden();
     let status = requests.count("patch", "notebookvalidationjobs/status");
     let wave = requests.count("patch", "notebookvalidationjobs");
@@ -400,14 +393,7 @@ async fn completions_found_at_start_are_carried_out_at_once() {
     let (Some(audit), Some(mark)) = (audit, mark) else {
         return;
     };
-    let requests = Requests(
-        audit
-            .since(mark)
-            .0
-            .into_iter()
-            .filter(|r| r.namespace() == s.namespace)
-            .collect(),
-    );
+    let requests = audit.since(mark).in_namespace(&s.namespace);
     requests.assert_none_forbidden();
     let writes = [
         requests.count("patch", "notebookvalidationjobs/status"),

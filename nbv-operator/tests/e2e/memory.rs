@@ -207,58 +207,61 @@ fn unrelated_application(s: &Scenario, i: usize) -> String {
 /// or deploys with them), each with the status Argo CD keeps: the resources it
 /// deploys and a sync result.
 async fn load_applications(s: &Scenario, count: usize) {
-    let api = applications_api(s);
-    stream::iter(0..count)
-        .for_each_concurrent(LOAD_CONCURRENCY, |i| {
-            let api = api.clone();
-            let name = unrelated_application(s, i);
-            async move {
-                let resources: Vec<Value> = (0..8)
-                    .map(|r| json!({"group": "apps", "version": "v1", "kind": "Deployment",
-                                    "namespace": "shop", "name": format!("service-{r}"),
-                                    "status": "Synced", "health": {"status": "Healthy"}}))
-                    .collect();
-                // Argo CD's Application has no status subresource: its status
-                // is written with the object, as Argo CD's controller does.
-                let app: DynamicObject = serde_json::from_value(json!({
-                    "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
-                    "metadata": {"name": name, "namespace": "argocd", "labels": {"team": s.namespace}},
-                    "spec": {"project": "default",
-                             "source": {"repoURL": "https://git.example.com/shop/platform.git",
-                                        "targetRevision": "main", "path": format!("services/{i}")},
-                             "destination": {"server": "https://kubernetes.default.svc", "namespace": "shop"}},
-                    "status": {
-                        "sync": {"status": "Synced", "revision": "0123456789abcdef0123456789abcdef01234567"},
-                        "health": {"status": "Healthy"},
-                        "resources": resources.clone(),
-                        "operationState": {"phase": "Succeeded", "startedAt": "2026-12-01T10:00:00Z",
-                            "finishedAt": "2026-12-01T10:00:30Z",
-                            "operation": {"sync": {"revision": "0123456789abcdef0123456789abcdef01234567"}},
-                            "syncResult": {"revision": "0123456789abcdef0123456789abcdef01234567",
-                                           "resources": resources}}}
-                }))
-                .expect("an Application");
-                api.create(&PostParams::default(), &app)
-                    .await
-                    .unwrap_or_else(|e| panic!("create Application {name}: {e}"));
-            }
-        })
-        .await;
+    each_application(s, count, |api, name, i| async move {
+        let resources: Vec<Value> = (0..8)
+            .map(|r| json!({"group": "apps", "version": "v1", "kind": "Deployment",
+                            "namespace": "shop", "name": format!("service-{r}"),
+                            "status": "Synced", "health": {"status": "Healthy"}}))
+            .collect();
+        // Argo CD's Application has no status subresource: its status
+        // is written with the object, as Argo CD's controller does.
+        let app: DynamicObject = serde_json::from_value(json!({
+            "apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
+            "metadata": {"name": name, "namespace": "argocd", "labels": {"team": s.namespace}},
+            "spec": {"project": "default",
+                     "source": {"repoURL": "https://git.example.com/shop/platform.git",
+                                "targetRevision": "main", "path": format!("services/{i}")},
+                     "destination": {"server": "https://kubernetes.default.svc", "namespace": "shop"}},
+            "status": {
+                "sync": {"status": "Synced", "revision": "0123456789abcdef0123456789abcdef01234567"},
+                "health": {"status": "Healthy"},
+                "resources": resources.clone(),
+                "operationState": {"phase": "Succeeded", "startedAt": "2026-12-01T10:00:00Z",
+                    "finishedAt": "2026-12-01T10:00:30Z",
+                    "operation": {"sync": {"revision": "0123456789abcdef0123456789abcdef01234567"}},
+                    "syncResult": {"revision": "0123456789abcdef0123456789abcdef01234567",
+                                   "resources": resources}}}
+        }))
+        .expect("an Application");
+        api.create(&PostParams::default(), &app)
+            .await
+            .unwrap_or_else(|e| panic!("create Application {name}: {e}"));
+    })
+    .await;
 }
 
 /// Deletes the `count` unrelated Applications, as many at once as they were created
 /// (one collection delete of 10,000 outlasts the API server's request timeout).
 async fn delete_applications(s: &Scenario, count: usize) {
+    each_application(s, count, |api, name, _| async move {
+        api.delete(&name, &DeleteParams::default())
+            .await
+            .unwrap_or_else(|e| panic!("delete Application {name}: {e}"));
+    })
+    .await;
+}
+
+/// Runs `f` on each of the `count` unrelated Applications (the API, its name, its
+/// index), [`LOAD_CONCURRENCY`] at a time.
+async fn each_application<F, Fut>(s: &Scenario, count: usize, f: F)
+where
+    F: Fn(Api<DynamicObject>, String, usize) -> Fut,
+    Fut: std::future::Future<Output = ()>,
+{
     let api = applications_api(s);
     stream::iter(0..count)
         .for_each_concurrent(LOAD_CONCURRENCY, |i| {
-            let api = api.clone();
-            let name = unrelated_application(s, i);
-            async move {
-                api.delete(&name, &DeleteParams::default())
-                    .await
-                    .unwrap_or_else(|e| panic!("delete Application {name}: {e}"));
-            }
+            f(api.clone(), unrelated_application(s, i), i)
         })
         .await;
 }

@@ -138,6 +138,16 @@ impl Audit {
 pub struct Requests(pub Vec<Request>);
 
 impl Requests {
+    /// The requests about objects of `namespace`.
+    pub fn in_namespace(self, namespace: &str) -> Requests {
+        Requests(
+            self.0
+                .into_iter()
+                .filter(|r| r.namespace() == namespace)
+                .collect(),
+        )
+    }
+
     /// Counts by `verb resource`, leaving out watches and discovery (a watch is one
     /// long request; what it costs is its LIST).
     pub fn by_verb_and_resource(&self) -> BTreeMap<String, usize> {
