@@ -80,15 +80,7 @@ impl CachedApplication {
     ///
     /// See [`CachedApplication`].
     pub fn to_json(&self) -> Value {
-        let mut object = self.fields();
-        let resource = crate::resources::application_resource();
-        object.insert("apiVersion".to_owned(), Value::String(resource.api_version));
-        object.insert("kind".to_owned(), Value::String(resource.kind));
-        object.insert(
-            "metadata".to_owned(),
-            serde_json::to_value(&self.metadata).unwrap_or_default(),
-        );
-        Value::Object(object)
+        serde_json::to_value(self.to_object()).unwrap_or_default()
     }
 
     /// The Application as a [`DynamicObject`] holding the fields kept.
@@ -110,13 +102,9 @@ impl CachedApplication {
         let resource = crate::resources::application_resource();
         let mut object = DynamicObject::new("", &resource);
         object.metadata = self.metadata.clone();
-        object.data = Value::Object(self.fields());
-        object
-    }
-
-    fn fields(&self) -> Map<String, Value> {
         // The text was written from a JSON object by `From<Wire>`.
-        serde_json::from_str(&self.fields).unwrap_or_default()
+        object.data = Value::Object(serde_json::from_str(&self.fields).unwrap_or_default());
+        object
     }
 }
 
