@@ -4,7 +4,8 @@
 //! - NotebookValidationJobs (all namespaces, or `--watch-namespace`). Every event of
 //!   this watch also feeds the publisher's board, its only source: changes, deletions
 //!   (a job deleted without a finalizer is never reconciled again) and new listings
-//!   (jobs deleted while the watch was down are then forgotten);
+//!   (jobs deleted while the watch was down are then forgotten). The cache keeps each
+//!   job packed ([`CachedJob`]); a reconcile unpacks the one it works on;
 //! - in default mode, the validation Pods nbv created, selected by nbv's label: the
 //!   reconciler reads a Pod from this cache, not with a GET per event;
 //! - Argo CD Applications in the configured Application namespaces, into a cache the
@@ -27,7 +28,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt};
+use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, DynamicObject};
@@ -47,7 +48,7 @@ use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::models::ModelWatch;
-use crate::projection::{CachedApplication, trim_job, trim_pod};
+use crate::projection::{CachedApplication, CachedJob, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
@@ -175,27 +176,36 @@ pub async fn tracking_settings(
 }
 
 /// The jobs' watch, into `cache`, as the stream of changed jobs the controller
-/// reconciles. Every event is also handed to the publisher through `feed`, and a
-/// deleted job is reported, since without a finalizer it is never reconciled again.
+/// reconciles. Each job is packed for the cache ([`CachedJob::pack`], its parent found
+/// with `tracking`); every event is handed to the publisher through `feed` first,
+/// and a deleted job is reported, since without a finalizer it is never reconciled
+/// again.
 fn watch_jobs(
     api: Api<NotebookValidationJob>,
-    cache: reflector::store::Writer<NotebookValidationJob>,
+    cache: reflector::store::Writer<CachedJob>,
     context: Arc<Context>,
     feed: JobFeed,
-) -> impl Stream<Item = Result<NotebookValidationJob, watcher::Error>> + Send + 'static {
+) -> impl Stream<Item = Result<CachedJob, watcher::Error>> + Send + 'static {
+    let tracking = context.tracking.clone();
     watcher(api, watcher::Config::default())
         .default_backoff()
-        .modify(trim_job)
-        // The cache is updated before each event passes on.
-        .reflect(cache)
-        .inspect(move |event| {
-            let Ok(event) = event else { return };
-            feed.observe(event);
-            if let watcher::Event::Delete(job) = event {
+        .map_ok(move |event| {
+            feed.observe(&event);
+            if let watcher::Event::Delete(job) = &event {
                 context.job_deleted(job);
                 context.metrics.job_deleted(job);
             }
+            let pack = |job| CachedJob::pack(job, &tracking);
+            match event {
+                watcher::Event::Apply(job) => watcher::Event::Apply(pack(job)),
+                watcher::Event::Delete(job) => watcher::Event::Delete(pack(job)),
+                watcher::Event::Init => watcher::Event::Init,
+                watcher::Event::InitApply(job) => watcher::Event::InitApply(pack(job)),
+                watcher::Event::InitDone => watcher::Event::InitDone,
+            }
         })
+        // The cache is updated before each event passes on to the controller.
+        .reflect(cache)
         .applied_objects()
 }
 
@@ -281,7 +291,7 @@ pub async fn run(
             return;
         }
     };
-    let job_cache = reflector::store::Writer::<NotebookValidationJob>::default();
+    let job_cache = reflector::store::Writer::<CachedJob>::default();
     let job_store = job_cache.as_reader();
     tokio::spawn(publisher.run(shutdown.clone()));
 
@@ -309,7 +319,6 @@ pub async fn run(
         jobs: job_store.clone(),
         pods: pod_store,
         clock: clock.clone(),
-        tracking: tracking.clone(),
     });
     // Jobs that wait for a model are reconciled again when it changes.
     let (wake, woken) = futures::channel::mpsc::unbounded();
@@ -341,7 +350,7 @@ pub async fn run(
         // Each reconcile runs in its job's scope: the metrics it updates carry the
         // job's namespace (upstream's families) and, if asked, its name.
         .run(
-            |job, context| JobScope::of(&job).run(reconcile(job, context)),
+            |job, context| JobScope::new(job.namespace(), job.name()).run(reconcile(job, context)),
             error_policy,
             context,
         )

@@ -25,6 +25,7 @@ use nbv_core::triggers::TriggerAccess;
 use tokio::sync::watch;
 
 use crate::api_error::{ApiErrorClass, classify_status};
+use crate::projection::CachedJob;
 use crate::projection::{inference_service_of, trim_inference_service};
 use crate::resources::inference_service_resource;
 
@@ -49,7 +50,7 @@ enum WatchState {
 pub struct ModelWatch {
     client: kube::Client,
     namespace: Option<String>,
-    wake: UnboundedSender<ObjectRef<NotebookValidationJob>>,
+    wake: UnboundedSender<ObjectRef<CachedJob>>,
     waiting: Arc<Waiting>,
     started: OnceLock<Started>,
 }
@@ -72,18 +73,18 @@ impl Drop for ModelWatch {
 /// it is woken; it registers again if it still waits.
 #[derive(Default)]
 struct Waiting {
-    jobs: Mutex<HashMap<ModelRef, HashSet<ObjectRef<NotebookValidationJob>>>>,
+    jobs: Mutex<HashMap<ModelRef, HashSet<ObjectRef<CachedJob>>>>,
 }
 
 impl Waiting {
-    fn register(&self, models: &[ModelRef], job: ObjectRef<NotebookValidationJob>) {
+    fn register(&self, models: &[ModelRef], job: ObjectRef<CachedJob>) {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         for model in models {
             jobs.entry(model.clone()).or_default().insert(job.clone());
         }
     }
 
-    fn forget(&self, models: &[ModelRef], job: &ObjectRef<NotebookValidationJob>) {
+    fn forget(&self, models: &[ModelRef], job: &ObjectRef<CachedJob>) {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         for model in models {
             if let Some(waiting) = jobs.get_mut(model) {
@@ -96,7 +97,7 @@ impl Waiting {
     }
 
     /// The jobs waiting for `model` (every waiting job when `None`), taken off.
-    fn take(&self, model: Option<&ModelRef>) -> Vec<ObjectRef<NotebookValidationJob>> {
+    fn take(&self, model: Option<&ModelRef>) -> Vec<ObjectRef<CachedJob>> {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
         let taken: HashSet<_> = match model {
             Some(model) => jobs.remove(model).unwrap_or_default(),
@@ -112,7 +113,7 @@ impl ModelWatch {
     pub fn new(
         client: kube::Client,
         namespace: Option<String>,
-        wake: UnboundedSender<ObjectRef<NotebookValidationJob>>,
+        wake: UnboundedSender<ObjectRef<CachedJob>>,
     ) -> Self {
         ModelWatch {
             client,
@@ -193,7 +194,8 @@ impl ModelWatch {
     ) -> ModelGate {
         // Registered before anything is read, so that a change between the reading and
         // the registration still wakes the job.
-        let key = ObjectRef::from_obj(job);
+        let key = ObjectRef::new(job.metadata.name.as_deref().unwrap_or_default())
+            .within(job.metadata.namespace.as_deref().unwrap_or_default());
         self.waiting.register(&settings.targets, key.clone());
         let started = self.started();
         let mut state = started.state.clone();

@@ -474,6 +474,7 @@ mod census {
     use chrono::{DateTime, TimeZone, Utc};
     use nbv_core::api::{NotebookValidationJob, Phase};
     use nbv_operator::metrics::{Census, NO_PHASE};
+    use nbv_operator::projection::CachedJob;
     use nbv_testkit::fixtures::JobBuilder;
     use serde_json::json;
 
@@ -491,7 +492,8 @@ mod census {
     }
 
     fn past(job: &NotebookValidationJob, minutes: i64) -> i64 {
-        Census::of([job], at(minutes), &crate::label_tracking())
+        let cached = CachedJob::pack(job.clone(), &crate::label_tracking());
+        Census::of([&cached], at(minutes))
             .past_timeout
             .get("ml")
             .copied()
@@ -557,11 +559,9 @@ mod census {
                     effects_applied("True", "EffectsApplied", "ok"),
                 ),
         );
-        let census = Census::of(
-            [&unset, &abandoned, &applied],
-            at(0),
-            &crate::label_tracking(),
-        );
+        let cached =
+            [unset, abandoned, applied].map(|job| CachedJob::pack(job, &crate::label_tracking()));
+        let census = Census::of(&cached, at(0));
         assert_eq!(census.jobs[&("ml".to_owned(), NO_PHASE)], 1);
         assert_eq!(census.jobs[&("ml".to_owned(), "Succeeded")], 1);
         assert_eq!(census.effects_abandoned["ml"], 1);

@@ -19,11 +19,12 @@ use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
-use nbv_core::api::{NotebookValidationJob, Phase};
+use nbv_core::api::Phase;
 use nbv_operator::clock::Clock;
 use nbv_operator::metrics::{
     ClusterView, JobScope, Metrics, MetricsOptions, ReconcileOutcome, TriggerStatus,
 };
+use nbv_operator::projection::CachedJob;
 use nbv_testkit::fixtures::JobBuilder;
 use repository::{assert_valid, documents, read};
 use serde_json::{Value, json};
@@ -182,7 +183,12 @@ async fn exposition() -> String {
     metrics.application_published("patched");
     metrics.pod_created("ml", true);
     let start = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
-    let mut jobs = Writer::<NotebookValidationJob>::default();
+    let mut jobs = Writer::<CachedJob>::default();
+    // The fixtures name their Application with Argo CD's instance label.
+    let tracking = TrackingSettings {
+        method: TrackingMethod::Label,
+        ..TrackingSettings::default()
+    };
     let in_platform = |name: &str| JobBuilder::new("ml", name).instance("platform");
     let gave_up = json!([{
         "type": "EffectsApplied", "status": "False", "reason": "EffectAbandoned",
@@ -198,7 +204,7 @@ async fn exposition() -> String {
             .started_at(start),
     ] {
         let job = job.typed().expect("a valid job");
-        jobs.apply_watcher_event(&watcher::Event::Apply(job));
+        jobs.apply_watcher_event(&watcher::Event::Apply(CachedJob::pack(job, &tracking)));
     }
     let mut pods = Writer::<Pod>::default();
     for phase in ["Pending", "Running"] {
@@ -213,11 +219,6 @@ async fn exposition() -> String {
         jobs: jobs.as_reader(),
         pods: Some(pods.as_reader()),
         clock: Arc::new(At(start + chrono::Duration::minutes(11))),
-        // The fixtures name their Application with Argo CD's instance label.
-        tracking: TrackingSettings {
-            method: TrackingMethod::Label,
-            ..TrackingSettings::default()
-        },
     });
     metrics.encode()
 }

@@ -12,16 +12,14 @@ use std::sync::Arc;
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
 use kube::runtime::reflector::Store;
-use nbv_core::aggregate::{JobEntry, JobPhase, TrackingSettings};
-use nbv_core::api::NotebookValidationJob;
-use nbv_core::phase::ConditionType;
-use nbv_core::pod::timeout_seconds;
+use nbv_core::aggregate::JobPhase;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
 use crate::clock::Clock;
+use crate::projection::CachedJob;
 
 /// The `phase` label of a job that has no `status.phase` yet.
 pub const NO_PHASE: &str = "Unset";
@@ -30,14 +28,12 @@ pub const NO_PHASE: &str = "Unset";
 #[derive(Clone)]
 pub struct ClusterView {
     /// The jobs' watch cache.
-    pub jobs: Store<NotebookValidationJob>,
+    pub jobs: Store<CachedJob>,
     /// The validation Pods' watch cache (`None` with `--gitops-only`: no Pods are
     /// watched, and `notebookvalidationjob_active_pods` is not exposed).
     pub pods: Option<Store<Pod>>,
     /// The time "past its timeout" is measured against.
     pub clock: Arc<dyn Clock>,
-    /// How a job's Application is found, as the reconciler finds it.
-    pub tracking: TrackingSettings,
 }
 
 impl std::fmt::Debug for ClusterView {
@@ -58,6 +54,7 @@ impl std::fmt::Debug for ClusterView {
 /// use nbv_core::aggregate::TrackingSettings;
 /// use nbv_core::api::NotebookValidationJob;
 /// use nbv_operator::metrics::Census;
+/// use nbv_operator::projection::CachedJob;
 ///
 /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
 ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
@@ -69,8 +66,9 @@ impl std::fmt::Debug for ClusterView {
 ///              "timeout": "10m"},
 ///     "status": {"phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}
 /// }))?;
+/// let cached = CachedJob::pack(job, &TrackingSettings::default());
 /// let now = Utc.with_ymd_and_hms(2026, 1, 1, 0, 11, 0).unwrap();
-/// let census = Census::of([&job], now, &TrackingSettings::default());
+/// let census = Census::of([&cached], now);
 /// assert_eq!(census.jobs[&("ml".to_owned(), "ValidationRunning")], 1);
 /// assert_eq!(census.applications[&("platform".to_owned(), "running")], 1);
 /// assert_eq!(census.past_timeout["ml"], 1);
@@ -94,67 +92,43 @@ pub struct Census {
 }
 
 impl Census {
-    /// The census of `jobs` at `now`.
-    pub fn of<'a>(
-        jobs: impl IntoIterator<Item = &'a NotebookValidationJob>,
-        now: DateTime<Utc>,
-        tracking: &TrackingSettings,
-    ) -> Census {
+    /// The census of `jobs` at `now`, from the facts each cached job keeps: a scrape
+    /// unpacks no job.
+    pub fn of<'a>(jobs: impl IntoIterator<Item = &'a CachedJob>, now: DateTime<Utc>) -> Census {
         let mut census = Census::default();
         for job in jobs {
-            let Some(entry) = JobEntry::of(job, tracking) else {
+            let (namespace, facts) = (job.namespace(), job.facts());
+            if namespace.is_empty() || job.name().is_empty() {
                 continue;
-            };
-            let namespace = entry.key.namespace().to_owned();
-            let status = job.status.as_ref();
-            let phase = status
-                .and_then(|s| s.phase)
-                .map_or(NO_PHASE, |p| p.as_str());
-            *census.jobs.entry((namespace.clone(), phase)).or_default() += 1;
-            if let Some(parent) = &entry.lookup.parent {
-                let outcome = match entry.phase {
+            }
+            let phase = facts.phase.map_or(NO_PHASE, |p| p.as_str());
+            *census
+                .jobs
+                .entry((namespace.to_owned(), phase))
+                .or_default() += 1;
+            if let Some(parent) = &facts.parent {
+                let outcome = match facts.outcome() {
                     JobPhase::Succeeded => "succeeded",
                     JobPhase::Failed => "failed",
                     JobPhase::Running => "running",
                 };
                 *census
                     .applications
-                    .entry((parent.app.to_string(), outcome))
+                    .entry((parent.to_string(), outcome))
                     .or_default() += 1;
             }
-            if entry.phase == JobPhase::Running && past_timeout(job, now) {
-                *census.past_timeout.entry(namespace.clone()).or_default() += 1;
+            if facts.past_timeout(now) {
+                *census.past_timeout.entry(namespace.to_owned()).or_default() += 1;
             }
-            let abandoned = status
-                .and_then(|s| s.conditions.as_deref())
-                .and_then(|c| nbv_core::phase::find_condition(c, &ConditionType::EFFECTS_APPLIED))
-                .is_some_and(|c| c.status == "False");
-            if abandoned {
-                *census.effects_abandoned.entry(namespace).or_default() += 1;
+            if facts.effects_abandoned {
+                *census
+                    .effects_abandoned
+                    .entry(namespace.to_owned())
+                    .or_default() += 1;
             }
         }
         census
     }
-}
-
-/// Whether the job's current attempt started longer than its timeout before `now`. A
-/// job that has not started, or whose timeout is invalid (nbv fails such a job by
-/// name), is not past it.
-fn past_timeout(job: &NotebookValidationJob, now: DateTime<Utc>) -> bool {
-    let Some(status) = job.status.as_ref() else {
-        return false;
-    };
-    let Some(started) = [status.start_time, status.last_retry_time]
-        .into_iter()
-        .flatten()
-        .max()
-    else {
-        return false;
-    };
-    let Ok(timeout) = timeout_seconds(job.spec.timeout.as_deref()) else {
-        return false;
-    };
-    (now - started).num_seconds() > timeout
 }
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash, EncodeLabelSet)]

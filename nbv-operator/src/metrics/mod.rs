@@ -565,11 +565,7 @@ impl Metrics {
     /// Sets the cluster gauges from the caches, when they are known.
     fn refresh(&self, view: &ClusterView) {
         let jobs = view.jobs.state();
-        let census = Census::of(
-            jobs.iter().map(|j| j.as_ref()),
-            view.clock.now(),
-            &view.tracking,
-        );
+        let census = Census::of(jobs.iter().map(|j| j.as_ref()), view.clock.now());
         self.cluster.set(&census);
         if let Some(pods) = &view.pods {
             self.upstream

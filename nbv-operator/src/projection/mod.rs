@@ -10,6 +10,10 @@
 //!   `last-applied-configuration` annotation (a second copy of the object as a user
 //!   applied it). No reader looks at either, and nbv never writes a cached object back
 //!   whole (every write is a patch of the fields it owns), so nothing is lost;
+//! - a job is kept packed ([`CachedJob`]): its JSON text deflated against what jobs
+//!   share, a few hundred bytes instead of the 5 KiB of a decoded job, beside what
+//!   must be read without unpacking it (its identity and the [`JobFacts`] the cluster
+//!   gauges count). A reconcile unpacks the one job it works on;
 //! - an Argo CD Application is decoded straight into a [`CachedApplication`], which
 //!   keeps only what nbv reads of it, so its size no longer depends on how many
 //!   resources it deploys or on its sync history: nbv pays the same small amount for
@@ -18,6 +22,7 @@
 //!   ([`board_view`]), so the events handed to it carry nothing else.
 
 mod application;
+mod job;
 
 use std::collections::BTreeMap;
 
@@ -27,6 +32,7 @@ use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
 use nbv_core::models::InferenceService;
 
 pub use application::CachedApplication;
+pub use job::{CachedJob, JobFacts, UnpackError};
 
 /// The annotation `kubectl apply` records the applied configuration in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
@@ -56,30 +62,6 @@ pub fn trim_metadata(meta: &mut ObjectMeta) {
             meta.annotations = None;
         }
     }
-}
-
-/// A job as the jobs' cache keeps it: everything but what [`trim_metadata`] drops (the
-/// reconciler reads its spec, annotations and status).
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::api::NotebookValidationJob;
-/// use nbv_operator::projection::trim_job;
-///
-/// let mut job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
-///     "metadata": {"name": "train", "namespace": "ml",
-///                  "managedFields": [{"manager": "argocd-controller", "operation": "Update"}]},
-///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
-///                           "path": "t.ipynb"},
-///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}}
-/// })).unwrap();
-/// trim_job(&mut job);
-/// assert!(job.metadata.managed_fields.is_none());
-/// assert_eq!(job.spec.notebook.path, "t.ipynb");
-/// ```
-pub fn trim_job(job: &mut NotebookValidationJob) {
-    trim_metadata(&mut job.metadata);
 }
 
 /// A validation Pod as the Pods' cache keeps it: everything but what

@@ -8,6 +8,9 @@ pub enum Error {
     /// The job lacks a namespace or a name (never the case for objects from a watch).
     #[error("the job has no namespace or name")]
     Identity,
+    /// The job could not be read back from the jobs' cache.
+    #[error(transparent)]
+    Cache(#[from] crate::projection::UnpackError),
     /// The validation Pod could not be created or read.
     #[error("running the validation pod of NotebookValidationJob {job}: {source}")]
     Pod {
@@ -42,6 +45,7 @@ impl Error {
     pub fn kind(&self) -> &'static str {
         match self {
             Error::Identity => "identity",
+            Error::Cache(_) => "cache",
             Error::Pod { .. } => "pod",
             Error::Models { .. } => "models",
             Error::Status { source, .. } if is_conflict(source) => "conflict",

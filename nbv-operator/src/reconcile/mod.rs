@@ -39,6 +39,7 @@ use nbv_core::reconcile::{Reported, Settlement, Wake, parent_condition};
 
 use crate::context::Context;
 use crate::metrics::ReconcileOutcome;
+use crate::projection::CachedJob;
 
 pub use error::Error;
 pub use parsed::ParsedTriggers;
@@ -49,13 +50,14 @@ use error::is_conflict;
 use phase::advance_phase;
 use write::{patch_status, write_status};
 
-/// Reconciles one job. Used as the controller's reconcile function.
-pub async fn reconcile(
-    job: Arc<NotebookValidationJob>,
-    ctx: Arc<Context>,
-) -> Result<Action, Error> {
+/// Reconciles one job, unpacked from the cache. Used as the controller's reconcile
+/// function.
+pub async fn reconcile(cached: Arc<CachedJob>, ctx: Arc<Context>) -> Result<Action, Error> {
     let started = Instant::now();
-    let result = reconcile_job(&job, &ctx).await;
+    let result = match cached.job() {
+        Ok(job) => reconcile_job(&job, &ctx).await,
+        Err(error) => Err(Error::Cache(error)),
+    };
     let outcome = match &result {
         Ok(_) => ReconcileOutcome::Ok,
         Err(e) => {
@@ -68,9 +70,8 @@ pub async fn reconcile(
 }
 
 /// The controller's error policy: log, and retry as the core's policy says.
-pub fn error_policy(job: Arc<NotebookValidationJob>, error: &Error, ctx: Arc<Context>) -> Action {
-    let name = job.metadata.name.as_deref().unwrap_or_default();
-    tracing::warn!(job = name, %error, "reconcile failed; retrying");
+pub fn error_policy(job: Arc<CachedJob>, error: &Error, ctx: Arc<Context>) -> Action {
+    tracing::warn!(job = job.name(), %error, "reconcile failed; retrying");
     let conflict = matches!(error, Error::Status { source, .. } if is_conflict(source));
     Action::requeue(ctx.config.requeue.after_error(conflict))
 }

@@ -1,0 +1,516 @@
+//! A job as the jobs' cache keeps it: packed, and unpacked when a reconcile reads it.
+//!
+//! A decoded [`NotebookValidationJob`] costs about 5 KiB of heap for 2 KiB of JSON:
+//! the struct alone is over 2 KiB inline (every optional part of the spec and the
+//! status has its room whether it is set or not), and every string, map and condition
+//! is an allocation of its own. The cache holds every job for the life of the process
+//! but reads one only when it is reconciled, so [`CachedJob`] keeps each job as its
+//! JSON text deflated against a dictionary of what jobs share (field names, nbv's
+//! condition reasons and messages, see `job_dictionary.json`): a few hundred bytes.
+//! A reconcile unpacks its job in microseconds, next to the milliseconds of the API
+//! requests it makes.
+//!
+//! What must be read without unpacking is kept beside the packed text: the identity
+//! the cache files the job under (name, namespace, uid, resourceVersion, taken out of
+//! the packed text so it is kept once) and the [`JobFacts`] the cluster gauges count
+//! at every scrape.
+
+use std::borrow::Cow;
+use std::fmt;
+
+use chrono::{DateTime, Utc};
+use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
+use kube::Resource;
+use kube::api::ObjectMeta;
+use kube::core::NamespaceResourceScope;
+use nbv_core::aggregate::{AppId, JobEntry, JobPhase, TrackingSettings};
+use nbv_core::api::{NotebookValidationJob, Phase};
+use nbv_core::phase::ConditionType;
+use nbv_core::pod::timeout_seconds;
+use serde::{Deserialize, Deserializer};
+
+use super::trim_metadata;
+
+/// What jobs have in common, primed into the compressor's window: a job's text is
+/// stored as its differences from this one. Only the compressed size depends on it;
+/// what is unpacked is always the job that was packed.
+const DICTIONARY: &[u8] = include_bytes!("job_dictionary.json");
+
+/// Raw deflate (no zlib header or checksum: the text never leaves the process) with
+/// the largest window, so that the whole dictionary can be referred to.
+const WINDOW_BITS: u8 = 15;
+
+/// What the cluster gauges read of a job ([`Census`](crate::metrics::Census)), taken
+/// when the job is packed so that a scrape unpacks nothing.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::TrackingSettings;
+/// use nbv_core::api::{NotebookValidationJob, Phase};
+/// use nbv_operator::projection::JobFacts;
+///
+/// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "train", "namespace": "ml", "annotations": {
+///         "argocd.argoproj.io/tracking-id": "platform:mlops.mlops.dev/NotebookValidationJob:ml/train"}},
+///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+///                           "path": "t.ipynb"},
+///              "podConfig": {"containerImage": "quay.io/example/papermill:1"},
+///              "timeout": "10m"},
+///     "status": {"phase": "ValidationRunning", "startTime": "2026-01-01T00:00:00Z"}
+/// }))?;
+/// let facts = JobFacts::of(&job, &TrackingSettings::default());
+/// assert_eq!(facts.phase, Some(Phase::ValidationRunning));
+/// assert_eq!(facts.parent.expect("a parent").name(), "platform");
+/// assert_eq!(facts.timeout_seconds, Some(600));
+/// assert!(!facts.effects_abandoned);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct JobFacts {
+    /// `status.phase`.
+    pub phase: Option<Phase>,
+    /// The parent Application, found as the Application status finds it.
+    pub parent: Option<AppId>,
+    /// When the current attempt started: `status.lastRetryTime` or `status.startTime`,
+    /// the later of the two.
+    pub attempt_started: Option<DateTime<Utc>>,
+    /// `spec.timeout` in seconds; `None` when it is not valid (nbv fails such a job by
+    /// name, and it is never past it).
+    pub timeout_seconds: Option<i64>,
+    /// Whether the `EffectsApplied` condition is `False`: nbv gave up on one of the
+    /// run's effects.
+    pub effects_abandoned: bool,
+}
+
+impl JobFacts {
+    /// The facts of `job`, its parent found with `tracking`.
+    pub fn of(job: &NotebookValidationJob, tracking: &TrackingSettings) -> JobFacts {
+        let status = job.status.as_ref();
+        let effects_abandoned = status
+            .and_then(|s| s.conditions.as_deref())
+            .and_then(|c| nbv_core::phase::find_condition(c, &ConditionType::EFFECTS_APPLIED))
+            .is_some_and(|c| c.status == "False");
+        JobFacts {
+            phase: status.and_then(|s| s.phase),
+            parent: JobEntry::of(job, tracking)
+                .and_then(|entry| entry.lookup.parent)
+                .map(|parent| parent.app),
+            attempt_started: status.and_then(|s| {
+                [s.start_time, s.last_retry_time]
+                    .into_iter()
+                    .flatten()
+                    .max()
+            }),
+            timeout_seconds: timeout_seconds(job.spec.timeout.as_deref()).ok(),
+            effects_abandoned,
+        }
+    }
+
+    /// How the phase counts in an Application's status.
+    pub fn outcome(&self) -> JobPhase {
+        JobPhase::of(self.phase)
+    }
+
+    /// Whether the current attempt has run longer than the job's timeout at `now`
+    /// without ending.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::api::Phase;
+    /// use nbv_operator::projection::JobFacts;
+    ///
+    /// let started = Utc.with_ymd_and_hms(2026, 1, 1, 0, 0, 0).unwrap();
+    /// let facts = JobFacts {
+    ///     phase: Some(Phase::ValidationRunning),
+    ///     parent: None,
+    ///     attempt_started: Some(started),
+    ///     timeout_seconds: Some(600),
+    ///     effects_abandoned: false,
+    /// };
+    /// assert!(!facts.past_timeout(started + chrono::TimeDelta::minutes(10)));
+    /// assert!(facts.past_timeout(started + chrono::TimeDelta::minutes(11)));
+    /// ```
+    pub fn past_timeout(&self, now: DateTime<Utc>) -> bool {
+        if self.outcome() != JobPhase::Running {
+            return false;
+        }
+        match (self.attempt_started, self.timeout_seconds) {
+            (Some(started), Some(timeout)) => (now - started).num_seconds() > timeout,
+            _ => false,
+        }
+    }
+}
+
+/// A job's text as the cache holds it.
+#[derive(Clone)]
+enum Packed {
+    /// Deflated against [`DICTIONARY`]; `len` is the length of the text.
+    Deflated { bytes: Box<[u8]>, len: u32 },
+    /// The text itself, where deflating failed (it does not, but a job is never lost
+    /// for it).
+    Plain(Box<[u8]>),
+}
+
+impl Packed {
+    fn of(text: Vec<u8>) -> Packed {
+        match deflate(&text) {
+            Some(packed) => packed,
+            None => Packed::Plain(text.into_boxed_slice()),
+        }
+    }
+
+    fn size(&self) -> usize {
+        match self {
+            Packed::Deflated { bytes, .. } | Packed::Plain(bytes) => bytes.len(),
+        }
+    }
+
+    fn text(&self) -> Result<Cow<'_, [u8]>, &'static str> {
+        match self {
+            Packed::Plain(text) => Ok(Cow::Borrowed(text)),
+            Packed::Deflated { bytes, len } => inflate(bytes, *len as usize).map(Cow::Owned),
+        }
+    }
+}
+
+fn deflate(text: &[u8]) -> Option<Packed> {
+    let len = u32::try_from(text.len()).ok()?;
+    let mut compress = Compress::new_with_window_bits(Compression::default(), false, WINDOW_BITS);
+    compress.set_dictionary(DICTIONARY).ok()?;
+    // Deflate never grows a text by more than a few bytes per 16 KiB block.
+    let mut bytes = Vec::with_capacity(text.len() + text.len() / 1024 + 64);
+    match compress.compress_vec(text, &mut bytes, FlushCompress::Finish) {
+        Ok(Status::StreamEnd) => Some(Packed::Deflated {
+            bytes: bytes.into_boxed_slice(),
+            len,
+        }),
+        _ => None,
+    }
+}
+
+fn inflate(bytes: &[u8], len: usize) -> Result<Vec<u8>, &'static str> {
+    let mut decompress = Decompress::new_with_window_bits(false, WINDOW_BITS);
+    decompress
+        .set_dictionary(DICTIONARY)
+        .map_err(|_| "the dictionary was refused")?;
+    let mut text = Vec::with_capacity(len);
+    match decompress.decompress_vec(bytes, &mut text, FlushDecompress::Finish) {
+        Ok(Status::StreamEnd) if text.len() == len => Ok(text),
+        Ok(_) => Err("the packed text ends early or is longer than recorded"),
+        Err(_) => Err("the packed text is not valid deflate data"),
+    }
+}
+
+/// A job the cache holds that could not be unpacked. Packing and unpacking are
+/// inverses, so this is a defect of nbv: the reconcile fails and is retried, and the
+/// job's next change packs it anew.
+#[derive(Debug, thiserror::Error)]
+#[error(
+    "the cached copy of NotebookValidationJob {job} could not be read back ({reason}); it is read again at its next change"
+)]
+pub struct UnpackError {
+    /// `namespace/name` of the job.
+    pub job: String,
+    /// What went wrong.
+    pub reason: String,
+}
+
+/// A job in the jobs' cache: its identity, its [`JobFacts`], and the rest packed.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::TrackingSettings;
+/// use nbv_core::api::NotebookValidationJob;
+/// use nbv_operator::projection::CachedJob;
+///
+/// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "train", "namespace": "ml", "resourceVersion": "42",
+///                  "managedFields": [{"manager": "argocd-controller", "operation": "Update"}]},
+///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+///                           "path": "t.ipynb"},
+///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}},
+///     "status": {"phase": "Succeeded"}
+/// }))?;
+/// let cached = CachedJob::pack(job.clone(), &TrackingSettings::default());
+/// assert_eq!((cached.namespace(), cached.name()), ("ml", "train"));
+///
+/// let read = cached.job().expect("unpacked");
+/// // Everything but what every cache drops (managedFields).
+/// assert!(read.metadata.managed_fields.is_none());
+/// assert_eq!(read.metadata.resource_version.as_deref(), Some("42"));
+/// assert_eq!(read.spec, job.spec);
+/// assert_eq!(read.status, job.status);
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone)]
+pub struct CachedJob {
+    /// Name, namespace, uid and resourceVersion; the rest of the metadata is packed.
+    metadata: ObjectMeta,
+    facts: JobFacts,
+    packed: Packed,
+}
+
+impl CachedJob {
+    /// Packs `job`, trimmed as every cache trims its objects
+    /// ([`trim_metadata`](super::trim_metadata)), its facts taken with `tracking`.
+    pub fn pack(mut job: NotebookValidationJob, tracking: &TrackingSettings) -> CachedJob {
+        trim_metadata(&mut job.metadata);
+        let facts = JobFacts::of(&job, tracking);
+        let source = &mut job.metadata;
+        let metadata = ObjectMeta {
+            name: source.name.take(),
+            namespace: source.namespace.take(),
+            uid: source.uid.take(),
+            resource_version: source.resource_version.take(),
+            ..ObjectMeta::default()
+        };
+        // Serializing a decoded job cannot fail (no map has non-string keys); were it
+        // to, the job would be kept with its identity and facts and an empty text,
+        // which `job()` reports as not readable rather than as some other job.
+        let text = serde_json::to_vec(&job).unwrap_or_default();
+        CachedJob {
+            metadata,
+            facts,
+            packed: Packed::of(text),
+        }
+    }
+
+    /// The job, as it was packed.
+    ///
+    /// # Errors
+    ///
+    /// [`UnpackError`] if the packed text cannot be read back (a defect of nbv).
+    pub fn job(&self) -> Result<NotebookValidationJob, UnpackError> {
+        let failed = |reason: String| UnpackError {
+            job: format!("{}/{}", self.namespace(), self.name()),
+            reason,
+        };
+        let text = self.packed.text().map_err(|r| failed(r.to_owned()))?;
+        let mut job: NotebookValidationJob =
+            serde_json::from_slice(&text).map_err(|e| failed(e.to_string()))?;
+        let identity = self.metadata.clone();
+        job.metadata.name = identity.name;
+        job.metadata.namespace = identity.namespace;
+        job.metadata.uid = identity.uid;
+        job.metadata.resource_version = identity.resource_version;
+        Ok(job)
+    }
+
+    /// The job's name (empty if it has none, which no job from the API server lacks).
+    pub fn name(&self) -> &str {
+        self.metadata.name.as_deref().unwrap_or_default()
+    }
+
+    /// The job's namespace (empty if it has none).
+    pub fn namespace(&self) -> &str {
+        self.metadata.namespace.as_deref().unwrap_or_default()
+    }
+
+    /// What the cluster gauges read of the job.
+    pub fn facts(&self) -> &JobFacts {
+        &self.facts
+    }
+
+    /// The bytes the packed text takes.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::TrackingSettings;
+    /// use nbv_core::api::NotebookValidationJob;
+    /// use nbv_operator::projection::CachedJob;
+    ///
+    /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///                           "path": "t.ipynb"},
+    ///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}}
+    /// }))?;
+    /// let text = serde_json::to_vec(&job)?.len();
+    /// let cached = CachedJob::pack(job, &TrackingSettings::default());
+    /// assert!(cached.packed_size() < text / 2);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn packed_size(&self) -> usize {
+        self.packed.size()
+    }
+}
+
+impl fmt::Debug for CachedJob {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CachedJob")
+            .field("namespace", &self.namespace())
+            .field("name", &self.name())
+            .field("resource_version", &self.metadata.resource_version)
+            .field("facts", &self.facts)
+            .field("packed_size", &self.packed_size())
+            .finish()
+    }
+}
+
+impl Resource for CachedJob {
+    type DynamicType = ();
+    type Scope = NamespaceResourceScope;
+
+    fn kind(dt: &()) -> Cow<'_, str> {
+        NotebookValidationJob::kind(dt)
+    }
+
+    fn group(dt: &()) -> Cow<'_, str> {
+        NotebookValidationJob::group(dt)
+    }
+
+    fn version(dt: &()) -> Cow<'_, str> {
+        NotebookValidationJob::version(dt)
+    }
+
+    fn api_version(dt: &()) -> Cow<'_, str> {
+        NotebookValidationJob::api_version(dt)
+    }
+
+    fn plural(dt: &()) -> Cow<'_, str> {
+        NotebookValidationJob::plural(dt)
+    }
+
+    /// The identity only: name, namespace, uid and resourceVersion.
+    fn meta(&self) -> &ObjectMeta {
+        &self.metadata
+    }
+
+    /// The identity only; the packed job takes its identity from here when unpacked.
+    fn meta_mut(&mut self) -> &mut ObjectMeta {
+        &mut self.metadata
+    }
+}
+
+/// kube-runtime's controller asks its object type to be decodable, but never decodes
+/// one: the jobs' watch decodes `NotebookValidationJob`s and packs them
+/// ([`CachedJob::pack`]), which needs the tracking settings a decoder has no way to be
+/// given. Decoding therefore refuses, with a message that says so, instead of packing
+/// with settings that may not be the operator's.
+impl<'de> Deserialize<'de> for CachedJob {
+    fn deserialize<D: Deserializer<'de>>(_: D) -> Result<Self, D::Error> {
+        Err(serde::de::Error::custom(
+            "a CachedJob is not decoded: decode a NotebookValidationJob and CachedJob::pack it with the tracking settings",
+        ))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(value: serde_json::Value) -> NotebookValidationJob {
+        serde_json::from_value(value).expect("a job")
+    }
+
+    fn typical() -> NotebookValidationJob {
+        job(serde_json::json!({
+            "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+            "metadata": {"name": "churn-features", "namespace": "retail-ml",
+                         "uid": "0b6f3c1e-8a47-4d0e-9f55-2f1c9d3a7e61", "resourceVersion": "918273",
+                         "generation": 3, "creationTimestamp": "2026-11-20T08:15:00Z",
+                         "labels": {"app.kubernetes.io/instance": "retail"},
+                         "annotations": {"argocd.argoproj.io/tracking-id":
+                             "retail:mlops.mlops.dev/NotebookValidationJob:retail-ml/churn-features",
+                             "argocd.argoproj.io/sync-wave": "2"}},
+            "spec": {"notebook": {"git": {"url": "https://github.com/acme/churn.git", "ref": "v1.4.0"},
+                                  "path": "notebooks/features.ipynb"},
+                     "podConfig": {"containerImage": "quay.io/jupyter/scipy-notebook:2026-10-01",
+                                   "serviceAccountName": "notebooks"},
+                     "timeout": "45m"},
+            "status": {"phase": "Succeeded", "message": "Notebook validation succeeded",
+                       "startTime": "2026-11-20T08:16:02Z", "completionTime": "2026-11-20T08:31:40Z",
+                       "observedGeneration": 3, "retryCount": 0,
+                       "effects": {"run": "g3@2026-11-20T08:16:02Z", "done": ["notify", "wave"], "failed": []},
+                       "conditions": [
+                           {"type": "Ready", "status": "True", "reason": "ValidationSucceeded",
+                            "message": "Notebook validation succeeded", "observedGeneration": 3,
+                            "lastTransitionTime": "2026-11-20T08:31:40Z"},
+                           {"type": "EffectsApplied", "status": "True", "reason": "EffectsApplied",
+                            "message": "2 effect(s) of run g3@2026-11-20T08:16:02Z took effect",
+                            "observedGeneration": 3, "lastTransitionTime": "2026-11-20T08:31:41Z"}]}
+        }))
+    }
+
+    #[test]
+    fn a_typical_job_packs_to_a_fraction_of_its_text() {
+        let job = typical();
+        let text = serde_json::to_vec(&job).expect("text").len();
+        let cached = CachedJob::pack(job, &TrackingSettings::default());
+        assert!(matches!(cached.packed, Packed::Deflated { .. }));
+        // Measured: 1,358 bytes of text pack to 222; a third leaves room for
+        // jobs unlike this one, and fails if the dictionary stops matching.
+        assert!(
+            cached.packed_size() * 3 < text,
+            "{} bytes packed from {text}",
+            cached.packed_size()
+        );
+    }
+
+    #[test]
+    fn unpacking_gives_back_the_trimmed_job() {
+        let mut expected = typical();
+        expected.metadata.managed_fields = Some(vec![Default::default()]);
+        let cached = CachedJob::pack(expected.clone(), &TrackingSettings::default());
+        trim_metadata(&mut expected.metadata);
+        assert_eq!(cached.job().expect("unpacked"), expected);
+    }
+
+    #[test]
+    fn a_text_kept_plain_is_read_back_too() {
+        let mut cached = CachedJob::pack(typical(), &TrackingSettings::default());
+        let text = cached.packed.text().expect("text").into_owned();
+        cached.packed = Packed::Plain(text.into_boxed_slice());
+        assert_eq!(cached.job().expect("unpacked").spec, typical().spec);
+    }
+
+    #[test]
+    fn a_damaged_text_is_an_error_naming_the_job() {
+        let mut cached = CachedJob::pack(typical(), &TrackingSettings::default());
+        cached.packed = Packed::Deflated {
+            bytes: vec![0xff; 8].into_boxed_slice(),
+            len: 100,
+        };
+        let error = cached.job().expect_err("damaged");
+        assert!(
+            error.to_string().contains("retail-ml/churn-features"),
+            "{error}"
+        );
+    }
+
+    #[test]
+    fn decoding_refuses_and_says_how_a_cached_job_is_made() {
+        let error = serde_json::from_value::<CachedJob>(serde_json::json!({"metadata": {}}))
+            .expect_err("refused");
+        assert!(error.to_string().contains("CachedJob::pack"), "{error}");
+    }
+
+    #[test]
+    fn facts_of_a_job_past_its_timeout_with_an_abandoned_effect() {
+        let job = job(serde_json::json!({
+            "metadata": {"name": "train", "namespace": "ml"},
+            "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+                                  "path": "t.ipynb"},
+                     "podConfig": {"containerImage": "quay.io/example/papermill:1"},
+                     "timeout": "bogus"},
+            "status": {"phase": "ValidationRunning",
+                       "startTime": "2026-01-01T00:00:00Z", "lastRetryTime": "2026-01-01T01:00:00Z",
+                       "conditions": [{"type": "EffectsApplied", "status": "False",
+                                       "reason": "EffectsAbandoned", "message": "gave up",
+                                       "lastTransitionTime": "2026-01-01T01:05:00Z"}]}
+        }));
+        let facts = JobFacts::of(&job, &TrackingSettings::default());
+        assert_eq!(
+            facts.attempt_started,
+            "2026-01-01T01:00:00Z".parse::<DateTime<Utc>>().ok()
+        );
+        assert_eq!(facts.timeout_seconds, None);
+        assert!(facts.effects_abandoned);
+        assert!(!facts.past_timeout(Utc::now()));
+    }
+}
