@@ -2,7 +2,7 @@
 //! reconciler reads back exactly that job (less what every cache drops), and the
 //! gauges count what the job says.
 
-use nbv_core::aggregate::{JobEntry, TrackingMethod, TrackingSettings};
+use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
 use nbv_operator::projection::{CachedJob, JobFacts, trim_metadata};
 use nbv_testkit::strategies;
@@ -35,18 +35,5 @@ proptest! {
         prop_assert_eq!(cached.name(), expected.metadata.name.as_deref().unwrap_or_default());
         prop_assert_eq!(cached.namespace(), expected.metadata.namespace.as_deref().unwrap_or_default());
         prop_assert_eq!(cached.facts(), &JobFacts::of(&expected, &tracking));
-    }
-
-    #[test]
-    fn the_facts_name_the_parent_the_application_status_names(manifest in strategies::job(), tracking in tracking()) {
-        // Some generated statuses do not decode (a time that is not one); the watch
-        // never hands nbv those.
-        let decoded = serde_json::from_value::<NotebookValidationJob>(manifest);
-        prop_assume!(decoded.is_ok());
-        let job = decoded.expect("decoded");
-        let entry = JobEntry::of(&job, &tracking).expect("a named job");
-        let facts = JobFacts::of(&job, &tracking);
-        prop_assert_eq!(facts.outcome(), entry.phase);
-        prop_assert_eq!(facts.parent, entry.lookup.parent.map(|p| p.app));
     }
 }
