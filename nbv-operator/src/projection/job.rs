@@ -10,10 +10,13 @@
 //! A reconcile unpacks its job in microseconds, next to the milliseconds of the API
 //! requests it makes.
 //!
-//! What must be read without unpacking is kept beside the packed text: the identity
-//! the cache files the job under (name, namespace, uid, resourceVersion, taken out of
-//! the packed text so it is kept once) and the [`JobFacts`] the cluster gauges count
-//! at every scrape.
+//! What must be read without unpacking is kept beside the packed text: the name and
+//! namespace the cache files the job under (taken out of the packed text so they are
+//! kept once) and the [`JobFacts`] the cluster gauges count at every scrape. The uid
+//! and the resourceVersion stay in the packed text: kube-runtime copies the metadata's
+//! uid and resourceVersion into every reference it keeps to an object (the store's key,
+//! each scheduled reconcile), where nothing reads them, so metadata without them saves
+//! four strings per job.
 
 use std::borrow::Cow;
 use std::fmt;
@@ -218,7 +221,7 @@ pub struct UnpackError {
     pub reason: String,
 }
 
-/// A job in the jobs' cache: its identity, its [`JobFacts`], and the rest packed.
+/// A job in the jobs' cache: its name and namespace, its [`JobFacts`], and the rest packed.
 ///
 /// # Examples
 ///
@@ -248,7 +251,7 @@ pub struct UnpackError {
 /// ```
 #[derive(Clone)]
 pub struct CachedJob {
-    /// Name, namespace, uid and resourceVersion; the rest of the metadata is packed.
+    /// Name and namespace; the rest of the metadata is packed.
     metadata: ObjectMeta,
     facts: JobFacts,
     packed: Packed,
@@ -264,8 +267,6 @@ impl CachedJob {
         let metadata = ObjectMeta {
             name: source.name.take(),
             namespace: source.namespace.take(),
-            uid: source.uid.take(),
-            resource_version: source.resource_version.take(),
             ..ObjectMeta::default()
         };
         // Serializing a decoded job cannot fail (no map has non-string keys); were it
@@ -292,11 +293,8 @@ impl CachedJob {
         let text = self.packed.text().map_err(|r| failed(r.to_owned()))?;
         let mut job: NotebookValidationJob =
             serde_json::from_slice(&text).map_err(|e| failed(e.to_string()))?;
-        let identity = self.metadata.clone();
-        job.metadata.name = identity.name;
-        job.metadata.namespace = identity.namespace;
-        job.metadata.uid = identity.uid;
-        job.metadata.resource_version = identity.resource_version;
+        job.metadata.name = self.metadata.name.clone();
+        job.metadata.namespace = self.metadata.namespace.clone();
         Ok(job)
     }
 
@@ -345,7 +343,6 @@ impl fmt::Debug for CachedJob {
         f.debug_struct("CachedJob")
             .field("namespace", &self.namespace())
             .field("name", &self.name())
-            .field("resource_version", &self.metadata.resource_version)
             .field("facts", &self.facts)
             .field("packed_size", &self.packed_size())
             .finish()
@@ -376,12 +373,13 @@ impl Resource for CachedJob {
         NotebookValidationJob::plural(dt)
     }
 
-    /// The identity only: name, namespace, uid and resourceVersion.
+    /// The name and namespace only: the uid, the resourceVersion and the rest are in
+    /// the packed text ([`CachedJob::job`]).
     fn meta(&self) -> &ObjectMeta {
         &self.metadata
     }
 
-    /// The identity only; the packed job takes its identity from here when unpacked.
+    /// The name and namespace only; the unpacked job takes them from here.
     fn meta_mut(&mut self) -> &mut ObjectMeta {
         &mut self.metadata
     }
@@ -459,6 +457,24 @@ mod tests {
         let cached = CachedJob::pack(expected.clone(), &TrackingSettings::default());
         trim_metadata(&mut expected.metadata);
         assert_eq!(cached.job().expect("unpacked"), expected);
+    }
+
+    #[test]
+    fn the_references_kube_runtime_keeps_carry_neither_uid_nor_version() {
+        let cached = CachedJob::pack(typical(), &TrackingSettings::default());
+        let reference = kube::runtime::reflector::ObjectRef::from_obj(&cached);
+        assert_eq!(
+            (reference.namespace.as_deref(), reference.name.as_str()),
+            (Some("retail-ml"), "churn-features")
+        );
+        assert_eq!(reference.extra.uid, None);
+        assert_eq!(reference.extra.resource_version, None);
+        let read = cached.job().expect("unpacked").metadata;
+        assert_eq!(
+            read.uid.as_deref(),
+            Some("0b6f3c1e-8a47-4d0e-9f55-2f1c9d3a7e61")
+        );
+        assert_eq!(read.resource_version.as_deref(), Some("918273"));
     }
 
     #[test]
