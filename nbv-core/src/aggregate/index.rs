@@ -3,6 +3,7 @@
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
 use std::fmt;
+use std::sync::Arc;
 
 use super::parent::{AppId, AppRef};
 use crate::api::{JobPhase, NotebookValidationJob};
@@ -229,7 +230,9 @@ impl Aggregate {
 /// What the index remembers about one job.
 #[derive(Debug, Clone, PartialEq, Eq)]
 struct Tracked {
-    app: Option<AppId>,
+    /// The key of the Application's entry in `apps`, shared by all its jobs: the index
+    /// keeps each Application's name once, not once per job.
+    app: Option<Arc<AppId>>,
     phase: JobPhase,
 }
 
@@ -271,7 +274,7 @@ struct Tracked {
 #[derive(Debug, Clone, Default)]
 pub struct AggregateIndex {
     jobs: HashMap<JobKey, Tracked>,
-    apps: HashMap<AppId, Aggregate>,
+    apps: HashMap<Arc<AppId>, Aggregate>,
 }
 
 impl AggregateIndex {
@@ -307,7 +310,7 @@ impl AggregateIndex {
     /// ```
     pub fn upsert(&mut self, job: JobKey, parent: Option<AppRef>, phase: JobPhase) -> Vec<AppId> {
         let new = Tracked {
-            app: parent.map(|parent| parent.app),
+            app: parent.map(|parent| self.shared(parent.app)),
             phase,
         };
         let old = match self.jobs.get_mut(&job) {
@@ -326,6 +329,7 @@ impl AggregateIndex {
             .and_then(|old| old.app)
             .into_iter()
             .chain(new.app)
+            .map(Arc::unwrap_or_clone)
             .collect();
         changed.sort_unstable();
         changed.dedup();
@@ -349,7 +353,7 @@ impl AggregateIndex {
         match self.jobs.remove_entry(job) {
             Some((key, old)) => {
                 self.subtract(&key, &old);
-                old.app.into_iter().collect()
+                old.app.into_iter().map(Arc::unwrap_or_clone).collect()
             }
             None => Vec::new(),
         }
@@ -414,13 +418,21 @@ impl AggregateIndex {
     /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
     /// ```
     pub fn applications(&self) -> impl Iterator<Item = &AppId> {
-        self.apps.keys()
+        self.apps.keys().map(|app| &**app)
+    }
+
+    /// `app` as the index keeps it: the key of its entry, if it has one.
+    fn shared(&self, app: AppId) -> Arc<AppId> {
+        match self.apps.get_key_value(&app) {
+            Some((key, _)) => Arc::clone(key),
+            None => Arc::new(app),
+        }
     }
 
     fn add(&mut self, job: &JobKey, tracked: &Tracked) {
         if let Some(app) = &tracked.app {
             self.apps
-                .entry(app.clone())
+                .entry(Arc::clone(app))
                 .or_default()
                 .add(job, tracked.phase);
         }
@@ -428,7 +440,7 @@ impl AggregateIndex {
 
     fn subtract(&mut self, job: &JobKey, tracked: &Tracked) {
         let Some(app) = &tracked.app else { return };
-        if let Entry::Occupied(mut entry) = self.apps.entry(app.clone()) {
+        if let Entry::Occupied(mut entry) = self.apps.entry(Arc::clone(app)) {
             entry.get_mut().subtract(job, tracked.phase);
             // Forget empty Applications so that the map never grows with apps that
             // once had jobs.
