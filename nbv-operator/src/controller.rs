@@ -48,7 +48,7 @@ use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::models::ModelWatch;
-use crate::projection::{CachedApplication, CachedJob, trim_pod};
+use crate::projection::{CachedApplication, CachedJob, Parents, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
@@ -176,8 +176,8 @@ pub async fn tracking_settings(
 }
 
 /// The jobs' watch, into `cache`, as the stream of changed jobs the controller
-/// reconciles. Each job is packed for the cache ([`CachedJob::pack`], its parent found
-/// with `tracking`); every event is handed to the publisher through `feed` first,
+/// reconciles. Each job is packed for the cache ([`CachedJob::pack_sharing`], its
+/// parent found with `tracking` and kept once per Application); every event is handed to the publisher through `feed` first,
 /// and a deleted job is reported, since without a finalizer it is never reconciled
 /// again.
 fn watch_jobs(
@@ -187,6 +187,7 @@ fn watch_jobs(
     feed: JobFeed,
 ) -> impl Stream<Item = Result<CachedJob, watcher::Error>> + Send + 'static {
     let tracking = context.tracking.clone();
+    let mut parents = Parents::default();
     watcher(api, watcher::Config::default())
         .default_backoff()
         .map_ok(move |event| {
@@ -195,7 +196,7 @@ fn watch_jobs(
                 context.job_deleted(job);
                 context.metrics.job_deleted(job);
             }
-            let pack = |job| CachedJob::pack(job, &tracking);
+            let mut pack = |job| CachedJob::pack_sharing(job, &tracking, &mut parents);
             match event {
                 watcher::Event::Apply(job) => watcher::Event::Apply(pack(job)),
                 watcher::Event::Delete(job) => watcher::Event::Delete(pack(job)),

@@ -19,7 +19,9 @@
 //! four strings per job.
 
 use std::borrow::Cow;
+use std::collections::HashSet;
 use std::fmt;
+use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
 use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
@@ -73,8 +75,9 @@ const WINDOW_BITS: u8 = 15;
 pub struct JobFacts {
     /// `status.phase`.
     pub phase: Option<Phase>,
-    /// The parent Application, found as the Application status finds it.
-    pub parent: Option<AppId>,
+    /// The parent Application, found as the Application status finds it; the jobs'
+    /// cache shares one copy among the jobs of an Application ([`Parents`]).
+    pub parent: Option<Arc<AppId>>,
     /// When the current attempt started: `status.lastRetryTime` or `status.startTime`,
     /// the later of the two.
     pub attempt_started: Option<DateTime<Utc>>,
@@ -98,7 +101,7 @@ impl JobFacts {
             phase: status.and_then(|s| s.phase),
             parent: JobEntry::of(job, tracking)
                 .and_then(|entry| entry.lookup.parent)
-                .map(|parent| parent.app),
+                .map(|parent| Arc::new(parent.app)),
             attempt_started: status.and_then(|s| {
                 [s.start_time, s.last_retry_time]
                     .into_iter()
@@ -144,6 +147,84 @@ impl JobFacts {
             (Some(started), Some(timeout)) => (now - started).num_seconds() > timeout,
             _ => false,
         }
+    }
+}
+
+/// The parent Applications of the cached jobs, each kept once: an Application's name
+/// is then stored once for all its jobs rather than once per job.
+///
+/// Applications no cached job names any more are forgotten as the set grows (each time
+/// it doubles), so it holds at most about twice the Applications in use.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::aggregate::TrackingSettings;
+/// use nbv_core::api::NotebookValidationJob;
+/// use nbv_operator::projection::{CachedJob, Parents};
+///
+/// let job = |name: &str| -> NotebookValidationJob {
+///     serde_json::from_value(serde_json::json!({
+///         "metadata": {"name": name, "namespace": "ml", "annotations": {
+///             "argocd.argoproj.io/tracking-id":
+///                 format!("platform:mlops.mlops.dev/NotebookValidationJob:ml/{name}")}},
+///         "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+///                               "path": "t.ipynb"},
+///                  "podConfig": {"containerImage": "quay.io/example/papermill:1"}}
+///     })).unwrap()
+/// };
+/// let tracking = TrackingSettings::default();
+/// let mut parents = Parents::default();
+/// let first = CachedJob::pack_sharing(job("train"), &tracking, &mut parents);
+/// let second = CachedJob::pack_sharing(job("score"), &tracking, &mut parents);
+/// let (a, b) = (first.facts().parent.as_ref(), second.facts().parent.as_ref());
+/// assert_eq!(a.expect("a parent").name(), "platform");
+/// assert!(std::sync::Arc::ptr_eq(a.unwrap(), b.unwrap()));
+/// ```
+#[derive(Debug, Default)]
+pub struct Parents {
+    kept: HashSet<Arc<AppId>>,
+    /// How many were kept after the last pruning: the next one comes at twice as many.
+    pruned_at: usize,
+}
+
+impl Parents {
+    /// The fewest kept before the first pruning.
+    const FIRST_PRUNING: usize = 64;
+
+    /// `facts` with their parent replaced by the copy kept here.
+    fn share(&mut self, facts: &mut JobFacts) {
+        let Some(parent) = facts.parent.take() else {
+            return;
+        };
+        let kept = match self.kept.get(&parent) {
+            Some(kept) => Arc::clone(kept),
+            None => {
+                self.prune();
+                self.kept.insert(Arc::clone(&parent));
+                parent
+            }
+        };
+        facts.parent = Some(kept);
+    }
+
+    /// Forgets the Applications only this set still holds, once it has doubled.
+    fn prune(&mut self) {
+        if self.kept.len() < (2 * self.pruned_at).max(Self::FIRST_PRUNING) {
+            return;
+        }
+        self.kept.retain(|app| Arc::strong_count(app) > 1);
+        self.pruned_at = self.kept.len();
+    }
+
+    /// How many Applications are kept.
+    pub fn len(&self) -> usize {
+        self.kept.len()
+    }
+
+    /// Whether none is.
+    pub fn is_empty(&self) -> bool {
+        self.kept.is_empty()
     }
 }
 
@@ -260,9 +341,20 @@ pub struct CachedJob {
 impl CachedJob {
     /// Packs `job`, trimmed as every cache trims its objects
     /// ([`trim_metadata`](super::trim_metadata)), its facts taken with `tracking`.
-    pub fn pack(mut job: NotebookValidationJob, tracking: &TrackingSettings) -> CachedJob {
+    pub fn pack(job: NotebookValidationJob, tracking: &TrackingSettings) -> CachedJob {
+        CachedJob::pack_sharing(job, tracking, &mut Parents::default())
+    }
+
+    /// Packs `job` as [`CachedJob::pack`] does, its parent Application shared with the
+    /// other jobs packed with `parents`: what the jobs' watch does.
+    pub fn pack_sharing(
+        mut job: NotebookValidationJob,
+        tracking: &TrackingSettings,
+        parents: &mut Parents,
+    ) -> CachedJob {
         trim_metadata(&mut job.metadata);
-        let facts = JobFacts::of(&job, tracking);
+        let mut facts = JobFacts::of(&job, tracking);
+        parents.share(&mut facts);
         let source = &mut job.metadata;
         let metadata = ObjectMeta {
             name: source.name.take(),
@@ -475,6 +567,52 @@ mod tests {
             Some("0b6f3c1e-8a47-4d0e-9f55-2f1c9d3a7e61")
         );
         assert_eq!(read.resource_version.as_deref(), Some("918273"));
+    }
+
+    /// A job of the Application `app-{app}`.
+    fn job_of(app: usize) -> NotebookValidationJob {
+        let mut job = typical();
+        let annotations = job.metadata.annotations.get_or_insert_default();
+        annotations.insert(
+            "argocd.argoproj.io/tracking-id".to_owned(),
+            format!("app-{app}:mlops.mlops.dev/NotebookValidationJob:retail-ml/churn-features"),
+        );
+        job
+    }
+
+    fn pack(app: usize, parents: &mut Parents) -> CachedJob {
+        CachedJob::pack_sharing(job_of(app), &TrackingSettings::default(), parents)
+    }
+
+    #[test]
+    fn the_jobs_of_an_application_share_its_name() {
+        let mut parents = Parents::default();
+        let (first, second) = (pack(1, &mut parents), pack(1, &mut parents));
+        let (Some(a), Some(b)) = (&first.facts().parent, &second.facts().parent) else {
+            panic!("both have a parent");
+        };
+        assert_eq!(a.name(), "app-1");
+        assert!(Arc::ptr_eq(a, b));
+        assert_eq!(parents.len(), 1);
+    }
+
+    #[test]
+    fn applications_no_cached_job_names_are_forgotten_as_the_set_grows() {
+        let mut parents = Parents::default();
+        for app in 0..1_000 {
+            drop(pack(app, &mut parents));
+        }
+        assert!(parents.len() <= Parents::FIRST_PRUNING, "{}", parents.len());
+
+        let held: Vec<CachedJob> = (0..100).map(|app| pack(app, &mut parents)).collect();
+        for app in 100..1_000 {
+            drop(pack(app, &mut parents));
+        }
+        // The 100 in use are kept, and the set stays within about twice them.
+        assert!((100..=200).contains(&parents.len()), "{}", parents.len());
+        let again = pack(7, &mut parents);
+        let parent = |job: &CachedJob| job.facts().parent.clone().expect("a parent");
+        assert!(Arc::ptr_eq(&parent(&again), &parent(&held[7])));
     }
 
     #[test]

@@ -32,7 +32,7 @@ use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
 use nbv_core::models::InferenceService;
 
 pub use application::CachedApplication;
-pub use job::{CachedJob, JobFacts, UnpackError};
+pub use job::{CachedJob, JobFacts, Parents, UnpackError};
 
 /// The annotation `kubectl apply` records the applied configuration in.
 pub const LAST_APPLIED: &str = "kubectl.kubernetes.io/last-applied-configuration";
