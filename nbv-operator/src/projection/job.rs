@@ -238,12 +238,35 @@ enum Packed {
     Plain(Box<[u8]>),
 }
 
+thread_local! {
+    /// Where a job is written out and deflated before the result is copied out at its
+    /// exact size. Kept for the job's life, an allocation carved from a larger one
+    /// (a text buffer, a deflate buffer shrunk in place) would leave freed memory
+    /// around it, in pages the allocator then cannot give back: the buffers are reused
+    /// instead, and what the cache keeps is allocated apart.
+    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> =
+        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
+}
+
 impl Packed {
-    fn of(text: Vec<u8>) -> Packed {
-        match deflate(&text) {
-            Some(packed) => packed,
-            None => Packed::Plain(text.into_boxed_slice()),
-        }
+    /// `job` written out as JSON and packed.
+    fn of(job: &NotebookValidationJob) -> Packed {
+        SCRATCH.with_borrow_mut(|(text, deflated)| {
+            text.clear();
+            // Serializing a decoded job cannot fail (no map has non-string keys); were
+            // it to, the job would be kept with its name and facts and an empty text,
+            // which `job()` reports as not readable rather than as some other job.
+            if serde_json::to_writer(&mut *text, job).is_err() {
+                text.clear();
+            }
+            match deflate(text, deflated) {
+                Some(len) => Packed::Deflated {
+                    bytes: Box::from(deflated.as_slice()),
+                    len,
+                },
+                None => Packed::Plain(Box::from(text.as_slice())),
+            }
+        })
     }
 
     fn size(&self) -> usize {
@@ -260,17 +283,16 @@ impl Packed {
     }
 }
 
-fn deflate(text: &[u8]) -> Option<Packed> {
+/// Deflates `text` into `out`; the length of the text, or `None` if it failed.
+fn deflate(text: &[u8], out: &mut Vec<u8>) -> Option<u32> {
     let len = u32::try_from(text.len()).ok()?;
     let mut compress = Compress::new_with_window_bits(Compression::default(), false, WINDOW_BITS);
     compress.set_dictionary(DICTIONARY).ok()?;
+    out.clear();
     // Deflate never grows a text by more than a few bytes per 16 KiB block.
-    let mut bytes = Vec::with_capacity(text.len() + text.len() / 1024 + 64);
-    match compress.compress_vec(text, &mut bytes, FlushCompress::Finish) {
-        Ok(Status::StreamEnd) => Some(Packed::Deflated {
-            bytes: bytes.into_boxed_slice(),
-            len,
-        }),
+    out.reserve(text.len() + text.len() / 1024 + 64);
+    match compress.compress_vec(text, out, FlushCompress::Finish) {
+        Ok(Status::StreamEnd) => Some(len),
         _ => None,
     }
 }
@@ -361,14 +383,10 @@ impl CachedJob {
             namespace: source.namespace.take(),
             ..ObjectMeta::default()
         };
-        // Serializing a decoded job cannot fail (no map has non-string keys); were it
-        // to, the job would be kept with its identity and facts and an empty text,
-        // which `job()` reports as not readable rather than as some other job.
-        let text = serde_json::to_vec(&job).unwrap_or_default();
         CachedJob {
             metadata,
             facts,
-            packed: Packed::of(text),
+            packed: Packed::of(&job),
         }
     }
 
