@@ -177,9 +177,9 @@ pub async fn tracking_settings(
 
 /// The jobs' watch, into `cache`, as the stream of changed jobs the controller
 /// reconciles. Each job is packed for the cache ([`CachedJob::pack_sharing`], its
-/// parent found with `tracking` and kept once per Application); every event is handed to the publisher through `feed` first,
-/// and a deleted job is reported, since without a finalizer it is never reconciled
-/// again.
+/// parent found with `tracking` and kept once per Application); every event is handed
+/// to the publisher through `feed` first, and a deleted job is reported, since without
+/// a finalizer it is never reconciled again.
 fn watch_jobs(
     api: Api<NotebookValidationJob>,
     cache: reflector::store::Writer<CachedJob>,

@@ -216,16 +216,6 @@ impl Parents {
         self.kept.retain(|app| Arc::strong_count(app) > 1);
         self.pruned_at = self.kept.len();
     }
-
-    /// How many Applications are kept.
-    pub fn len(&self) -> usize {
-        self.kept.len()
-    }
-
-    /// Whether none is.
-    pub fn is_empty(&self) -> bool {
-        self.kept.is_empty()
-    }
 }
 
 /// A job's text as the cache holds it.
@@ -611,7 +601,7 @@ mod tests {
         };
         assert_eq!(a.name(), "app-1");
         assert!(Arc::ptr_eq(a, b));
-        assert_eq!(parents.len(), 1);
+        assert_eq!(parents.kept.len(), 1);
     }
 
     #[test]
@@ -620,14 +610,22 @@ mod tests {
         for app in 0..1_000 {
             drop(pack(app, &mut parents));
         }
-        assert!(parents.len() <= Parents::FIRST_PRUNING, "{}", parents.len());
+        assert!(
+            parents.kept.len() <= Parents::FIRST_PRUNING,
+            "{}",
+            parents.kept.len()
+        );
 
         let held: Vec<CachedJob> = (0..100).map(|app| pack(app, &mut parents)).collect();
         for app in 100..1_000 {
             drop(pack(app, &mut parents));
         }
         // The 100 in use are kept, and the set stays within about twice them.
-        assert!((100..=200).contains(&parents.len()), "{}", parents.len());
+        assert!(
+            (100..=200).contains(&parents.kept.len()),
+            "{}",
+            parents.kept.len()
+        );
         let again = pack(7, &mut parents);
         let parent = |job: &CachedJob| job.facts().parent.clone().expect("a parent");
         assert!(Arc::ptr_eq(&parent(&again), &parent(&held[7])));
