@@ -8,17 +8,21 @@
 //! `NBV_E2E_IDLE_JOBS` adds jobs to the namespace that run and do not complete (none by
 //! default), to show that a completion costs the same among 10,000 jobs.
 
+use std::collections::HashSet;
 use std::ops::Range;
 use std::time::{Duration, Instant};
 
 use chrono::Utc;
 use futures::{StreamExt, stream};
+use kube::ResourceExt;
 use kube::api::{Patch, PatchParams};
+use kube::runtime::{WatchStreamExt, watcher};
+use nbv_core::api::NotebookValidationJob;
 use serde_json::json;
 use tokio::task::JoinSet;
 
 use crate::gitops::{application, deployment, gitops_job};
-use crate::support::{OperatorOptions, Requests, Scenario, ended, eventually, rfc3339};
+use crate::support::{OperatorOptions, Requests, Scenario, ended, rfc3339};
 
 /// Jobs completing at once unless `NBV_E2E_COMPLETIONS` says otherwise.
 const QUICK: usize = 100;
@@ -80,21 +84,43 @@ async fn write_statuses(s: &Scenario, jobs: Range<usize>, status: impl Fn() -> s
 }
 
 /// Waits until each of the `n` jobs records `effects` effects done (the notification
-/// and the wave patch, and its triggers).
+/// and the wave patch, and its triggers), following the jobs' watch. Polling with a
+/// LIST would load the API server whose throughput the wait measures: one LIST of
+/// 1,000 jobs is 3.4 MB read from etcd and encoded, four times a second.
 async fn carried_out(s: &Scenario, n: usize, effects: usize) {
-    eventually(
-        "every completion carried out",
-        Duration::from_secs(180),
-        || async {
-            let jobs = s.jobs().list(&Default::default()).await.expect("list jobs");
-            let done = jobs.items.iter().filter(|job| {
-                let ledger = job.status.as_ref().and_then(|st| st.effects.as_ref());
-                ledger.is_some_and(|l| l.done.len() == effects)
-            });
-            (done.count() == n).then_some(())
-        },
-    )
-    .await;
+    let is_done = |job: &NotebookValidationJob| {
+        let ledger = job.status.as_ref().and_then(|st| st.effects.as_ref());
+        ledger.is_some_and(|l| l.done.len() == effects)
+    };
+    let mut events = watcher(s.jobs(), watcher::Config::default())
+        .default_backoff()
+        .boxed();
+    let mut done = HashSet::new();
+    let every_one = async {
+        while let Some(event) = events.next().await {
+            match event {
+                Ok(watcher::Event::Apply(job) | watcher::Event::InitApply(job)) => {
+                    if is_done(&job) {
+                        done.insert(job.name_any());
+                    } else {
+                        done.remove(&job.name_any());
+                    }
+                }
+                Ok(watcher::Event::Delete(job)) => {
+                    done.remove(&job.name_any());
+                }
+                Ok(watcher::Event::Init) => done.clear(),
+                // The watch is retried with a backoff; a lost event is listed again.
+                Ok(watcher::Event::InitDone) | Err(_) => {}
+            }
+            if done.len() == n {
+                return;
+            }
+        }
+    };
+    tokio::time::timeout(Duration::from_secs(180), every_one)
+        .await
+        .expect("every completion carried out within 180 s");
 }
 
 /// CPU time (user + system) the process `pid` has used.
