@@ -400,5 +400,8 @@ proptest! {
         }
         prop_assert_eq!(forward.requeue(t0(), &policy), expected);
         prop_assert_eq!(backward.requeue(t0(), &policy), expected);
+        prop_assert_eq!(forward.due(t0(), &policy), Some(expected));
+        // Without a reason, only the resync is due, which a shell may keep on its own.
+        prop_assert_eq!(Wake::default().due(t0(), &policy), None);
     }
 }

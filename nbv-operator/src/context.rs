@@ -16,6 +16,7 @@ use crate::metrics::Metrics;
 use crate::models::ModelWatch;
 use crate::projection::CachedApplication;
 use crate::reconcile::{ParsedTriggers, RecentLedgers};
+use crate::resync::Reconciles;
 use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
 
@@ -48,19 +49,24 @@ pub struct Context {
     pub parsed_triggers: ParsedTriggers,
     /// How jobs are tracked to their parent Application.
     pub tracking: TrackingSettings,
+    /// The reconciles that ended, for the resync's sweep (see [`crate::resync`]).
+    pub reconciles: Arc<Reconciles>,
     /// A deliberate bug the simulation injects to prove its invariants catch it;
     /// `None` in production (see [`Tamper`]).
     pub tamper: Option<Arc<dyn Tamper>>,
 }
 
 impl Context {
-    /// Forgets a deleted job's recent ledger and parsed annotation. Called when the
-    /// watch reports the deletion (a job deleted without a finalizer is never reconciled
-    /// again) and when a reconcile finds the job being deleted.
+    /// Forgets a deleted job's recent ledger, parsed annotation and requeue. Called
+    /// when the watch reports the deletion (a job deleted without a finalizer is never
+    /// reconciled again) and when a reconcile finds the job being deleted.
     pub fn job_deleted(&self, job: &NotebookValidationJob) {
         if let Some(uid) = &job.metadata.uid {
             self.recent.forget(uid);
             self.parsed_triggers.forget(uid);
+        }
+        if let (Some(namespace), Some(name)) = (&job.metadata.namespace, &job.metadata.name) {
+            self.reconciles.forget(namespace, name);
         }
     }
 }

@@ -52,6 +52,7 @@ use crate::projection::{CachedApplication, CachedJob, Parents, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
+use crate::resync::{self, Listings};
 use crate::tamper::Tamper;
 use crate::validation_pod::PodRunner;
 
@@ -179,12 +180,14 @@ pub async fn tracking_settings(
 /// reconciles. Each job is packed for the cache ([`CachedJob::pack_sharing`], its
 /// parent found with `tracking` and kept once per Application); every event is handed
 /// to the publisher through `feed` first, and a deleted job is reported, since without
-/// a finalizer it is never reconciled again.
+/// a finalizer it is never reconciled again. Only changed jobs pass on: a listing's
+/// are counted in `listings` once it is complete, for the sweep.
 fn watch_jobs(
     api: Api<NotebookValidationJob>,
     cache: reflector::store::Writer<CachedJob>,
     context: Arc<Context>,
     feed: JobFeed,
+    listings: Listings,
 ) -> impl Stream<Item = Result<CachedJob, watcher::Error>> + Send + 'static {
     let tracking = context.tracking.clone();
     let mut parents = Parents::default();
@@ -207,7 +210,21 @@ fn watch_jobs(
         })
         // The cache is updated before each event passes on to the controller.
         .reflect(cache)
-        .applied_objects()
+        // A changed job is reconciled at once; the jobs of a listing are handed over by
+        // the sweep once it is complete, at the pace they are reconciled (`resync`).
+        .try_filter_map(move |event| {
+            let changed = match event {
+                watcher::Event::Apply(job) => Some(job),
+                watcher::Event::InitDone => {
+                    listings.complete();
+                    None
+                }
+                watcher::Event::Init | watcher::Event::InitApply(_) | watcher::Event::Delete(_) => {
+                    None
+                }
+            };
+            futures::future::ready(Ok(changed))
+        })
 }
 
 /// `K` in `namespace` (`--watch-namespace`), or in every namespace.
@@ -338,10 +355,25 @@ pub async fn run(
         effect_retry: EffectRetryPolicy::default(),
         recent: RecentLedgers::default(),
         parsed_triggers: ParsedTriggers::default(),
+        reconciles: Arc::default(),
         tamper,
     });
-    let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed);
-    let mut controller = Controller::for_stream(job_stream, job_store).reconcile_on(woken);
+    // Every job, after each listing and every resync, handed over as fast as the
+    // controller reconciles (`resync`); a job is requeued alone only when it has
+    // something due sooner.
+    let listings = Listings::default();
+    let (swept, sweeps) = futures::channel::mpsc::unbounded();
+    tokio::spawn(resync::sweep(
+        job_store.clone(),
+        listings.follow(),
+        context.reconciles.clone(),
+        context.config.requeue.resync,
+        swept,
+    ));
+    let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed, listings);
+    let mut controller = Controller::for_stream(job_stream, job_store)
+        .reconcile_on(woken)
+        .reconcile_on(sweeps);
     if let Some(pod_stream) = pod_stream {
         controller = controller.owns_stream(pod_stream);
     }

@@ -20,6 +20,7 @@ pub mod projection;
 pub mod publisher;
 pub mod reconcile;
 pub mod resources;
+pub mod resync;
 pub mod server;
 #[cfg(feature = "simulate")]
 pub mod simulate;

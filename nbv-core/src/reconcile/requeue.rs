@@ -114,8 +114,27 @@ impl Wake {
         }
     }
 
-    /// How long to wait, from `now`: the earliest reason, or the policy's resync.
-    pub fn requeue(&self, now: DateTime<Utc>, policy: &RequeuePolicy) -> Duration {
+    /// How long to wait, from `now`: the earliest reason, or `None` when there is
+    /// none and only the periodic resync is due. A shell that resyncs every job on
+    /// its own schedule (`nbv run` does, paced, so that its queue does not keep an
+    /// entry per job) asks for nothing then.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::reconcile::{RequeuePolicy, Wake};
+    ///
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+    /// let policy = RequeuePolicy::default();
+    /// assert_eq!(Wake::default().due(now, &policy), None);
+    ///
+    /// let mut wake = Wake::default();
+    /// wake.busy();
+    /// assert_eq!(wake.due(now, &policy), Some(policy.deferred_retry));
+    /// ```
+    pub fn due(&self, now: DateTime<Utc>, policy: &RequeuePolicy) -> Option<Duration> {
         let mut wait = self.after;
         let mut sooner = |d: Duration| wait = Some(wait.map_or(d, |w| w.min(d)));
         if self.busy {
@@ -124,6 +143,11 @@ impl Wake {
         if let Some(at) = self.at {
             sooner((at - now).to_std().unwrap_or(Duration::ZERO).max(MIN_WAIT));
         }
-        wait.unwrap_or(policy.resync)
+        wait
+    }
+
+    /// How long to wait, from `now`: [`Wake::due`], or the policy's resync.
+    pub fn requeue(&self, now: DateTime<Utc>, policy: &RequeuePolicy) -> Duration {
+        self.due(now, policy).unwrap_or(policy.resync)
     }
 }

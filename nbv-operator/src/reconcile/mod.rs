@@ -66,6 +66,12 @@ pub async fn reconcile(cached: Arc<CachedJob>, ctx: Arc<Context>) -> Result<Acti
         }
     };
     ctx.metrics.reconciled(outcome, started.elapsed());
+    // An error is retried at a time of its own (`error_policy`).
+    let requeued = result
+        .as_ref()
+        .map_or(true, |action| *action != Action::await_change());
+    ctx.reconciles
+        .ended(cached.namespace(), cached.name(), requeued);
     result
 }
 
@@ -191,7 +197,10 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
         write_status(&jobs, observed, &status).await?;
     }
     wake.merge(settlement.wake());
-    Ok(Action::requeue(wake.requeue(now, &ctx.config.requeue)))
+    // With nothing due sooner, the resync's sweep looks at the job again.
+    Ok(wake
+        .due(now, &ctx.config.requeue)
+        .map_or_else(Action::await_change, Action::requeue))
 }
 
 fn observed_uid(job: &NotebookValidationJob) -> String {
