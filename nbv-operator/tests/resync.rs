@@ -85,12 +85,21 @@ fn controller(
     seen
 }
 
-#[tokio::test(start_paused = true)]
-async fn every_job_is_handed_over_once_its_listing_is_complete_a_window_at_a_time() {
-    let cache = cache_of(1000);
+/// A sweep over a cache of jobs, handing them to [`controller`].
+struct Sweeping {
+    /// Kept for as long as the test runs: the cache.
+    _cache: Writer<CachedJob>,
+    listings: Listings,
+    reconciles: Arc<Reconciles>,
+    seen: Arc<Mutex<Seen>>,
+}
+
+/// A sweep over `jobs` jobs, to a controller that takes `reconcile` for each.
+fn sweeping(jobs: usize, reconcile: Option<Duration>) -> Sweeping {
+    let cache = cache_of(jobs);
     let (listings, reconciles) = (Listings::default(), Arc::new(Reconciles::default()));
     let (requests, handed) = futures::channel::mpsc::unbounded();
-    let seen = controller(handed, reconciles.clone(), Some(Duration::from_millis(20)));
+    let seen = controller(handed, reconciles.clone(), reconcile);
     tokio::spawn(sweep(
         cache.as_reader(),
         listings.follow(),
@@ -98,6 +107,22 @@ async fn every_job_is_handed_over_once_its_listing_is_complete_a_window_at_a_tim
         EVERY,
         requests,
     ));
+    Sweeping {
+        _cache: cache,
+        listings,
+        reconciles,
+        seen,
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn every_job_is_handed_over_once_its_listing_is_complete_a_window_at_a_time() {
+    let Sweeping {
+        _cache,
+        listings,
+        seen,
+        ..
+    } = sweeping(1000, Some(Duration::from_millis(20)));
 
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert!(
@@ -118,17 +143,12 @@ async fn every_job_is_handed_over_once_its_listing_is_complete_a_window_at_a_tim
 
 #[tokio::test(start_paused = true)]
 async fn every_job_is_handed_over_again_every_period() {
-    let cache = cache_of(100);
-    let (listings, reconciles) = (Listings::default(), Arc::new(Reconciles::default()));
-    let (requests, handed) = futures::channel::mpsc::unbounded();
-    let seen = controller(handed, reconciles.clone(), Some(Duration::from_millis(20)));
-    tokio::spawn(sweep(
-        cache.as_reader(),
-        listings.follow(),
-        reconciles.clone(),
-        EVERY,
-        requests,
-    ));
+    let Sweeping {
+        _cache,
+        listings,
+        seen,
+        ..
+    } = sweeping(100, Some(Duration::from_millis(20)));
     listings.complete();
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(seen.lock().unwrap().handed.values().all(|&n| n == 1));
@@ -146,17 +166,12 @@ async fn every_job_is_handed_over_again_every_period() {
 async fn jobs_never_reconciled_do_not_stop_the_sweep() {
     // Jobs deleted after the sweep handed them over are never reconciled: the sweep
     // waits a while for each window, then goes on.
-    let cache = cache_of(3 * WINDOW as usize);
-    let (listings, reconciles) = (Listings::default(), Arc::new(Reconciles::default()));
-    let (requests, handed) = futures::channel::mpsc::unbounded();
-    let seen = controller(handed, reconciles.clone(), None);
-    tokio::spawn(sweep(
-        cache.as_reader(),
-        listings.follow(),
-        reconciles.clone(),
-        EVERY,
-        requests,
-    ));
+    let Sweeping {
+        _cache,
+        listings,
+        seen,
+        ..
+    } = sweeping(3 * WINDOW as usize, None);
     listings.complete();
     tokio::time::sleep(Duration::from_secs(1)).await;
     assert_eq!(seen.lock().unwrap().handed.len(), WINDOW as usize);
@@ -185,17 +200,12 @@ async fn the_sweep_ends_with_the_jobs_watch() {
 
 #[tokio::test(start_paused = true)]
 async fn a_job_requeued_at_a_time_of_its_own_is_left_to_it_until_the_next_listing() {
-    let cache = cache_of(10);
-    let (listings, reconciles) = (Listings::default(), Arc::new(Reconciles::default()));
-    let (requests, handed) = futures::channel::mpsc::unbounded();
-    let seen = controller(handed, reconciles.clone(), Some(Duration::from_millis(20)));
-    tokio::spawn(sweep(
-        cache.as_reader(),
-        listings.follow(),
-        reconciles.clone(),
-        EVERY,
-        requests,
-    ));
+    let Sweeping {
+        _cache,
+        listings,
+        reconciles,
+        seen,
+    } = sweeping(10, Some(Duration::from_millis(20)));
     listings.complete();
     tokio::time::sleep(Duration::from_secs(10)).await;
     // A running Pod's backstop, say: its own requeue looks at it before the resync.
