@@ -117,22 +117,17 @@ fn sweeping(jobs: usize, reconcile: Option<Duration>) -> Sweeping {
 
 #[tokio::test(start_paused = true)]
 async fn every_job_is_handed_over_once_its_listing_is_complete_a_window_at_a_time() {
-    let Sweeping {
-        _cache,
-        listings,
-        seen,
-        ..
-    } = sweeping(1000, Some(Duration::from_millis(20)));
+    let run = sweeping(1000, Some(Duration::from_millis(20)));
 
     tokio::time::sleep(Duration::from_secs(60)).await;
     assert!(
-        seen.lock().unwrap().handed.is_empty(),
+        run.seen.lock().unwrap().handed.is_empty(),
         "nothing before the listing is complete"
     );
 
-    listings.complete();
+    run.listings.complete();
     tokio::time::sleep(Duration::from_secs(60)).await;
-    let seen = seen.lock().unwrap();
+    let seen = run.seen.lock().unwrap();
     assert_eq!(seen.handed.len(), 1000);
     assert!(seen.handed.values().all(|&n| n == 1), "each job once");
     assert_eq!(
@@ -143,21 +138,16 @@ async fn every_job_is_handed_over_once_its_listing_is_complete_a_window_at_a_tim
 
 #[tokio::test(start_paused = true)]
 async fn every_job_is_handed_over_again_every_period() {
-    let Sweeping {
-        _cache,
-        listings,
-        seen,
-        ..
-    } = sweeping(100, Some(Duration::from_millis(20)));
-    listings.complete();
+    let run = sweeping(100, Some(Duration::from_millis(20)));
+    run.listings.complete();
     tokio::time::sleep(Duration::from_secs(10)).await;
-    assert!(seen.lock().unwrap().handed.values().all(|&n| n == 1));
+    assert!(run.seen.lock().unwrap().handed.values().all(|&n| n == 1));
 
     // The period runs from the end of the last sweep.
     tokio::time::sleep(EVERY).await;
-    assert!(seen.lock().unwrap().handed.values().all(|&n| n == 2));
+    assert!(run.seen.lock().unwrap().handed.values().all(|&n| n == 2));
     tokio::time::sleep(EVERY).await;
-    let seen = seen.lock().unwrap();
+    let seen = run.seen.lock().unwrap();
     assert_eq!(seen.handed.len(), 100);
     assert!(seen.handed.values().all(|&n| n == 3));
 }
@@ -166,17 +156,12 @@ async fn every_job_is_handed_over_again_every_period() {
 async fn jobs_never_reconciled_do_not_stop_the_sweep() {
     // Jobs deleted after the sweep handed them over are never reconciled: the sweep
     // waits a while for each window, then goes on.
-    let Sweeping {
-        _cache,
-        listings,
-        seen,
-        ..
-    } = sweeping(3 * WINDOW as usize, None);
-    listings.complete();
+    let run = sweeping(3 * WINDOW as usize, None);
+    run.listings.complete();
     tokio::time::sleep(Duration::from_secs(1)).await;
-    assert_eq!(seen.lock().unwrap().handed.len(), WINDOW as usize);
+    assert_eq!(run.seen.lock().unwrap().handed.len(), WINDOW as usize);
     tokio::time::sleep(Duration::from_secs(60)).await;
-    assert_eq!(seen.lock().unwrap().handed.len(), 3 * WINDOW as usize);
+    assert_eq!(run.seen.lock().unwrap().handed.len(), 3 * WINDOW as usize);
 }
 
 #[tokio::test(start_paused = true)]
@@ -200,29 +185,24 @@ async fn the_sweep_ends_with_the_jobs_watch() {
 
 #[tokio::test(start_paused = true)]
 async fn a_job_requeued_at_a_time_of_its_own_is_left_to_it_until_the_next_listing() {
-    let Sweeping {
-        _cache,
-        listings,
-        reconciles,
-        seen,
-    } = sweeping(10, Some(Duration::from_millis(20)));
-    listings.complete();
+    let run = sweeping(10, Some(Duration::from_millis(20)));
+    run.listings.complete();
     tokio::time::sleep(Duration::from_secs(10)).await;
     // A running Pod's backstop, say: its own requeue looks at it before the resync.
-    reconciles.ended("ml", "job-0003", true);
+    run.reconciles.ended("ml", "job-0003", true);
 
     tokio::time::sleep(EVERY).await;
-    assert_eq!(seen.lock().unwrap().handed["job-0003"], 1);
-    assert_eq!(seen.lock().unwrap().handed["job-0004"], 2);
+    assert_eq!(run.seen.lock().unwrap().handed["job-0003"], 1);
+    assert_eq!(run.seen.lock().unwrap().handed["job-0004"], 2);
 
     // Its next reconcile asks for nothing sooner: the sweep takes it back.
-    reconciles.ended("ml", "job-0003", false);
+    run.reconciles.ended("ml", "job-0003", false);
     tokio::time::sleep(EVERY).await;
-    assert_eq!(seen.lock().unwrap().handed["job-0003"], 2);
+    assert_eq!(run.seen.lock().unwrap().handed["job-0003"], 2);
 
     // A listing may follow missed events: every job then.
-    reconciles.ended("ml", "job-0005", true);
-    listings.complete();
+    run.reconciles.ended("ml", "job-0005", true);
+    run.listings.complete();
     tokio::time::sleep(Duration::from_secs(10)).await;
-    assert_eq!(seen.lock().unwrap().handed["job-0005"], 4);
+    assert_eq!(run.seen.lock().unwrap().handed["job-0005"], 4);
 }
