@@ -1,6 +1,6 @@
 //! What every reconcile shares.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 
 use futures::FutureExt;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -11,7 +11,7 @@ use nbv_core::plan::EffectRetryPolicy;
 
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
-use crate::effects::Executor;
+use crate::effects::{CACHE_PATIENCE, Executor};
 use crate::metrics::Metrics;
 use crate::models::ModelWatch;
 use crate::projection::CachedApplication;
@@ -76,13 +76,32 @@ impl Context {
 pub struct Applications {
     store: Option<Store<CachedApplication>>,
     namespaces: Vec<String>,
+    /// Whether the cache has listed.
+    listed: tokio::sync::watch::Receiver<bool>,
+    /// How many Applications named for the first time are being read into it.
+    reading: tokio::sync::watch::Receiver<usize>,
+    /// When waiting for the first listing ends ([`Applications::listed`]).
+    patience_ends: Arc<OnceLock<tokio::time::Instant>>,
 }
 
 impl Applications {
     /// The Applications of `store` (`None`: none are watched), looking for an
     /// Application named without a namespace in `namespaces`, in order.
-    pub fn new(store: Option<Store<CachedApplication>>, namespaces: Vec<String>) -> Self {
-        Applications { store, namespaces }
+    /// `listed` turns true once the cache has listed; `reading` counts the
+    /// Applications being read into it (see [`crate::application_watch`]).
+    pub fn new(
+        store: Option<Store<CachedApplication>>,
+        namespaces: Vec<String>,
+        listed: tokio::sync::watch::Receiver<bool>,
+        reading: tokio::sync::watch::Receiver<usize>,
+    ) -> Self {
+        Applications {
+            store,
+            namespaces,
+            listed,
+            reading,
+            patience_ends: Arc::default(),
+        }
     }
 
     /// The Application object `app` names, for a job in one of `job_namespaces`: in
@@ -106,6 +125,41 @@ impl Applications {
                 .chain(job_namespaces)
                 .find_map(lookup),
         }
+    }
+
+    /// [`find`](Self::find), and when the cache lacks the Application while
+    /// Applications named for the first time are being read into it, again once they
+    /// are (waiting at most [`CACHE_PATIENCE`]): a job that names an Application the
+    /// cache did not keep is seen before its Application arrives.
+    pub async fn find_read<'a>(
+        &'a self,
+        app: &AppId,
+        job_namespaces: impl IntoIterator<Item = &'a str> + Clone,
+    ) -> Option<Arc<CachedApplication>> {
+        if let Some(found) = self.find(app, job_namespaces.clone()) {
+            return Some(found);
+        }
+        let mut reading = self.reading.clone();
+        if *reading.borrow_and_update() == 0 {
+            return None;
+        }
+        let _ = tokio::time::timeout(CACHE_PATIENCE, reading.wait_for(|n| *n == 0)).await;
+        self.find(app, job_namespaces)
+    }
+
+    /// Waits for the cache's first listing: the cache starts once the jobs are listed,
+    /// so the first reconciles may come before it. The wait ends at most
+    /// [`CACHE_PATIENCE`] after the first call, for every caller: where Argo CD is not
+    /// installed the cache never lists, and a reconcile must not wait for it each time.
+    pub async fn listed(&self) {
+        if self.store.is_none() {
+            return;
+        }
+        let deadline = *self
+            .patience_ends
+            .get_or_init(|| tokio::time::Instant::now() + CACHE_PATIENCE);
+        let mut listed = self.listed.clone();
+        let _ = tokio::time::timeout_at(deadline, listed.wait_for(|listed| *listed)).await;
     }
 
     /// Whether the cache holds the first listing (always true without a cache).

@@ -10,7 +10,9 @@
 //!   reconciler reads a Pod from this cache, not with a GET per event;
 //! - Argo CD Applications in the configured Application namespaces, into a cache the
 //!   publisher reads (their current annotations), so publishing needs no GET, and that
-//!   the `sync` and `refresh` triggers and the report of a sync's result read;
+//!   the `sync` and `refresh` triggers and the report of a sync's result read. It
+//!   keeps only the Applications nbv acts on, and starts once the jobs are listed
+//!   ([`crate::application_watch`]);
 //! - Argo CD AppProjects in Argo CD's namespace, for their sync windows only: the
 //!   cache keeps each project's name and `spec.syncWindows` and drops the rest.
 //!
@@ -31,16 +33,19 @@ use std::sync::Arc;
 use futures::{Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
+use kube::ResourceExt;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::controller::{Config as ControllerConfig, Controller};
-use kube::runtime::reflector::{self, Store};
+use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use nbv_core::aggregate::TrackingSettings;
+use nbv_core::annotations::ON_SUCCESS_TRIGGER;
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::RetryPolicy;
 use nbv_core::plan::EffectRetryPolicy;
 use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
+use crate::application_watch::{ApplicationWatch, Namer, watch_applications};
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
 use crate::config::TrackingConfig;
@@ -48,7 +53,7 @@ use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::models::ModelWatch;
-use crate::projection::{CachedApplication, CachedJob, Parents, trim_pod};
+use crate::projection::{CachedJob, JobFacts, Parents, named_applications, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
 use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
 use crate::resources::appproject_resource;
@@ -64,30 +69,6 @@ pub use crate::resources::application_resource;
 /// connections and their buffers at the peak, for no gain, as the API server serves
 /// only so many requests at once. 32 keeps the API server busy.
 pub const RECONCILE_CONCURRENCY: u16 = 32;
-
-/// Starts a reflector (watch cache) of Applications in `namespaces`, driven until
-/// `shutdown`, and returns its store.
-fn watch_applications(
-    client: &kube::Client,
-    namespaces: &[String],
-    shutdown: impl Future<Output = ()> + Send + 'static,
-) -> Store<CachedApplication> {
-    let resource = application_resource();
-    let writer = reflector::store::Writer::<CachedApplication>::new(resource.clone());
-    let reader = writer.as_reader();
-    // Decoded as `CachedApplication`: only the fields nbv reads are ever allocated.
-    let streams = namespaces.iter().map(|ns| {
-        let api: Api<CachedApplication> = Api::namespaced_with(client.clone(), ns, &resource);
-        watcher(api, watcher::Config::default()).boxed()
-    });
-    let merged = futures::stream::select_all(streams);
-    drive(
-        merged.default_backoff().reflect(writer),
-        "Application",
-        shutdown,
-    );
-    reader
-}
 
 /// Drives a reflector's stream until `shutdown`, logging its errors (`what`: the kind
 /// watched; Argo CD's kinds are absent where Argo CD is not installed).
@@ -180,31 +161,56 @@ pub async fn tracking_settings(
 /// reconciles. Each job is packed for the cache ([`CachedJob::pack_sharing`], its
 /// parent found with `tracking` and kept once per Application); every event is handed
 /// to the publisher through `feed` first, and a deleted job is reported, since without
-/// a finalizer it is never reconciled again. Only changed jobs pass on: a listing's
-/// are counted in `listings` once it is complete, for the sweep.
+/// a finalizer it is never reconciled again. The Applications each job names are
+/// named to the Applications' cache through `namer`. Only changed jobs pass on: a
+/// listing's are counted in `listings` once it is complete, for the sweep.
 fn watch_jobs(
     api: Api<NotebookValidationJob>,
     cache: reflector::store::Writer<CachedJob>,
     context: Arc<Context>,
     feed: JobFeed,
+    namer: Namer,
     listings: Listings,
 ) -> impl Stream<Item = Result<CachedJob, watcher::Error>> + Send + 'static {
     let tracking = context.tracking.clone();
+    let argocd_namespace = context.config.argocd_namespace.clone();
     let mut parents = Parents::default();
     watcher(api, watcher::Config::default())
         .default_backoff()
         .map_ok(move |event| {
+            // A job's Applications are named before the publisher is fed, which may
+            // look them up at once.
+            let facts = match &event {
+                watcher::Event::Apply(job) | watcher::Event::InitApply(job) => {
+                    let facts = JobFacts::of(job, &tracking);
+                    let namespace = job.namespace().unwrap_or_default();
+                    let names = named_applications(
+                        &facts,
+                        job.annotations()
+                            .get(ON_SUCCESS_TRIGGER)
+                            .map(String::as_str),
+                        &namespace,
+                        &argocd_namespace,
+                    );
+                    namer.name(&ObjectRef::new(&job.name_any()).within(&namespace), names);
+                    Some(facts)
+                }
+                _ => None,
+            };
             feed.observe(&event);
             if let watcher::Event::Delete(job) = &event {
                 context.job_deleted(job);
                 context.metrics.job_deleted(job);
             }
-            let mut pack = |job| CachedJob::pack_sharing(job, &tracking, &mut parents);
+            let mut pack = |job: NotebookValidationJob, facts: Option<JobFacts>| {
+                let facts = facts.unwrap_or_else(|| JobFacts::of(&job, &tracking));
+                CachedJob::pack_with_facts(job, facts, &mut parents)
+            };
             match event {
-                watcher::Event::Apply(job) => watcher::Event::Apply(pack(job)),
-                watcher::Event::Delete(job) => watcher::Event::Delete(pack(job)),
+                watcher::Event::Apply(job) => watcher::Event::Apply(pack(job, facts)),
+                watcher::Event::Delete(job) => watcher::Event::Delete(pack(job, facts)),
                 watcher::Event::Init => watcher::Event::Init,
-                watcher::Event::InitApply(job) => watcher::Event::InitApply(pack(job)),
+                watcher::Event::InitApply(job) => watcher::Event::InitApply(pack(job, facts)),
                 watcher::Event::InitDone => watcher::Event::InitDone,
             }
         })
@@ -270,8 +276,21 @@ pub async fn run(
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
     let tracking = tracking_settings(&client, &config.argocd_namespace, &config.tracking).await;
-    let applications =
-        watch_applications(&client, &config.application_namespaces, shutdown.clone());
+    // The jobs' complete listings: they start the sweep, and the first one the
+    // Applications' watch (the Applications the jobs name are known by then).
+    let listings = Listings::default();
+    let ApplicationWatch {
+        store: applications,
+        namer,
+        woken: fetched,
+        listed,
+        reading,
+    } = watch_applications(
+        &client,
+        &config.application_namespaces,
+        listings.follow(),
+        shutdown.clone(),
+    );
     let projects = watch_projects(&client, &config.argocd_namespace, shutdown.clone());
     let executor = Executor::new(
         client.clone(),
@@ -285,7 +304,12 @@ pub async fn run(
     .with_applications(applications.clone(), config.application_namespaces.clone())
     .with_projects(projects)
     .with_clock(clock.clone());
-    let applications = Applications::new(Some(applications), config.application_namespaces.clone());
+    let applications = Applications::new(
+        Some(applications),
+        config.application_namespaces.clone(),
+        listed,
+        reading,
+    );
     let (publisher, feed) = Publisher::new(
         clock.clone(),
         executor.clone(),
@@ -361,7 +385,6 @@ pub async fn run(
     // Every job, after each listing and every resync, handed over as fast as the
     // controller reconciles (`resync`); a job is requeued alone only when it has
     // something due sooner.
-    let listings = Listings::default();
     let (swept, sweeps) = futures::channel::mpsc::unbounded();
     tokio::spawn(resync::sweep(
         job_store.clone(),
@@ -370,9 +393,10 @@ pub async fn run(
         context.config.requeue.resync,
         swept,
     ));
-    let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed, listings);
+    let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed, namer, listings);
     let mut controller = Controller::for_stream(job_stream, job_store)
         .reconcile_on(woken)
+        .reconcile_on(fetched)
         .reconcile_on(sweeps);
     if let Some(pod_stream) = pod_stream {
         controller = controller.owns_stream(pod_stream);

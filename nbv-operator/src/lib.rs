@@ -4,6 +4,7 @@
 #![deny(unsafe_code)]
 
 pub mod api_error;
+pub mod application_watch;
 pub mod cli;
 pub mod clock;
 pub mod commands;

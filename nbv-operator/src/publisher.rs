@@ -142,7 +142,8 @@ impl Publisher {
     /// Publishes one Application's status.
     async fn publish(&self, publication: &Publication) -> PublishOutcome {
         let app = &publication.app;
-        let Some(object) = self.applications.find(app, self.board.homes(app)) else {
+        let homes: Vec<&str> = self.board.homes(app).collect();
+        let Some(object) = self.applications.find_read(app, homes).await else {
             tracing::warn!(application = %app, error = %format!("Application {app} not found"), "publishing the notebook status failed");
             return PublishOutcome::NotFound;
         };

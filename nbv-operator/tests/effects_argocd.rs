@@ -389,16 +389,21 @@ async fn the_application_comes_from_the_watch_cache_not_a_get() {
     );
     assert_eq!(seen.len(), 1);
 
-    // Not in the cache of a namespace it watches: it does not exist, and (as for any
-    // missing Application) only the Namespace's opt-in could still allow the trigger.
+    // Not in the cache of a namespace it watches: the cache keeps only the
+    // Applications jobs name, and one named a moment ago may not be there yet, so it
+    // is read. It does not exist, and (as for any missing Application) only the
+    // Namespace's opt-in could still allow the trigger.
     let (outcome, _) = fire_with(
         ExecutorConfig::default(),
         cached(vec![]),
-        vec![Exchange::get("/api/v1/namespaces/argocd").fail(
-            404,
-            "NotFound",
-            "namespaces \"argocd\" not found",
-        )],
+        vec![
+            Exchange::get(APP).fail(404, "NotFound", "applications \"serving\" not found"),
+            Exchange::get("/api/v1/namespaces/argocd").fail(
+                404,
+                "NotFound",
+                "namespaces \"argocd\" not found",
+            ),
+        ],
         sync_trigger(),
     )
     .await;

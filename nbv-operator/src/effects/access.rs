@@ -12,7 +12,7 @@ use crate::resources::application_resource;
 
 /// How long a read waits for the Application cache's first listing before it sends a
 /// GET instead (at the operator's start, or while Argo CD's CRDs are missing).
-const CACHE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+pub(crate) const CACHE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// The decision, and the Application when reading it was part of deciding.
 pub(super) struct Authorized {
@@ -66,9 +66,11 @@ impl Executor {
     }
 
     /// The target: an Application from the watch cache when the cache watches its
-    /// namespace and has listed it (absent there means it does not exist); anything
-    /// else, or an Application while the cache is not filled within
-    /// [`CACHE_PATIENCE`], with a GET.
+    /// namespace, has listed it and holds it; anything else with a GET. The cache
+    /// keeps only the Applications jobs name ([`crate::projection::AppInterest`]), and
+    /// one named a moment ago may not be in it yet, so an Application it does not hold
+    /// is read too (found absent then, the trigger fails as not found). A cache not
+    /// filled within [`CACHE_PATIENCE`] is not waited for further.
     pub(super) async fn read_target(
         &self,
         target: &TargetRef,
@@ -82,11 +84,9 @@ impl Executor {
         {
             let key = ObjectRef::new_with(target.name().as_str(), application_resource())
                 .within(target.namespace().as_str());
-            return store.get(&key).map(|app| app.to_object()).ok_or_else(|| {
-                EffectError::NotFound {
-                    object: describe(target).to_string(),
-                }
-            });
+            if let Some(app) = store.get(&key) {
+                return Ok(app.to_object());
+            }
         }
         self.get_target(target).await
     }

@@ -72,6 +72,7 @@ use crate::clock::{Clock, SystemClock};
 use crate::projection::CachedApplication;
 
 pub use crate::resources::appproject_resource;
+pub(crate) use access::CACHE_PATIENCE;
 pub use error::EffectError;
 pub use nbv_core::actions::{SyncReport, TriggerOutcome};
 pub use nbv_core::events::ReportReason;

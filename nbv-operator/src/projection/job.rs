@@ -360,12 +360,22 @@ impl CachedJob {
     /// Packs `job` as [`CachedJob::pack`] does, its parent Application shared with the
     /// other jobs packed with `parents`: what the jobs' watch does.
     pub fn pack_sharing(
-        mut job: NotebookValidationJob,
+        job: NotebookValidationJob,
         tracking: &TrackingSettings,
         parents: &mut Parents,
     ) -> CachedJob {
+        let facts = JobFacts::of(&job, tracking);
+        CachedJob::pack_with_facts(job, facts, parents)
+    }
+
+    /// Packs `job` as [`CachedJob::pack_sharing`] does, with the `facts` the caller
+    /// took of it already ([`JobFacts::of`], which reads nothing that packing trims).
+    pub fn pack_with_facts(
+        mut job: NotebookValidationJob,
+        mut facts: JobFacts,
+        parents: &mut Parents,
+    ) -> CachedJob {
         trim_metadata(&mut job.metadata);
-        let mut facts = JobFacts::of(&job, tracking);
         parents.share(&mut facts);
         let source = &mut job.metadata;
         let metadata = ObjectMeta {

@@ -16,12 +16,13 @@
 //!   gauges count). A reconcile unpacks the one job it works on;
 //! - an Argo CD Application is decoded straight into a [`CachedApplication`], which
 //!   keeps only what nbv reads of it, so its size no longer depends on how many
-//!   resources it deploys or on its sync history: nbv pays the same small amount for
-//!   an Application it never acts on;
+//!   resources it deploys or on its sync history; and only the Applications nbv acts
+//!   on are kept ([`AppInterest`]): those its jobs name and those showing its status;
 //! - the publisher's board needs only a job's identity, labels, annotations and phase
 //!   ([`board_view`]), so the events handed to it carry nothing else.
 
 mod application;
+mod interest;
 mod job;
 
 use std::collections::BTreeMap;
@@ -32,6 +33,7 @@ use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
 use nbv_core::models::InferenceService;
 
 pub use application::CachedApplication;
+pub use interest::{AppInterest, named_applications};
 pub use job::{CachedJob, JobFacts, Parents, UnpackError};
 
 /// The annotation `kubectl apply` records the applied configuration in.

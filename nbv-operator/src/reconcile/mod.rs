@@ -120,7 +120,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
 
     // 2. The plan, from the persisted status and what this process wrote recently.
     let entry = JobEntry::of(&job, &ctx.tracking).ok_or(Error::Identity)?;
-    let parent = parent_condition_of(ctx, &entry, &namespace);
+    let parent = parent_condition_of(ctx, &entry, &namespace).await;
     let plan = plan_of(&mut job, &entry, ctx, now);
     let mut settlement = Settlement::new(&plan);
     if let Some(parent) = parent {
@@ -239,9 +239,10 @@ fn plan_of(
 }
 
 /// The `ApplicationStatus` condition, when the watch cache holds the job's parent
-/// Application.
-fn parent_condition_of(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
+/// Application (once it has listed, and has read an Application named a moment ago).
+async fn parent_condition_of(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
     let parent = entry.lookup.parent.as_ref()?;
-    let object = ctx.applications.find(&parent.app, [namespace])?;
+    ctx.applications.listed().await;
+    let object = ctx.applications.find_read(&parent.app, [namespace]).await?;
     Some(parent_condition(&object.to_json()))
 }
