@@ -59,6 +59,19 @@ async fn eventually(what: &str, condition: impl Fn() -> bool) {
     panic!("{what}: not within a minute");
 }
 
+/// The Applications' cache of `argocd` over `cluster`, and the jobs' listings that
+/// start it.
+fn cache_of(cluster: &FakeCluster) -> (ApplicationWatch, Listings) {
+    let listings = Listings::default();
+    let watch = watch_applications(
+        &cluster.client(),
+        &["argocd".to_owned()],
+        listings.follow(),
+        std::future::pending(),
+    );
+    (watch, listings)
+}
+
 /// A cluster with Argo CD's Applications `models` (which the jobs name), `unrelated`,
 /// and `old` (showing a status nbv published), and the Applications' cache over it,
 /// started with `models` named and the jobs listed.
@@ -81,13 +94,7 @@ impl Watching {
         ] {
             cluster.apply_object(app).expect("an Application");
         }
-        let listings = Listings::default();
-        let watch = watch_applications(
-            &cluster.client(),
-            &["argocd".to_owned()],
-            listings.follow(),
-            std::future::pending(),
-        );
+        let (watch, listings) = cache_of(&cluster);
         watch
             .namer
             .name(&job("train"), vec![(None, "models".to_owned())]);
@@ -116,13 +123,7 @@ async fn the_watch_waits_for_the_jobs_listing() {
     cluster
         .apply_object(application("models", json!({})))
         .expect("an Application");
-    let listings = Listings::default();
-    let watch = watch_applications(
-        &cluster.client(),
-        &["argocd".to_owned()],
-        listings.follow(),
-        std::future::pending(),
-    );
+    let (watch, listings) = cache_of(&cluster);
     tokio::time::sleep(Duration::from_secs(10)).await;
     assert!(
         cluster.requests().is_empty(),
