@@ -480,7 +480,6 @@ async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
             json!({"status": {"operationState": {"phase": "Failed", "message": "one or more objects failed to apply", "operation": {"info": info}}}}),
             "failed",
         ),
-        (json!({}), "replaced"),
     ];
     for (state, expected) in cases {
         let app = application(state);
@@ -508,6 +507,35 @@ async fn the_result_of_the_sync_nbv_started_is_read_from_the_cache() {
             SyncReport::Replaced { .. } => "replaced",
         };
         assert_eq!(kind, expected, "{report:?}");
+    }
+}
+
+#[tokio::test]
+async fn a_sync_that_looks_replaced_in_the_cache_is_read_again() {
+    // The cache shows no trace of the run's sync: it may not hold the operation nbv
+    // wrote a moment ago yet. A GET decides: still there (in progress), or gone.
+    let info = json!([{"name": "nbv-run", "value": MARKER}]);
+    let ours = application(json!({"operation": {"sync": {}, "info": info}, "status": null}));
+    let cases = [(ours, "in progress"), (application(json!({})), "replaced")];
+    for (read, expected) in cases {
+        let (report, seen) = run_with(
+            ExecutorConfig::default(),
+            cached(vec![application(json!({}))]),
+            vec![Exchange::get(APP).reply(200, read)],
+            |executor| async move {
+                executor
+                    .sync_result(&job("ml", "train"), sync_trigger().target(), completed_at())
+                    .await
+            },
+        )
+        .await;
+        assert_eq!(seen.len(), 1, "one GET");
+        let kind = match report.expect("read") {
+            SyncReport::InProgress { .. } => "in progress",
+            SyncReport::Replaced { .. } => "replaced",
+            other => panic!("{other:?}"),
+        };
+        assert_eq!(kind, expected);
     }
 }
 

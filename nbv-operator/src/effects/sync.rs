@@ -41,7 +41,8 @@ impl Executor {
 
     /// How the sync that `job`'s run (ended at `completed_at`) started on `target`
     /// stands, read from the Application (the watch cache, when it covers the
-    /// Application's namespace).
+    /// Application's namespace; a cached view on which the sync looks replaced is read
+    /// again with a GET).
     ///
     /// # Errors
     ///
@@ -53,9 +54,18 @@ impl Executor {
         completed_at: DateTime<Utc>,
     ) -> Result<SyncReport, EffectError> {
         let run = JobRef::of(job)?.run(completed_at);
-        let application = self.read_target(target).await?;
-        let object = serde_json::to_value(&application).unwrap_or_default();
-        Ok(sync::report(&object, target, &run))
+        let report_of = |application: DynamicObject| {
+            let object = serde_json::to_value(&application).unwrap_or_default();
+            sync::report(&object, target, &run)
+        };
+        let report = report_of(self.read_target(target).await?);
+        // The cache may not show the operation nbv wrote a moment ago yet (the watch
+        // event of the job's status can come before the Application's): a view with no
+        // trace of the run's sync is read again before the sync counts as replaced.
+        if matches!(report, SyncReport::Replaced { .. }) {
+            return Ok(report_of(self.get_target(target).await?));
+        }
+        Ok(report)
     }
 
     /// The sync windows of `application`'s AppProject, from the AppProject cache;
