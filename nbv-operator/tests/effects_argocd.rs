@@ -2,6 +2,8 @@
 
 mod effects_support;
 
+use std::time::Duration;
+
 use effects_support::{Exchange, Seen, cache, completed_at, job, run_with, trigger};
 use nbv_core::actions::Already;
 use nbv_core::triggers::{Trigger, TriggerAccess};
@@ -537,6 +539,58 @@ async fn a_sync_that_looks_replaced_in_the_cache_is_read_again() {
         };
         assert_eq!(kind, expected);
     }
+}
+
+#[tokio::test(start_paused = true)]
+async fn reads_waiting_together_for_the_cache_all_read_it_once_listed() {
+    // At a start with several syncs due, each waits for the Application cache. All of
+    // them read it once it lists, a second later: no GET, no wait of the full patience.
+    let mut writer = kube::runtime::reflector::store::Writer::<
+        nbv_operator::projection::CachedApplication,
+    >::new(application_resource());
+    let store = writer.as_reader();
+    let info = json!([{"name": "nbv-run", "value": MARKER}]);
+    let ours = application(json!({"operation": {"sync": {}, "info": info}, "status": null}));
+    tokio::spawn(async move {
+        tokio::time::sleep(Duration::from_secs(1)).await;
+        let app = serde_json::from_value(ours).expect("an Application");
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::Init);
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::InitApply(app));
+        writer.apply_watcher_event(&kube::runtime::watcher::Event::InitDone);
+    });
+    let started = tokio::time::Instant::now();
+    let (reports, seen) = run_with(
+        ExecutorConfig::default(),
+        |executor| executor.with_applications(store, vec!["argocd".into()]),
+        vec![],
+        |executor| async move {
+            // Each in a task of its own, as the controller's reconciles are woken.
+            let reads = (0..4).map(|_| {
+                let executor = executor.clone();
+                tokio::spawn(async move {
+                    let trigger = sync_trigger();
+                    executor
+                        .sync_result(&job("ml", "train"), trigger.target(), completed_at())
+                        .await
+                })
+            });
+            futures::future::join_all(reads).await
+        },
+    )
+    .await;
+    assert!(seen.is_empty(), "{seen:?}");
+    for report in reports {
+        let report = report.expect("the read's task");
+        assert!(
+            matches!(report, Ok(SyncReport::InProgress { .. })),
+            "{report:?}"
+        );
+    }
+    assert!(
+        started.elapsed() < Duration::from_secs(2),
+        "{:?}",
+        started.elapsed()
+    );
 }
 
 #[tokio::test]

@@ -1,5 +1,6 @@
 //! Gathering the facts the confused-deputy rule needs, and no more.
 
+use futures::FutureExt;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::api::{Api, DynamicObject, Patch};
 use kube::runtime::reflector::ObjectRef;
@@ -167,16 +168,30 @@ impl Executor {
 
 /// Whether `store` has listed its objects, waiting for it at most [`CACHE_PATIENCE`]:
 /// before its first listing a cache knows nothing, and "absent" would be a lie.
+///
+/// The store is looked at every [`READY_POLL`] rather than awaited: kube-runtime's
+/// `Store::wait_until_ready` wakes only the last of several tasks waiting on it (a
+/// oneshot channel), so at a start with many triggers due all but one would wait out
+/// the patience and fall back to a GET.
 pub(super) async fn cache_ready<K>(store: &kube::runtime::reflector::Store<K>) -> bool
 where
     K: kube::runtime::reflector::Lookup + Clone + 'static,
     K::DynamicType: Eq + std::hash::Hash + Clone,
 {
-    matches!(
-        tokio::time::timeout(CACHE_PATIENCE, store.wait_until_ready()).await,
-        Ok(Ok(()))
-    )
+    let deadline = tokio::time::Instant::now() + CACHE_PATIENCE;
+    loop {
+        if let Some(listed) = store.wait_until_ready().now_or_never() {
+            return listed.is_ok();
+        }
+        if tokio::time::Instant::now() >= deadline {
+            return false;
+        }
+        tokio::time::sleep(READY_POLL).await;
+    }
 }
+
+/// How often [`cache_ready`] looks whether a cache has listed.
+const READY_POLL: std::time::Duration = std::time::Duration::from_millis(50);
 
 /// `spec.destination.namespace` of an Application.
 pub(super) fn destination(application: &DynamicObject) -> Option<String> {
