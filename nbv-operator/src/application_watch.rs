@@ -19,12 +19,14 @@
 //! fails as it would have (its PATCH finds nothing), and a publication of a status on
 //! it is retried and fails the same way.
 
+use std::collections::HashSet;
 use std::future::Future;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use futures::channel::mpsc::{UnboundedReceiver, UnboundedSender, unbounded};
 use futures::{StreamExt, TryStreamExt};
+use kube::ResourceExt;
 use kube::api::Api;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
@@ -57,27 +59,6 @@ pub struct Namer {
     fetches: Fetches,
 }
 
-/// The reads requested, and how many are not done yet.
-#[derive(Clone, Debug)]
-struct Fetches {
-    requests: UnboundedSender<Fetch>,
-    pending: Arc<watch::Sender<usize>>,
-}
-
-impl Fetches {
-    fn request(&self, fetch: Fetch) {
-        self.pending.send_modify(|n| *n += 1);
-        // A closed channel means the cache is gone (shutting down).
-        if self.requests.unbounded_send(fetch).is_err() {
-            self.done();
-        }
-    }
-
-    fn done(&self) {
-        self.pending.send_modify(|n| *n = n.saturating_sub(1));
-    }
-}
-
 impl Namer {
     /// Names each of `names` (namespace, name) for `job`; one named for the first time
     /// is read into the cache, unless the cache already has it.
@@ -95,6 +76,47 @@ impl Namer {
     }
 }
 
+/// The reads requested, and how many are not over yet: a read is over when it found
+/// nothing to read, gave up, or its Application is in the cache.
+#[derive(Clone, Debug)]
+struct Fetches {
+    requests: UnboundedSender<Fetch>,
+    pending: Arc<watch::Sender<usize>>,
+    /// `namespace/name` of the Applications read and on their way into the cache.
+    arriving: Arc<Mutex<HashSet<String>>>,
+}
+
+impl Fetches {
+    fn request(&self, fetch: Fetch) {
+        self.pending.send_modify(|n| *n += 1);
+        // A closed channel means the cache is gone (shutting down).
+        if self.requests.unbounded_send(fetch).is_err() {
+            self.done();
+        }
+    }
+
+    fn done(&self) {
+        self.pending.send_modify(|n| *n = n.saturating_sub(1));
+    }
+
+    fn arriving(&self, namespace: &str, name: &str) {
+        self.arrivals().insert(format!("{namespace}/{name}"));
+    }
+
+    /// `app` is in the cache: the read that brought it (or that the watch overtook) is
+    /// over.
+    fn arrived(&self, app: &CachedApplication) {
+        let key = format!("{}/{}", app.namespace().unwrap_or_default(), app.name_any());
+        if self.arrivals().remove(&key) {
+            self.done();
+        }
+    }
+
+    fn arrivals(&self) -> MutexGuard<'_, HashSet<String>> {
+        self.arriving.lock().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
 /// The Applications' cache and its inputs.
 pub struct ApplicationWatch {
     /// The cache.
@@ -106,8 +128,8 @@ pub struct ApplicationWatch {
     /// Whether the cache has listed. Unlike [`Store::wait_until_ready`], which wakes
     /// only the last of several waiters, any number of tasks may wait on it.
     pub listed: watch::Receiver<bool>,
-    /// How many Applications named for the first time are still being read: one
-    /// missing from the cache may be among them.
+    /// How many Applications named for the first time are still being read into the
+    /// cache: one missing from it may be among them.
     pub reading: watch::Receiver<usize>,
 }
 
@@ -129,6 +151,7 @@ pub fn watch_applications(
     let fetches = Fetches {
         requests,
         pending: Arc::new(pending),
+        arriving: Arc::default(),
     };
     let (inject, injected) = unbounded();
     let (wake, woken) = unbounded();
@@ -139,6 +162,7 @@ pub fn watch_applications(
         .map(|ns| Api::namespaced_with(client.clone(), ns, &resource))
         .collect();
     let keep = interest.clone();
+    let arrivals = fetches.clone();
     let watching = async move {
         let mut jobs_listed = jobs_listed;
         if jobs_listed
@@ -154,8 +178,8 @@ pub fn watch_applications(
                 .map(|api| watcher(api, watcher::Config::default()).boxed()),
         )
         .default_backoff();
-        let fetched = injected.map(|app| Ok(watcher::Event::Apply(app)));
-        futures::stream::select(watched, fetched)
+        let read = injected.map(|app| Ok(watcher::Event::Apply(app)));
+        futures::stream::select(watched, read)
             .try_filter_map(move |event| futures::future::ready(Ok(kept(&keep, event))))
             .reflect(writer)
             .for_each(|event| {
@@ -163,6 +187,7 @@ pub fn watch_applications(
                     Ok(watcher::Event::InitDone) => {
                         listings.send_replace(true);
                     }
+                    Ok(watcher::Event::Apply(app)) => arrivals.arrived(&app),
                     Ok(_) => {}
                     Err(error) => {
                         tracing::debug!(%error, "Application watch error (is Argo CD installed?)");
@@ -179,14 +204,15 @@ pub fn watch_applications(
             () = stop => {}
         }
     });
-    let reads = read_named(
-        client.clone(),
-        (store.clone(), listed.clone()),
-        namespaces.to_vec(),
-        (requested, fetches.clone()),
+    let reader = Reader {
+        client: client.clone(),
+        store: store.clone(),
+        namespaces: namespaces.to_vec(),
+        fetches: fetches.clone(),
         inject,
         wake,
-    );
+    };
+    let reads = reader.run(listed.clone(), requested);
     tokio::spawn(async move {
         tokio::select! {
             () = reads => {}
@@ -219,68 +245,60 @@ fn kept(
     }
 }
 
-/// Reads each Application of `requested` that the cache (`store`) lacks once it has
-/// `listed` (the
-/// listing holds those named before it), in the first of `namespaces` that has it, and
-/// hands it to `inject` for the cache; its job goes to `wake`. A read that fails is
-/// requested again through `fetches` after a backoff. Returns when `requested` is
-/// closed.
-async fn read_named(
+/// Reads the Applications named for the first time that the cache lacks into it.
+struct Reader {
     client: kube::Client,
-    (store, mut listed): (Store<CachedApplication>, watch::Receiver<bool>),
+    store: Store<CachedApplication>,
+    /// The namespaces the cache watches, in the order a lookup searches them.
     namespaces: Vec<String>,
-    (mut requested, fetches): (UnboundedReceiver<Fetch>, Fetches),
+    fetches: Fetches,
+    /// Into the cache's stream.
     inject: UnboundedSender<CachedApplication>,
+    /// The jobs whose Application arrived.
     wake: UnboundedSender<ObjectRef<CachedJob>>,
-) {
-    if listed.wait_for(|listed| *listed).await.is_err() {
-        return;
-    }
-    while let Some(fetch) = requested.next().await {
-        read_one(
-            &client,
-            &store,
-            &namespaces,
-            fetch,
-            &fetches,
-            &inject,
-            &wake,
-        )
-        .await;
-        fetches.done();
-    }
 }
 
-/// Reads the Application of `fetch` unless the cache holds it; see [`read_named`].
-async fn read_one(
-    client: &kube::Client,
-    store: &Store<CachedApplication>,
-    namespaces: &[String],
-    mut fetch: Fetch,
-    fetches: &Fetches,
-    inject: &UnboundedSender<CachedApplication>,
-    wake: &UnboundedSender<ObjectRef<CachedJob>>,
-) {
-    let resource = application_resource();
-    {
-        let candidates: Vec<&String> = namespaces
+impl Reader {
+    /// Reads each fetch of `requested` once the cache has `listed` (the listing holds
+    /// the Applications named before it). Returns when `requested` is closed.
+    async fn run(self, mut listed: watch::Receiver<bool>, mut requested: UnboundedReceiver<Fetch>) {
+        if listed.wait_for(|listed| *listed).await.is_err() {
+            return;
+        }
+        while let Some(fetch) = requested.next().await {
+            if !self.read(fetch).await {
+                self.fetches.done();
+            }
+        }
+    }
+
+    /// Reads the Application of `fetch` from the first of the watched namespaces that
+    /// has it, unless the cache holds it, and hands it to the cache. Returns whether
+    /// it is on its way there (the read is over once it has arrived). A read that
+    /// fails is requested again after a backoff.
+    async fn read(&self, mut fetch: Fetch) -> bool {
+        let resource = application_resource();
+        let candidates: Vec<&String> = self
+            .namespaces
             .iter()
             .filter(|ns| fetch.namespace.as_ref().is_none_or(|named| named == *ns))
             .collect();
         let cached = candidates.iter().any(|ns| {
             let key = ObjectRef::new_with(&fetch.name, resource.clone()).within(ns);
-            store.get(&key).is_some()
+            self.store.get(&key).is_some()
         });
         if cached {
-            return;
+            return false;
         }
         for ns in candidates {
-            let api: Api<CachedApplication> = Api::namespaced_with(client.clone(), ns, &resource);
+            let api: Api<CachedApplication> =
+                Api::namespaced_with(self.client.clone(), ns, &resource);
             match api.get_opt(&fetch.name).await {
                 Ok(Some(app)) => {
-                    let _ = inject.unbounded_send(app);
-                    let _ = wake.unbounded_send(fetch.job.clone());
-                    break;
+                    self.fetches.arriving(ns, &fetch.name);
+                    let on_its_way = self.inject.unbounded_send(app).is_ok();
+                    let _ = self.wake.unbounded_send(fetch.job);
+                    return on_its_way;
                 }
                 Ok(None) => {}
                 Err(error) => {
@@ -289,15 +307,16 @@ async fn read_one(
                         failures = fetch.failures, "reading an Application a job names failed");
                     if fetch.failures < FETCH_TRIES {
                         let backoff = Duration::from_secs(1 << (fetch.failures - 1));
-                        let fetches = fetches.clone();
+                        let fetches = self.fetches.clone();
                         tokio::spawn(async move {
                             tokio::time::sleep(backoff).await;
                             fetches.request(fetch);
                         });
                     }
-                    break;
+                    return false;
                 }
             }
         }
+        false
     }
 }

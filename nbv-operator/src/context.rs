@@ -127,10 +127,11 @@ impl Applications {
         }
     }
 
-    /// [`find`](Self::find), and when the cache lacks the Application while
+    /// [`find`](Self::find), and when the listed cache lacks the Application while
     /// Applications named for the first time are being read into it, again once they
     /// are (waiting at most [`CACHE_PATIENCE`]): a job that names an Application the
-    /// cache did not keep is seen before its Application arrives.
+    /// cache did not keep is seen before its Application arrives. Before the cache has
+    /// listed nothing is waited for: the reads start only once it has.
     pub async fn find_read<'a>(
         &'a self,
         app: &AppId,
@@ -140,7 +141,7 @@ impl Applications {
             return Some(found);
         }
         let mut reading = self.reading.clone();
-        if *reading.borrow_and_update() == 0 {
+        if !*self.listed.borrow() || *reading.borrow_and_update() == 0 {
             return None;
         }
         let _ = tokio::time::timeout(CACHE_PATIENCE, reading.wait_for(|n| *n == 0)).await;

@@ -143,6 +143,12 @@ async fn an_application_first_named_later_is_read_once_and_its_job_woken() {
         &job("score"),
         vec![(Some("argocd".to_owned()), "unrelated".to_owned())],
     );
+    // The read is over only once the Application is in the cache: a lookup that
+    // waits for the reads finds it.
+    let mut reading = watch.reading.clone();
+    assert_eq!(*reading.borrow_and_update(), 1, "one read in flight");
+    reading.wait_for(|n| *n == 0).await.expect("the reads end");
+    assert_eq!(held(&watch.store), ["models", "old", "unrelated"]);
     let woken = tokio::time::timeout(Duration::from_secs(60), watch.woken.next())
         .await
         .expect("the job is woken")
