@@ -158,7 +158,7 @@ pub async fn tracking_settings(
 }
 
 /// The jobs' watch, into `cache`, as the stream of changed jobs the controller
-/// reconciles. Each job is packed for the cache ([`CachedJob::pack_sharing`], its
+/// reconciles. Each job is packed for the cache ([`CachedJob::pack_with_facts`], its
 /// parent found with `tracking` and kept once per Application); every event is handed
 /// to the publisher through `feed` first, and a deleted job is reported, since without
 /// a finalizer it is never reconciled again. The Applications each job names are
