@@ -127,19 +127,21 @@ impl Applications {
         }
     }
 
-    /// [`find`](Self::find), and when the listed cache lacks the Application while
-    /// Applications named for the first time are being read into it, again once they
-    /// are (waiting at most [`CACHE_PATIENCE`]): a job that names an Application the
-    /// cache did not keep is seen before its Application arrives. Before the cache has
-    /// listed nothing is waited for: the reads start only once it has.
+    /// [`find`](Self::find) once the cache has [`listed`](Self::listed); when it
+    /// lacks the Application while Applications named for the first time are being
+    /// read into it, again once they are (waiting at most [`CACHE_PATIENCE`]): a job
+    /// that names an Application the cache did not keep is seen before its
+    /// Application arrives.
     pub async fn find_read<'a>(
         &'a self,
         app: &AppId,
         job_namespaces: impl IntoIterator<Item = &'a str> + Clone,
     ) -> Option<Arc<CachedApplication>> {
+        self.listed().await;
         if let Some(found) = self.find(app, job_namespaces.clone()) {
             return Some(found);
         }
+        // The reads start once the cache has listed: before, there is none to wait for.
         let mut reading = self.reading.clone();
         if !*self.listed.borrow() || *reading.borrow_and_update() == 0 {
             return None;

@@ -242,7 +242,6 @@ fn plan_of(
 /// Application (once it has listed, and has read an Application named a moment ago).
 async fn parent_condition_of(ctx: &Context, entry: &JobEntry, namespace: &str) -> Option<Reported> {
     let parent = entry.lookup.parent.as_ref()?;
-    ctx.applications.listed().await;
     let object = ctx.applications.find_read(&parent.app, [namespace]).await?;
     Some(parent_condition(&object.to_json()))
 }
