@@ -2,7 +2,6 @@
 
 use std::sync::{Arc, OnceLock};
 
-use futures::FutureExt;
 use kube::runtime::reflector::{ObjectRef, Store};
 use nbv_core::aggregate::{AppId, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
@@ -143,7 +142,7 @@ impl Applications {
         }
         // The reads start once the cache has listed: before, there is none to wait for.
         let mut reading = self.reading.clone();
-        if !*self.listed.borrow() || *reading.borrow_and_update() == 0 {
+        if !self.ready() || *reading.borrow_and_update() == 0 {
             return None;
         }
         let _ = tokio::time::timeout(CACHE_PATIENCE, reading.wait_for(|n| *n == 0)).await;
@@ -167,9 +166,7 @@ impl Applications {
 
     /// Whether the cache holds the first listing (always true without a cache).
     pub fn ready(&self) -> bool {
-        self.store
-            .as_ref()
-            .is_none_or(|store| store.wait_until_ready().now_or_never().is_some())
+        self.store.is_none() || *self.listed.borrow()
     }
 
     /// Every Application in the cache.
