@@ -7,7 +7,8 @@
 //! that CSV from the bundle's `olm.bundle.object` CSV, or from its `olm.csv.metadata`
 //! property with the package's icon, the bundle's version and related images, and the
 //! package's description when the metadata has none. A channel whose head yields no
-//! CSV is left out, and a package left with no channel is not listed at all.
+//! CSV is left out; a package is listed only when its default channel is not (the
+//! PackageManifest names it, and its provider is that head's).
 
 use serde_json::{Value, json};
 
