@@ -111,7 +111,10 @@ fn the_jobs_namespace_survives_either_scrape() {
             exprs.push(target["expr"].as_str().unwrap_or_default().to_owned());
         }
     }
-    let grouped: Vec<&String> = exprs.iter().filter(|e| e.contains("by (namespace")).collect();
+    let grouped: Vec<&String> = exprs
+        .iter()
+        .filter(|e| e.contains("by (namespace"))
+        .collect();
     assert!(grouped.len() >= 4, "{grouped:?}");
     for expr in grouped {
         let compact: String = expr.split_whitespace().collect::<Vec<_>>().join(" ");

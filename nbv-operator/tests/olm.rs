@@ -727,8 +727,10 @@ fn the_olm_v1_sample_installs_this_package_as_the_installer() {
     assert_eq!(listed, files);
 }
 
-/// OLM v0 on OpenShift installs AllNamespaces operators in openshift-operators, and
-/// the OLM v1 sample in nbv-system; OpenShift GitOps runs Argo CD in openshift-gitops.
+/// Where OLM installs nbv on OpenShift: openshift-operators (OperatorHub's namespace
+/// for AllNamespaces operators) or nbv-system (the CSV's suggested namespace, the
+/// one config/openshift and config/olm/v1 use). OpenShift GitOps runs Argo CD in
+/// openshift-gitops.
 const OLM_NAMESPACES: [&str; 2] = ["openshift-operators", "nbv-system"];
 const OPENSHIFT_GITOPS: &str = "openshift-gitops";
 
@@ -756,8 +758,8 @@ fn the_argo_cd_role_for_openshift_is_config_rbacs_in_openshift_gitops() {
     let text = format!(
         "# Generated from config/rbac/argocd_role.yaml by nbv-operator/tests/olm.rs; do not edit.\n\
          # The Role OLM cannot install: what nbv reads in OpenShift GitOps' namespace, granted\n\
-         # to nbv's ServiceAccount where OLM installs it (OperatorHub: openshift-operators;\n\
-         # config/olm/v1: nbv-system).\n{}",
+         # to nbv's ServiceAccount where OLM installs it: nbv-system (the suggested namespace,\n\
+         # config/openshift and config/olm/v1) or openshift-operators.\n{}",
         body.join("---\n")
     );
     repository::assert_generated(
@@ -797,10 +799,29 @@ fn the_operatorhub_install_validates_against_olms_crds() {
         &subscription,
         "config/openshift/subscription.yaml",
     );
-    // OperatorHub's catalogs live in openshift-marketplace; AllNamespaces operators
-    // in openshift-operators, whose OperatorGroup OpenShift creates.
+    let group = single("config/openshift/operatorgroup.yaml");
+    assert_valid(
+        "olm/operators.coreos.com_operatorgroups.yaml",
+        "v1",
+        &group,
+        "config/openshift/operatorgroup.yaml",
+    );
+    assert!(
+        group["spec"].get("targetNamespaces").is_none(),
+        "AllNamespaces"
+    );
+    // OperatorHub's catalogs live in openshift-marketplace; nbv in the CSV's suggested
+    // namespace, with its OperatorGroup, which the Argo CD Role's binding names.
     assert_eq!(source["metadata"]["namespace"], "openshift-marketplace");
-    assert_eq!(subscription["metadata"]["namespace"], OLM_NAMESPACES[0]);
+    let suggested =
+        csv()["metadata"]["annotations"]["operatorframework.io/suggested-namespace"].clone();
+    assert_eq!(subscription["metadata"]["namespace"], suggested);
+    assert_eq!(group["metadata"]["namespace"], suggested);
+    assert_eq!(
+        single("config/openshift/namespace.yaml")["metadata"]["name"],
+        suggested
+    );
+    assert!(OLM_NAMESPACES.contains(&suggested.as_str().unwrap()));
     assert_eq!(subscription["spec"]["name"], PACKAGE);
     assert_eq!(subscription["spec"]["channel"], CHANNEL);
     assert_eq!(subscription["spec"]["source"], source["metadata"]["name"]);
