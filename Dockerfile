@@ -3,7 +3,7 @@
 # The nbv image: the operator (`nbv run`) and its tools (`nbv wait` for Argo CD hooks,
 # `nbv crd`, `nbv triggers lint`, ...), one entry point, /nbv.
 #
-#   docker build -t ghcr.io/nbv-dev/nbv:0.1.0 .
+#   docker build -t ghcr.io/nbv-dev/nbv:0.2.0 .
 
 # The builder is Debian 12 (bookworm), like the runtime image: the binary links glibc
 # dynamically (the vendored Lua of the health-check sandbox is built with the system C

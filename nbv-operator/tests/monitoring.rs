@@ -6,7 +6,8 @@
 //!
 //! promtool runs the rules' unit tests (`scripts/monitoring-tools test`, in `.ci/run`).
 //! `NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test monitoring` rewrites the
-//! generated rule file instead of failing.
+//! generated files (the rule file, the OpenShift console's dashboard) instead of
+//! failing.
 
 mod repository;
 
@@ -32,6 +33,97 @@ use serde_json::{Value, json};
 const RULE: &str = "config/monitoring/prometheusrule.yaml";
 const RULES_FILE: &str = "config/monitoring/promtool/nbv.rules.yaml";
 const DASHBOARD: &str = "config/monitoring/dashboards/nbv.json";
+const CONSOLE_DASHBOARD: &str = "config/openshift/console-dashboard.yaml";
+
+/// The Grafana dashboard as the OpenShift console's dashboard: a ConfigMap in
+/// openshift-config-managed labelled `console.openshift.io/dashboard`, holding the
+/// dashboard's JSON as it is.
+fn console_dashboard(json: &str) -> String {
+    let config_map = json!({
+        "apiVersion": "v1",
+        "kind": "ConfigMap",
+        "metadata": {
+            "name": "nbv-dashboard",
+            "namespace": "openshift-config-managed",
+            "labels": {
+                "console.openshift.io/dashboard": "true",
+                "app.kubernetes.io/name": "nbv-operator",
+                "app.kubernetes.io/part-of": "nbv",
+            },
+        },
+        "data": { "nbv.json": json },
+    });
+    format!(
+        "# Generated from {DASHBOARD} by nbv-operator/tests/monitoring.rs; do not edit.\n\
+         # The console shows it under Observe > Dashboards, from the cluster's Prometheus:\n\
+         # with user workload monitoring on, it scrapes nbv through config/monitoring.\n{}",
+        serde_yaml_ng::to_string(&config_map).expect("a ConfigMap serializes")
+    )
+}
+
+#[test]
+fn the_console_dashboard_is_the_grafana_dashboard() {
+    let json = read(DASHBOARD);
+    repository::assert_generated(
+        CONSOLE_DASHBOARD,
+        &console_dashboard(&json),
+        "NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test monitoring",
+        "monitoring",
+    );
+    let config_map = documents(CONSOLE_DASHBOARD).remove(0);
+    assert_eq!(
+        config_map["metadata"]["namespace"],
+        "openshift-config-managed"
+    );
+    assert_eq!(
+        config_map["metadata"]["labels"]["console.openshift.io/dashboard"],
+        "true"
+    );
+    let data = config_map["data"].as_object().unwrap();
+    assert_eq!(data.len(), 1);
+    let (key, text) = data.iter().next().unwrap();
+    assert!(key.ends_with(".json"), "{key}");
+    let embedded: Value = serde_json::from_str(text.as_str().unwrap()).unwrap();
+    let source: Value = serde_json::from_str(&json).unwrap();
+    assert_eq!(embedded, source);
+}
+
+#[test]
+fn the_jobs_namespace_survives_either_scrape() {
+    // nbv's families label jobs with their own `namespace`. honorLabels keeps it;
+    // without it, or where the Prometheus overrides it (OpenShift's user workload
+    // monitoring), Prometheus renames it `exported_namespace` and sets `namespace` to
+    // the target's. So every query grouping by namespace takes exported_namespace
+    // when a series has one (promtool's tests cover both shapes of series).
+    let monitor = documents("config/monitoring/servicemonitor.yaml").remove(0);
+    let endpoints = monitor["spec"]["endpoints"].as_array().unwrap();
+    assert!(!endpoints.is_empty());
+    for endpoint in endpoints {
+        assert_eq!(endpoint["honorLabels"], true, "{endpoint}");
+    }
+    let dashboard: Value = serde_json::from_str(&read(DASHBOARD)).unwrap();
+    let mut exprs: Vec<String> = alerts()
+        .iter()
+        .map(|a| a["expr"].as_str().unwrap().to_owned())
+        .collect();
+    for panel in dashboard["panels"].as_array().unwrap() {
+        for target in panel["targets"].as_array().into_iter().flatten() {
+            exprs.push(target["expr"].as_str().unwrap_or_default().to_owned());
+        }
+    }
+    let grouped: Vec<&String> = exprs
+        .iter()
+        .filter(|e| e.contains("by (namespace"))
+        .collect();
+    assert!(grouped.len() >= 4, "{grouped:?}");
+    for expr in grouped {
+        let compact: String = expr.split_whitespace().collect::<Vec<_>>().join(" ");
+        assert!(
+            compact.contains(r#""namespace", "$1", "exported_namespace", "(.+)")"#),
+            "{expr} groups by namespace without reading exported_namespace"
+        );
+    }
+}
 
 #[test]
 fn the_rule_file_is_rendered_from_the_prometheusrule() {

@@ -355,3 +355,492 @@ fn the_strict_schema_catches_a_misplaced_field() {
     let schema = repository::crd_schema("olm/operators.coreos.com_subscriptions.yaml", "v1alpha1");
     assert!(!repository::schema_errors(&schema, &wrong_type).is_empty());
 }
+
+/// The catalog's bundle entries, by name.
+fn catalog_bundles() -> BTreeMap<String, Value> {
+    catalog()["olm.bundle"]
+        .iter()
+        .map(|b| (b["name"].as_str().unwrap().to_owned(), b.clone()))
+        .collect()
+}
+
+fn property<'a>(bundle: &'a Value, kind: &str) -> Vec<&'a Value> {
+    bundle["properties"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|p| p["type"] == kind)
+        .map(|p| &p["value"])
+        .collect()
+}
+
+#[test]
+fn the_catalog_passes_the_rules_of_opm_validate() {
+    let documents = documents(CATALOG);
+    assert_eq!(olm::validate_catalog(&documents), []);
+    for (name, bundle) in catalog_bundles() {
+        assert_eq!(
+            property(&bundle, "olm.csv.metadata").len(),
+            1,
+            "{name}: the packageserver lists a bundle by its olm.csv.metadata"
+        );
+        let owned = olm::owned_gvks(&property(&bundle, "olm.csv.metadata")[0]["crdDescriptions"]);
+        assert!(!owned.is_empty(), "{name} owns the CRD");
+        for gvk in owned {
+            assert!(
+                property(&bundle, "olm.gvk").contains(&&gvk),
+                "{name}: olm.gvk {gvk}"
+            );
+        }
+    }
+}
+
+#[test]
+fn the_packageserver_lists_the_package_with_this_release_at_the_head() {
+    let listed = olm::package_manifests(&documents(CATALOG));
+    assert_eq!(listed.len(), 1, "one PackageManifest: {listed:?}");
+    let package = &listed[0];
+    assert_eq!(package.name, PACKAGE);
+    assert_eq!(package.default_channel, CHANNEL);
+    assert_eq!(package.provider["name"], "The nbv authors");
+    assert_eq!(package.channels.len(), 1);
+    let channel = &package.channels[0];
+    assert_eq!(channel.name, CHANNEL);
+    assert_eq!(channel.current_csv, format!("{PACKAGE}.v{VERSION}"));
+    // What OperatorHub shows is this release's CSV.
+    let csv = csv();
+    let desc = &channel.current_csv_desc;
+    assert_eq!(desc.display_name, "nbv: notebook validation for GitOps");
+    assert_eq!(
+        desc.display_name,
+        csv["spec"]["displayName"].as_str().unwrap()
+    );
+    assert_eq!(desc.version, VERSION);
+    assert_eq!(desc.provider, csv["spec"]["provider"]);
+    assert_eq!(desc.install_modes, csv["spec"]["installModes"]);
+    let supported: Vec<&str> = desc
+        .install_modes
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|m| m["supported"] == true)
+        .map(|m| m["type"].as_str().unwrap())
+        .collect();
+    assert_eq!(supported, ["AllNamespaces"]);
+    assert_eq!(desc.owned_crds, ["notebookvalidationjobs.mlops.mlops.dev"]);
+    // The icon comes from the package; it is the CSV's icon.
+    assert_eq!(desc.icon, csv["spec"]["icon"]);
+    assert_eq!(desc.annotations, csv["metadata"]["annotations"]);
+    assert_eq!(
+        desc.description,
+        csv["spec"]["description"].as_str().unwrap()
+    );
+    assert_eq!(desc.min_kube_version, olm::MIN_KUBE_VERSION);
+    assert_eq!(
+        desc.related_images[0]["image"],
+        format!("ghcr.io/nbv-dev/nbv:{VERSION}")
+    );
+}
+
+#[test]
+fn every_release_upgrades_along_the_channel_to_the_head() {
+    let catalog = catalog();
+    let entries = &catalog["olm.channel"][0]["entries"];
+    let versions: BTreeMap<String, String> = catalog_bundles()
+        .iter()
+        .map(|(name, b)| {
+            let version = property(b, "olm.package")[0]["version"].as_str().unwrap();
+            (name.clone(), version.to_owned())
+        })
+        .collect();
+    assert!(
+        versions.len() >= 2,
+        "an upgrade needs two releases: {versions:?}"
+    );
+    let head = olm::channel_head(entries).expect("one channel head");
+    assert_eq!(head, format!("{PACKAGE}.v{VERSION}"));
+    let oldest = versions
+        .iter()
+        .min_by_key(|(_, v)| olm::Version::parse(v).unwrap())
+        .map(|(name, _)| name.clone())
+        .unwrap();
+    assert_eq!(oldest, format!("{PACKAGE}.v0.1.0"));
+    for name in versions.keys() {
+        let path = olm::upgrade_path(entries, &versions, name, &head)
+            .unwrap_or_else(|e| panic!("{CATALOG}: {e}"));
+        assert_eq!(path.last(), Some(&head));
+        // Every step goes to a newer release.
+        for step in path.windows(2) {
+            let (from, to) = (&versions[&step[0]], &versions[&step[1]]);
+            assert!(
+                olm::Version::parse(to) > olm::Version::parse(from),
+                "{from} -> {to}"
+            );
+        }
+    }
+    // From the oldest release the chain passes through every release, in order.
+    let from_oldest = olm::upgrade_path(entries, &versions, &oldest, &head).unwrap();
+    assert_eq!(from_oldest.len(), versions.len(), "{from_oldest:?}");
+}
+
+#[test]
+fn the_published_release_keeps_the_metadata_its_bundle_shipped() {
+    let frozen = documents(
+        "nbv-operator/src/commands/olm/releases/nbv-operator.v0.1.0.clusterserviceversion.yaml",
+    )
+    .remove(0);
+    assert_eq!(frozen["metadata"]["name"], "nbv-operator.v0.1.0");
+    assert_eq!(frozen["spec"]["version"], "0.1.0");
+    assert_valid(
+        "olm/operators.coreos.com_clusterserviceversions.yaml",
+        "v1alpha1",
+        &frozen,
+        "the CSV of release 0.1.0",
+    );
+    let bundles = catalog_bundles();
+    let published = &bundles["nbv-operator.v0.1.0"];
+    assert_eq!(
+        *property(published, "olm.csv.metadata")[0],
+        olm::csv_metadata(&frozen)
+    );
+    assert_eq!(
+        property(published, "olm.csv.metadata")[0]["annotations"]["containerImage"],
+        "ghcr.io/nbv-dev/nbv:0.1.0"
+    );
+    assert_eq!(
+        published["relatedImages"][0]["image"],
+        "ghcr.io/nbv-dev/nbv:0.1.0"
+    );
+    assert_eq!(
+        published["image"],
+        "ghcr.io/nbv-dev/nbv-operator-bundle:v0.1.0"
+    );
+    // This release's entry is the bundle's CSV.
+    let current = &bundles[&format!("{PACKAGE}.v{VERSION}")];
+    assert_eq!(
+        *property(current, "olm.csv.metadata")[0],
+        olm::csv_metadata(&csv())
+    );
+}
+
+/// The documents of the bundle's manifests/.
+fn bundle_manifests() -> Vec<Value> {
+    let dir = root().join("bundle/manifests");
+    let mut names: Vec<_> = std::fs::read_dir(&dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    names.sort();
+    names
+        .iter()
+        .flat_map(|name| documents(&format!("bundle/manifests/{name}")))
+        .collect()
+}
+
+#[test]
+fn the_bundle_installs_with_olm_v1() {
+    let annotations = single("bundle/metadata/annotations.yaml")["annotations"].clone();
+    let manifests = bundle_manifests();
+    assert_eq!(manifests.len(), 3);
+    // No metadata/properties.yaml nor dependencies.yaml: no dependency to resolve.
+    assert_eq!(
+        files_under("bundle/metadata"),
+        BTreeSet::from(["annotations.yaml".to_owned()])
+    );
+    let problems = olm::check_registry_v1(&manifests, &annotations, &[]);
+    assert!(problems.is_empty(), "{problems:?}");
+    // The check can fail: a webhook makes the same bundle uninstallable.
+    let mut with_webhook = manifests.clone();
+    let csv_at = with_webhook
+        .iter()
+        .position(|m| m["kind"] == "ClusterServiceVersion")
+        .unwrap();
+    with_webhook[csv_at]["spec"]["webhookdefinitions"] =
+        serde_json::json!([{ "type": "ValidatingAdmissionWebhook" }]);
+    assert_eq!(
+        olm::check_registry_v1(&with_webhook, &annotations, &[]).len(),
+        1
+    );
+}
+
+/// Whether `rules` grant `verb` on `group`/`resource` (named `name`, if given).
+fn grants(rules: &[Value], group: &str, resource: &str, verb: &str, name: Option<&str>) -> bool {
+    let has = |list: &Value, item: &str| {
+        list.as_array()
+            .is_some_and(|l| l.iter().any(|x| x == item || x == "*"))
+    };
+    rules.iter().any(|rule| {
+        has(&rule["apiGroups"], group)
+            && has(&rule["resources"], resource)
+            && has(&rule["verbs"], verb)
+            && (rule.get("resourceNames").is_none()
+                || name.is_some_and(|n| has(&rule["resourceNames"], n)))
+    })
+}
+
+#[test]
+fn the_olm_v1_installer_may_install_and_grant_everything_in_the_bundle() {
+    let rbac = olm::installer_rbac().expect("the installer's RBAC renders");
+    let text = {
+        let body: Vec<String> = rbac
+            .iter()
+            .map(|d| serde_yaml_ng::to_string(d).unwrap())
+            .collect();
+        format!(
+            "# Generated from the bundle (bundle/manifests) by nbv-operator/tests/olm.rs; do not\n\
+             # edit. The rights of the ServiceAccount nbv-installer that OLM v1 installs nbv as.\n{}",
+            body.join("---\n")
+        )
+    };
+    repository::assert_generated(
+        "config/olm/v1/rbac.yaml",
+        &text,
+        "NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test olm",
+        "olm",
+    );
+    let rules_of = |kind: &str| -> Vec<Value> {
+        rbac.iter()
+            .filter(|d| d["kind"] == kind)
+            .flat_map(|d| d["rules"].as_array().cloned().unwrap())
+            .collect()
+    };
+    let (cluster, namespaced) = (rules_of("ClusterRole"), rules_of("Role"));
+    let csv = csv();
+    let install = &csv["spec"]["install"]["spec"];
+    // Escalation prevention: the installer holds every right it grants.
+    for key in ["clusterPermissions", "permissions"] {
+        for permission in install[key].as_array().unwrap() {
+            for rule in permission["rules"].as_array().unwrap() {
+                for group in rule["apiGroups"].as_array().unwrap() {
+                    for resource in rule["resources"].as_array().unwrap() {
+                        for verb in rule["verbs"].as_array().unwrap() {
+                            let (g, r, v) = (
+                                group.as_str().unwrap(),
+                                resource.as_str().unwrap(),
+                                verb.as_str().unwrap(),
+                            );
+                            assert!(
+                                grants(&cluster, g, r, v, None),
+                                "the installer cannot grant {v} {g}/{r}"
+                            );
+                        }
+                    }
+                }
+            }
+        }
+    }
+    // It manages every object of the bundle.
+    for manifest in bundle_manifests() {
+        let name = manifest["metadata"]["name"].as_str().unwrap();
+        let (rules, group, resource) = match manifest["kind"].as_str().unwrap() {
+            "CustomResourceDefinition" => (
+                &cluster,
+                "apiextensions.k8s.io",
+                "customresourcedefinitions",
+            ),
+            "Service" => (&namespaced, "", "services"),
+            "ClusterServiceVersion" => continue,
+            other => panic!("a bundle object of kind {other} the installer is not checked for"),
+        };
+        assert!(
+            grants(rules, group, resource, "create", None),
+            "create {resource}"
+        );
+        for verb in ["get", "update", "patch", "delete"] {
+            assert!(
+                grants(rules, group, resource, verb, Some(name)),
+                "{verb} {resource} {name}"
+            );
+        }
+    }
+    for deployment in install["deployments"].as_array().unwrap() {
+        let name = deployment["name"].as_str().unwrap();
+        let account = deployment["spec"]["template"]["spec"]["serviceAccountName"]
+            .as_str()
+            .unwrap();
+        for verb in ["get", "update", "patch", "delete"] {
+            assert!(grants(&namespaced, "apps", "deployments", verb, Some(name)));
+            assert!(grants(
+                &namespaced,
+                "",
+                "serviceaccounts",
+                verb,
+                Some(account)
+            ));
+        }
+    }
+    for (rules, resources) in [
+        (&cluster, ["clusterroles", "clusterrolebindings"]),
+        (&namespaced, ["roles", "rolebindings"]),
+    ] {
+        for resource in resources {
+            for verb in ["create", "get", "update", "patch", "delete"] {
+                assert!(
+                    grants(rules, "rbac.authorization.k8s.io", resource, verb, None),
+                    "{verb} {resource}"
+                );
+            }
+        }
+    }
+}
+
+#[test]
+fn the_olm_v1_sample_installs_this_package_as_the_installer() {
+    let extension = single("config/olm/v1/clusterextension.yaml");
+    let catalog = single("config/olm/v1/clustercatalog.yaml");
+    let account = single("config/olm/v1/serviceaccount.yaml");
+    let namespace = single("config/olm/v1/namespace.yaml");
+    assert_eq!(extension["apiVersion"], "olm.operatorframework.io/v1");
+    let spec = &extension["spec"];
+    assert_eq!(spec["namespace"], namespace["metadata"]["name"]);
+    assert_eq!(spec["namespace"], olm::INSTALL_NAMESPACE);
+    assert_eq!(spec["serviceAccount"]["name"], account["metadata"]["name"]);
+    assert_eq!(account["metadata"]["name"], olm::INSTALLER);
+    assert_eq!(account["metadata"]["namespace"], olm::INSTALL_NAMESPACE);
+    let source = &spec["source"];
+    assert_eq!(source["sourceType"], "Catalog");
+    assert_eq!(source["catalog"]["packageName"], PACKAGE);
+    assert_eq!(source["catalog"]["channels"], serde_json::json!([CHANNEL]));
+    assert_eq!(
+        source["catalog"]["selector"]["matchLabels"]["olm.operatorframework.io/metadata.name"],
+        catalog["metadata"]["name"]
+    );
+    // The ClusterExtension's name is the one the installer may set finalizers on.
+    let rbac = documents("config/olm/v1/rbac.yaml");
+    assert!(grants(
+        rbac[0]["rules"].as_array().unwrap(),
+        "olm.operatorframework.io",
+        "clusterextensions/finalizers",
+        "update",
+        extension["metadata"]["name"].as_str()
+    ));
+    // The kustomization installs every file of the directory.
+    let kustomization = single("config/olm/v1/kustomization.yaml");
+    let listed: BTreeSet<String> = kustomization["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    let mut files = files_under("config/olm/v1");
+    files.remove("kustomization.yaml");
+    assert_eq!(listed, files);
+}
+
+/// Where OLM installs nbv on OpenShift: openshift-operators (OperatorHub's namespace
+/// for AllNamespaces operators) or nbv-system (the CSV's suggested namespace, the
+/// one config/openshift and config/olm/v1 use). OpenShift GitOps runs Argo CD in
+/// openshift-gitops.
+const OLM_NAMESPACES: [&str; 2] = ["openshift-operators", "nbv-system"];
+const OPENSHIFT_GITOPS: &str = "openshift-gitops";
+
+#[test]
+fn the_argo_cd_role_for_openshift_is_config_rbacs_in_openshift_gitops() {
+    let mut documents = documents("config/rbac/argocd_role.yaml");
+    for document in &mut documents {
+        document["metadata"]["namespace"] = Value::from(OPENSHIFT_GITOPS);
+        if document["kind"] == "RoleBinding" {
+            let subject = document["subjects"][0].clone();
+            document["subjects"] = OLM_NAMESPACES
+                .iter()
+                .map(|namespace| {
+                    let mut s = subject.clone();
+                    s["namespace"] = Value::from(*namespace);
+                    s
+                })
+                .collect();
+        }
+    }
+    let body: Vec<String> = documents
+        .iter()
+        .map(|d| serde_yaml_ng::to_string(d).unwrap())
+        .collect();
+    let text = format!(
+        "# Generated from config/rbac/argocd_role.yaml by nbv-operator/tests/olm.rs; do not edit.\n\
+         # The Role OLM cannot install: what nbv reads in OpenShift GitOps' namespace, granted\n\
+         # to nbv's ServiceAccount where OLM installs it: nbv-system (the suggested namespace,\n\
+         # config/openshift and config/olm/v1) or openshift-operators.\n{}",
+        body.join("---\n")
+    );
+    repository::assert_generated(
+        "config/openshift/argocd-role.yaml",
+        &text,
+        "NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test olm",
+        "olm",
+    );
+    // The subject is the operator's ServiceAccount, as the bundle names it.
+    let account = single("config/rbac/service_account.yaml")["metadata"]["name"].clone();
+    let binding = documents
+        .iter()
+        .find(|d| d["kind"] == "RoleBinding")
+        .unwrap();
+    for subject in binding["subjects"].as_array().unwrap() {
+        assert_eq!(subject["name"], account);
+    }
+    assert_eq!(
+        csv()["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["serviceAccountName"],
+        account
+    );
+}
+
+#[test]
+fn the_operatorhub_install_validates_against_olms_crds() {
+    let source = single("config/openshift/catalogsource.yaml");
+    let subscription = single("config/openshift/subscription.yaml");
+    assert_valid(
+        "olm/operators.coreos.com_catalogsources.yaml",
+        "v1alpha1",
+        &source,
+        "config/openshift/catalogsource.yaml",
+    );
+    assert_valid(
+        "olm/operators.coreos.com_subscriptions.yaml",
+        "v1alpha1",
+        &subscription,
+        "config/openshift/subscription.yaml",
+    );
+    let group = single("config/openshift/operatorgroup.yaml");
+    assert_valid(
+        "olm/operators.coreos.com_operatorgroups.yaml",
+        "v1",
+        &group,
+        "config/openshift/operatorgroup.yaml",
+    );
+    assert!(
+        group["spec"].get("targetNamespaces").is_none(),
+        "AllNamespaces"
+    );
+    // OperatorHub's catalogs live in openshift-marketplace; nbv in the CSV's suggested
+    // namespace, with its OperatorGroup, which the Argo CD Role's binding names.
+    assert_eq!(source["metadata"]["namespace"], "openshift-marketplace");
+    let suggested =
+        csv()["metadata"]["annotations"]["operatorframework.io/suggested-namespace"].clone();
+    assert_eq!(subscription["metadata"]["namespace"], suggested);
+    assert_eq!(group["metadata"]["namespace"], suggested);
+    assert_eq!(
+        single("config/openshift/namespace.yaml")["metadata"]["name"],
+        suggested
+    );
+    assert!(OLM_NAMESPACES.contains(&suggested.as_str().unwrap()));
+    assert_eq!(subscription["spec"]["name"], PACKAGE);
+    assert_eq!(subscription["spec"]["channel"], CHANNEL);
+    assert_eq!(subscription["spec"]["source"], source["metadata"]["name"]);
+    assert_eq!(
+        subscription["spec"]["sourceNamespace"],
+        source["metadata"]["namespace"]
+    );
+    assert_eq!(
+        source["spec"]["image"],
+        single("config/olm/catalogsource.yaml")["spec"]["image"]
+    );
+    let kustomization = single("config/openshift/kustomization.yaml");
+    let listed: BTreeSet<String> = kustomization["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap().to_owned())
+        .collect();
+    let mut files = files_under("config/openshift");
+    files.remove("kustomization.yaml");
+    assert_eq!(listed, files);
+}

@@ -1,21 +1,32 @@
 //! The file-based catalog (`catalog/nbv-operator/catalog.yaml`): the package, its
 //! channel, and one `olm.bundle` per release, each release replacing the one before
 //! it, so that OLM can upgrade from any release to the next without a gap.
+//!
+//! Every bundle entry carries what the packageserver lists it by (`olm.csv.metadata`)
+//! and the APIs it provides (`olm.gvk`), read from the release's ClusterServiceVersion:
+//! this build's is rendered from `config/`; those of the releases before it are kept,
+//! as their bundles published them, in `releases/`, and never rendered again.
 
 use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use super::csv::csv_name;
-use super::{CHANNEL, File, OlmError, PACKAGE, VERSION, icon, sources, yaml};
+use super::csv::{cluster_service_version, csv_name};
+use super::metadata::bundle_entry;
+use super::semver::Version;
+use super::{CHANNEL, File, OlmError, PACKAGE, VERSION, fbc, icon, parse, sources, yaml};
 
-/// Every release of nbv, oldest first. The last is this build's version; add a new
-/// version here when the crate version changes.
-const RELEASES: &[&str] = &["0.1.0"];
+/// The releases published before this build's, oldest first, each with the
+/// ClusterServiceVersion of its bundle. When a release ships, its CSV
+/// (`bundle/manifests/nbv-operator.clusterserviceversion.yaml`) is added here before
+/// the workspace version is bumped.
+const PUBLISHED: &[(&str, &str)] = &[(
+    "0.1.0",
+    include_str!("releases/nbv-operator.v0.1.0.clusterserviceversion.yaml"),
+)];
+const PUBLISHED_DIR: &str = "nbv-operator/src/commands/olm/releases/";
 
-/// Where release images are published: `<IMAGE_REPOSITORY>:<version>` runs the
-/// operator, `<BUNDLE_REPOSITORY>:v<version>` is its bundle.
-const IMAGE_REPOSITORY: &str = "ghcr.io/nbv-dev/nbv";
+/// Where release bundles are published: `<BUNDLE_REPOSITORY>:v<version>`.
 const BUNDLE_REPOSITORY: &str = "ghcr.io/nbv-dev/nbv-operator-bundle";
 
 /// One release in the upgrade graph.
@@ -33,7 +44,8 @@ pub struct Release {
     pub skip_range: Option<String>,
 }
 
-/// The releases with their place in the upgrade graph, oldest first.
+/// The releases with their place in the upgrade graph, oldest first: the published
+/// ones, then this build's.
 ///
 /// # Examples
 ///
@@ -42,9 +54,11 @@ pub struct Release {
 /// let current = releases.last().expect("at least this release");
 /// assert_eq!(current.version, env!("CARGO_PKG_VERSION"));
 /// assert_eq!(releases[0].replaces, None);
+/// assert!(releases.len() >= 2, "this release upgrades an older one");
 /// ```
 pub fn releases() -> Vec<Release> {
-    releases_of(RELEASES)
+    let versions: Vec<&str> = PUBLISHED.iter().map(|(v, _)| *v).chain([VERSION]).collect();
+    releases_of(&versions)
 }
 
 fn releases_of(versions: &[&str]) -> Vec<Release> {
@@ -60,24 +74,67 @@ fn releases_of(versions: &[&str]) -> Vec<Release> {
         .collect()
 }
 
-/// This build's release.
+/// This build's release, checked to be newer than every published one.
 pub(super) fn current() -> Result<Release, OlmError> {
-    releases()
-        .into_iter()
-        .find(|r| r.version == VERSION)
-        .ok_or_else(|| OlmError::Source {
-            file: "nbv-operator/src/commands/olm/catalog.rs",
-            what: format!("RELEASES does not list this build's version {VERSION}: add it"),
-        })
+    let this = Version::parse(VERSION);
+    if let Some((published, _)) = PUBLISHED
+        .iter()
+        .find(|(v, _)| this.is_none() || Version::parse(v) >= this)
+    {
+        return Err(OlmError::Source {
+            file: PUBLISHED_DIR,
+            what: format!(
+                "release {published} is published, and this build's version {VERSION} is \
+                 not newer: bump the workspace version"
+            ),
+        });
+    }
+    releases().pop().ok_or_else(|| OlmError::Source {
+        file: PUBLISHED_DIR,
+        what: "no release".to_owned(),
+    })
 }
 
-/// The catalog's files: `nbv-operator/catalog.yaml` and the Dockerfile of the catalog
-/// image.
+/// The ClusterServiceVersion of every release, oldest first: the published ones as
+/// kept in `releases/` (checked to be the release they are listed as), this build's
+/// rendered from `config/`.
+fn release_csvs() -> Result<Vec<Value>, OlmError> {
+    let releases = releases();
+    let mut csvs = Vec::with_capacity(releases.len());
+    for ((version, text), release) in PUBLISHED.iter().zip(&releases) {
+        let csv = parse(PUBLISHED_DIR, text)?;
+        let wrong = |what: String| OlmError::Source {
+            file: PUBLISHED_DIR,
+            what: format!("the CSV listed as release {version}: {what}"),
+        };
+        if csv["metadata"]["name"] != release.name.as_str() || csv["spec"]["version"] != *version {
+            return Err(wrong(format!(
+                "is {} version {}",
+                csv["metadata"]["name"], csv["spec"]["version"]
+            )));
+        }
+        let edges = |field: &str| csv["spec"][field].as_str().map(str::to_owned);
+        if edges("replaces") != release.replaces || edges("skipRange") != release.skip_range {
+            return Err(wrong(format!(
+                "replaces {:?} and skips {:?}, but its place in the releases is after {:?}",
+                edges("replaces"),
+                edges("skipRange"),
+                release.replaces
+            )));
+        }
+        csvs.push(csv);
+    }
+    csvs.push(cluster_service_version()?);
+    Ok(csvs)
+}
+
+/// The catalog's documents: the package, its channel, one bundle per release.
 ///
 /// # Errors
 ///
-/// [`OlmError`] when this build's version is not a listed release.
-pub fn catalog_files() -> Result<Vec<File>, OlmError> {
+/// [`OlmError`] when this build's CSV cannot be rendered, a published CSV is not the
+/// release it is listed as, or the catalog breaks a rule of `opm validate`.
+pub fn catalog_documents() -> Result<Vec<Value>, OlmError> {
     current()?;
     let releases = releases();
     let entries: Vec<Value> = releases.iter().map(channel_entry).collect();
@@ -96,26 +153,31 @@ pub fn catalog_files() -> Result<Vec<File>, OlmError> {
             "entries": entries,
         }),
     ];
-    for release in &releases {
-        let image = format!("{IMAGE_REPOSITORY}:{}", release.version);
-        documents.push(json!({
-            "schema": "olm.bundle",
-            "name": release.name,
-            "package": PACKAGE,
-            "image": format!("{BUNDLE_REPOSITORY}:v{}", release.version),
-            "properties": [
-                { "type": "olm.package",
-                  "value": { "packageName": PACKAGE, "version": release.version } },
-                { "type": "olm.gvk",
-                  "value": { "group": "mlops.mlops.dev", "kind": "NotebookValidationJob",
-                             "version": "v1alpha1" } },
-            ],
-            "relatedImages": [{ "name": "nbv", "image": image }],
-        }));
+    for (release, csv) in releases.iter().zip(release_csvs()?) {
+        let image = format!("{BUNDLE_REPOSITORY}:v{}", release.version);
+        documents.push(bundle_entry(PACKAGE, &csv, &image));
     }
+    let problems = fbc::validate(&documents);
+    if !problems.is_empty() {
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(OlmError::Source {
+            file: "nbv-operator/src/commands/olm/catalog.rs",
+            what: format!("the catalog is not valid: {}", list.join("; ")),
+        });
+    }
+    Ok(documents)
+}
+
+/// The catalog's files: `nbv-operator/catalog.yaml` and the Dockerfile of the catalog
+/// image.
+///
+/// # Errors
+///
+/// As [`catalog_documents`].
+pub fn catalog_files() -> Result<Vec<File>, OlmError> {
     let text = yaml(
-        &documents,
-        "the releases in nbv-operator/src/commands/olm/catalog.rs",
+        &catalog_documents()?,
+        "the releases in nbv-operator/src/commands/olm/catalog.rs and releases/",
     );
     Ok(vec![
         File {
@@ -305,14 +367,9 @@ fn version_of(versions: &BTreeMap<String, String>, name: &str) -> String {
     versions.get(name).cloned().unwrap_or_default()
 }
 
-/// Orders `a.b.c` versions numerically (a pre-release suffix sorts by text).
+/// Orders versions by semver precedence; one that is not semver sorts first.
 fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
-    let key = |v: &str| -> Vec<(u64, String)> {
-        v.split(['.', '-'])
-            .map(|part| (part.parse().unwrap_or(u64::MAX), part.to_owned()))
-            .collect()
-    };
-    key(a).cmp(&key(b))
+    Version::parse(a).cmp(&Version::parse(b))
 }
 
 #[cfg(test)]

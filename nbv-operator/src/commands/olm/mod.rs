@@ -11,9 +11,20 @@
 //! `config/rbac/leader_election_role.yaml` (the operator's namespace) and its cluster
 //! permissions `config/rbac/role.yaml`, rule for rule; its `alm-examples` are the
 //! sample jobs of `config/samples`.
+//!
+//! The catalog (`catalog/`) lists every release, each bundle with the metadata the
+//! packageserver lists it by; it is checked by the rules of `opm validate` before it
+//! is written, and the bundle by the rules OLM v1 applies to registry+v1 bundles.
 
 mod catalog;
 mod csv;
+mod fbc;
+mod installer;
+mod metadata;
+mod packageserver;
+mod registry_v1;
+mod semver;
+mod upgrades;
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
@@ -21,7 +32,14 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-pub use catalog::{ChainError, Release, catalog_files, check_chain, releases};
+pub use catalog::{ChainError, Release, catalog_documents, catalog_files, check_chain, releases};
+pub use fbc::{FbcError, channel_head, validate as validate_catalog};
+pub use installer::{INSTALL_NAMESPACE, INSTALLER, installer_rbac};
+pub use metadata::{csv_metadata, owned_gvks};
+pub use packageserver::{CsvDescription, PackageChannel, PackageManifest, package_manifests};
+pub use registry_v1::{RegistryV1Error, SUPPORTED_KINDS, check_registry_v1};
+pub use semver::{Range, Version};
+pub use upgrades::{UpgradeError, upgrade_path};
 
 /// The OLM package name.
 pub const PACKAGE: &str = "nbv-operator";
@@ -254,6 +272,21 @@ pub fn bundle_files() -> Result<Vec<File>, OlmError> {
         dockerfile.push_str(&format!("LABEL {key}={value}\n"));
     }
     dockerfile.push_str("COPY manifests /manifests/\nCOPY metadata /metadata/\n");
+    let problems = check_registry_v1(
+        &[csv.clone(), crd.clone(), service.clone()],
+        &Value::Object(annotations.clone()),
+        &[],
+    );
+    if !problems.is_empty() {
+        let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
+        return Err(OlmError::Source {
+            file: "nbv-operator/src/commands/olm/csv.rs",
+            what: format!(
+                "the bundle would not install with OLM v1: {}",
+                list.join("; ")
+            ),
+        });
+    }
     Ok(vec![
         File {
             path: format!("manifests/{PACKAGE}.clusterserviceversion.yaml"),
