@@ -5,13 +5,16 @@
 //! (the `ArgoCD` resource `openshift-gitops`) in `openshift-gitops`. One GET of
 //! `argocd-cm` in each, in order, at start: 404 and 403 mean "not there" (a namespace
 //! nbv has no Role in reads as 403 whether or not Argo CD is in it); other errors are
-//! retried briefly. [`choose`] decides from the answers; a flag is never second-guessed.
+//! retried briefly. After a 403, one GET of the Namespace (nbv's ClusterRole may read
+//! Namespaces) tells a namespace that exists, where Argo CD probably runs without
+//! nbv's Role (under OLM, until the second install step), from one that does not.
+//! [`choose`] decides from the answers; a flag is never second-guessed.
 
 use std::collections::BTreeMap;
 use std::fmt;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Namespace};
 use kube::api::Api;
 use nbv_core::reconcile::{ARGOCD_ROLE, ARGOCD_ROLE_FILE};
 use nbv_core::triggers::DEFAULT_ARGOCD_NAMESPACE;
@@ -36,8 +39,11 @@ pub enum Probe {
     Found,
     /// 404: no `argocd-cm` (or no such namespace).
     NotFound,
-    /// 403: nbv may not read it there (no Role of `config/rbac/argocd_role.yaml`).
+    /// 403: nbv may not read it there (no Role of `config/rbac/argocd_role.yaml`), and
+    /// the namespace does not exist or cannot be read.
     Forbidden,
+    /// 403 in a namespace that exists: Argo CD is probably there, without nbv's Role.
+    Unreadable,
     /// Another error, after the retries.
     Failed(String),
 }
@@ -48,6 +54,7 @@ impl fmt::Display for Probe {
             Probe::Found => f.write_str("found"),
             Probe::NotFound => f.write_str("not found"),
             Probe::Forbidden => f.write_str("forbidden"),
+            Probe::Unreadable => f.write_str("forbidden, and the namespace exists"),
             Probe::Failed(error) => write!(f, "failed: {error}"),
         }
     }
@@ -64,7 +71,9 @@ pub struct Choice {
 }
 
 /// Argo CD's namespace from the answers `probes` (in the order of [`CANDIDATES`]): the
-/// first that holds `argocd-cm`, else `argocd` with a warning that says what was tried.
+/// first that holds `argocd-cm`; else the first existing namespace where reading it was
+/// forbidden, with a warning that nbv's Role is missing there; else `argocd` with a
+/// warning that says what was tried.
 ///
 /// # Examples
 ///
@@ -73,6 +82,11 @@ pub struct Choice {
 ///
 /// let gitops = choose(&[("argocd", Probe::Forbidden), ("openshift-gitops", Probe::Found)]);
 /// assert_eq!((gitops.namespace.as_str(), gitops.warning), ("openshift-gitops", None));
+///
+/// // Under OLM before the Role is applied.
+/// let olm = choose(&[("argocd", Probe::NotFound), ("openshift-gitops", Probe::Unreadable)]);
+/// assert_eq!(olm.namespace, "openshift-gitops");
+/// assert!(olm.warning.unwrap().contains("nbv-operator-argocd"));
 ///
 /// let nowhere = choose(&[("argocd", Probe::NotFound), ("openshift-gitops", Probe::Forbidden)]);
 /// assert_eq!(nowhere.namespace, "argocd");
@@ -86,14 +100,14 @@ pub fn choose(probes: &[(&str, Probe)]) -> Choice {
             .collect::<Vec<_>>()
             .join(", ")
     };
-    let found = probes.iter().position(|(_, probe)| *probe == Probe::Found);
+    let first = |wanted: &Probe| probes.iter().position(|(_, probe)| probe == wanted);
     let failed_before = |end: usize| {
         probes[..end]
             .iter()
             .any(|(_, probe)| matches!(probe, Probe::Failed(_)))
     };
-    match found {
-        Some(at) => Choice {
+    if let Some(at) = first(&Probe::Found) {
+        return Choice {
             namespace: probes[at].0.to_owned(),
             warning: failed_before(at).then(|| {
                 format!(
@@ -104,27 +118,34 @@ pub fn choose(probes: &[(&str, Probe)]) -> Choice {
                     tried()
                 )
             }),
-        },
-        None => {
-            let forbidden = probes.iter().any(|(_, probe)| *probe == Probe::Forbidden);
-            Choice {
-                namespace: DEFAULT_ARGOCD_NAMESPACE.to_owned(),
-                warning: Some(format!(
-                    "Argo CD's namespace: no argocd-cm nbv may read was found (tried {}); \
-                     using {DEFAULT_ARGOCD_NAMESPACE}. Set --argocd-namespace to where Argo CD \
-                     runs{}",
-                    tried(),
-                    if forbidden {
-                        format!(
-                            ", and apply the Role and RoleBinding {ARGOCD_ROLE} of \
-                             {ARGOCD_ROLE_FILE} there"
-                        )
-                    } else {
-                        String::new()
-                    }
-                )),
+        };
+    }
+    let role = format!("the Role and RoleBinding {ARGOCD_ROLE} of {ARGOCD_ROLE_FILE}");
+    if let Some(at) = first(&Probe::Unreadable) {
+        let namespace = probes[at].0;
+        return Choice {
+            namespace: namespace.to_owned(),
+            warning: Some(format!(
+                "Argo CD's namespace: using {namespace}, which exists but where nbv may not \
+                 read argocd-cm (tried {}): apply {role} there, or set --argocd-namespace \
+                 to where Argo CD runs",
+                tried()
+            )),
+        };
+    }
+    let forbidden = probes.iter().any(|(_, probe)| *probe == Probe::Forbidden);
+    Choice {
+        namespace: DEFAULT_ARGOCD_NAMESPACE.to_owned(),
+        warning: Some(format!(
+            "Argo CD's namespace: no argocd-cm nbv may read was found (tried {}); using \
+             {DEFAULT_ARGOCD_NAMESPACE}. Set --argocd-namespace to where Argo CD runs{}",
+            tried(),
+            if forbidden {
+                format!(", and apply {role} there")
+            } else {
+                String::new()
             }
-        }
+        )),
     }
 }
 
@@ -169,9 +190,9 @@ pub async fn discover(client: &kube::Client, given: Option<&str>) -> Discovered 
             "Argo CD's namespace: argocd-cm found there"
         ),
     }
-    let forbidden = probes
-        .iter()
-        .any(|(ns, probe)| *ns == choice.namespace && *probe == Probe::Forbidden);
+    let forbidden = probes.iter().any(|(ns, probe)| {
+        *ns == choice.namespace && matches!(probe, Probe::Forbidden | Probe::Unreadable)
+    });
     Discovered {
         namespace: choice.namespace,
         argocd_cm,
@@ -193,6 +214,9 @@ async fn probe(
         };
         let probe = match classify(&error) {
             ApiErrorClass::NotFound => Probe::NotFound,
+            ApiErrorClass::Forbidden if namespace_exists(client, namespace).await => {
+                Probe::Unreadable
+            }
             ApiErrorClass::Forbidden => Probe::Forbidden,
             _ if attempt >= ATTEMPTS => Probe::Failed(error.to_string()),
             _ => {
@@ -206,6 +230,12 @@ async fn probe(
     }
 }
 
+/// Whether the Namespace `name` exists; `false` also when it cannot be read.
+async fn namespace_exists(client: &kube::Client, name: &str) -> bool {
+    let namespaces: Api<Namespace> = Api::all(client.clone());
+    matches!(namespaces.get_opt(name).await, Ok(Some(_)))
+}
+
 #[cfg(test)]
 mod tests {
     use proptest::prelude::*;
@@ -217,6 +247,7 @@ mod tests {
             Just(Probe::Found),
             Just(Probe::NotFound),
             Just(Probe::Forbidden),
+            Just(Probe::Unreadable),
             Just(Probe::Failed("503".into())),
         ]
     }
@@ -257,6 +288,29 @@ mod tests {
     }
 
     #[test]
+    fn an_existing_namespace_without_the_role_is_chosen_with_a_warning() {
+        let choice = choose(&[
+            ("argocd", Probe::Forbidden),
+            ("openshift-gitops", Probe::Unreadable),
+        ]);
+        assert_eq!(choice.namespace, "openshift-gitops");
+        let warning = choice.warning.unwrap_or_default();
+        assert!(
+            warning.contains("apply the Role and RoleBinding nbv-operator-argocd"),
+            "{warning}"
+        );
+        assert!(
+            warning.contains("openshift-gitops (forbidden, and the namespace exists)"),
+            "{warning}"
+        );
+        let argocd = choose(&[
+            ("argocd", Probe::Unreadable),
+            ("openshift-gitops", Probe::Unreadable),
+        ]);
+        assert_eq!(argocd.namespace, "argocd");
+    }
+
+    #[test]
     fn a_failed_check_before_the_one_found_is_a_warning() {
         let choice = choose(&[
             ("argocd", Probe::Failed("503".into())),
@@ -267,17 +321,16 @@ mod tests {
     }
 
     proptest! {
-        /// The choice is the first namespace found, else `argocd`; there is no warning
-        /// exactly when one was found with no failed check before it.
+        /// The choice is the first namespace found, else the first that exists where
+        /// argocd-cm was forbidden, else `argocd`; there is no warning exactly when one
+        /// was found with no failed check before it.
         #[test]
         fn the_first_found_wins(first in probe_strategy(), second in probe_strategy()) {
             let probes = [("argocd", first.clone()), ("openshift-gitops", second.clone())];
             let choice = choose(&probes);
-            let expected = if first == Probe::Found || second != Probe::Found {
-                "argocd"
-            } else {
-                "openshift-gitops"
-            };
+            let gitops = second == Probe::Found
+                || (first != Probe::Found && first != Probe::Unreadable && second == Probe::Unreadable);
+            let expected = if first == Probe::Found || !gitops { "argocd" } else { "openshift-gitops" };
             prop_assert_eq!(choice.namespace.as_str(), expected);
             let clean = first == Probe::Found
                 || (second == Probe::Found && !matches!(first, Probe::Failed(_)));

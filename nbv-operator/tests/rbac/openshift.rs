@@ -160,14 +160,12 @@ async fn without_the_role_a_syncing_job_says_which_role_is_missing_until_it_is_t
             Times::Always,
         ));
     }
+    // Found all the same: openshift-gitops exists, argocd does not.
     let config = OperatorConfig {
         gitops_only: true,
+        discover_argocd_namespace: true,
+        application_namespaces: Vec::new(),
         ..OperatorConfig::default()
-    }
-    .with_argocd_namespace(GITOPS);
-    let config = OperatorConfig {
-        application_namespaces: vec![GITOPS.to_owned()],
-        ..config
     };
     let observed = Arc::new(std::sync::Mutex::new(Value::Null));
     let seen = observed.clone();
