@@ -102,6 +102,11 @@ impl AccessWatch {
         }
     }
 
+    /// Whether reading `argocd-cm` was refused (403).
+    pub fn config_map_refused(&self) -> bool {
+        self.read().config_map == Some(false)
+    }
+
     /// What nbv may read, for the jobs' `ArgoCDAccess` condition.
     pub fn current(&self) -> ArgocdAccess {
         let state = self.read();
@@ -178,5 +183,120 @@ impl AccessWatch {
 
     fn write(&self) -> std::sync::RwLockWriteGuard<'_, State> {
         self.0.state.write().unwrap_or_else(|e| e.into_inner())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::io::Write;
+    use std::sync::Mutex;
+
+    use tracing_subscriber::fmt::MakeWriter;
+
+    use super::*;
+
+    /// The log lines, written to a shared buffer.
+    #[derive(Clone, Default)]
+    struct Lines(Arc<Mutex<Vec<u8>>>);
+
+    impl Write for Lines {
+        fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
+            let mut buffer = self.0.lock().unwrap_or_else(|e| e.into_inner());
+            buffer.extend_from_slice(bytes);
+            Ok(bytes.len())
+        }
+        fn flush(&mut self) -> std::io::Result<()> {
+            Ok(())
+        }
+    }
+
+    impl<'w> MakeWriter<'w> for Lines {
+        type Writer = Lines;
+        fn make_writer(&'w self) -> Self::Writer {
+            self.clone()
+        }
+    }
+
+    fn forbidden() -> Result<watcher::Event<()>, watcher::Error> {
+        let status =
+            kube::core::Status::failure("appprojects.argoproj.io is forbidden", "Forbidden")
+                .with_code(403);
+        Err(watcher::Error::InitialListFailed(kube::Error::Api(
+            Box::new(status),
+        )))
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn one_warning_names_the_role_and_a_change_is_logged_once() {
+        let lines = Lines::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(lines.clone())
+            .with_ansi(false)
+            .finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+
+        let access = AccessWatch::new("openshift-gitops");
+        access.config_map_read(false);
+        let warning = tokio::spawn(access.clone().warn_if_missing(Duration::from_secs(60)));
+        tokio::task::yield_now().await;
+        // The watch is refused, again and again as it retries.
+        for _ in 0..3 {
+            access.observe(&forbidden());
+        }
+        warning.await.unwrap_or_else(|e| panic!("{e}"));
+        assert!(access.current().is_missing());
+        // The Role is applied: the next listing goes through.
+        access.observe(&Ok(watcher::Event::<()>::Init));
+        assert!(
+            access.current().is_missing(),
+            "Init comes before the listing"
+        );
+        access.observe(&Ok(watcher::Event::<()>::InitDone));
+        assert_eq!(
+            access.current(),
+            ArgocdAccess::Granted {
+                namespace: "openshift-gitops".into()
+            }
+        );
+
+        let text = String::from_utf8_lossy(&lines.0.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_owned();
+        let warnings: Vec<&str> = text.lines().filter(|l| l.contains("WARN")).collect();
+        assert_eq!(warnings.len(), 1, "{text}");
+        for part in [
+            "get configmaps argocd-cm, list/watch appprojects.argoproj.io",
+            "namespace openshift-gitops",
+            "Role nbv-operator-argocd and RoleBinding nbv-operator-argocd",
+            "config/rbac/argocd_role.yaml",
+        ] {
+            assert!(warnings[0].contains(part), "{part}: {}", warnings[0]);
+        }
+        assert_eq!(
+            text.lines()
+                .filter(|l| l.contains("may read the AppProjects now"))
+                .count(),
+            1,
+            "{text}"
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn no_answer_is_no_warning() {
+        let lines = Lines::default();
+        let subscriber = tracing_subscriber::fmt()
+            .with_writer(lines.clone())
+            .finish();
+        let _default = tracing::subscriber::set_default(subscriber);
+        let access = AccessWatch::new("argocd");
+        // A 404 (no Argo CD CRDs) says nothing about the Role.
+        let status = kube::core::Status::failure("not found", "NotFound").with_code(404);
+        access.observe(&Err::<watcher::Event<()>, _>(
+            watcher::Error::InitialListFailed(kube::Error::Api(Box::new(status))),
+        ));
+        access.clone().warn_if_missing(Duration::from_secs(5)).await;
+        assert_eq!(access.current(), ArgocdAccess::Unknown);
+        let text = String::from_utf8_lossy(&lines.0.lock().unwrap_or_else(|e| e.into_inner()))
+            .into_owned();
+        assert!(!text.contains("WARN"), "{text}");
     }
 }

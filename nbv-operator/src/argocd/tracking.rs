@@ -29,9 +29,10 @@ pub fn argocd_resource() -> ApiResource {
 
 /// The tracking settings: the flags, and for what they leave open the `ArgoCD` resource
 /// of Argo CD's `namespace` when the Argo CD operator manages it (one LIST), else its
-/// `argocd-cm` (`argocd_cm` when already read, else one GET). A ConfigMap that cannot
-/// be read leaves Argo CD's defaults, with a warning: nbv then tracks as a default Argo
-/// CD 3 does. What was refused is recorded in `access`.
+/// `argocd-cm` (`argocd_cm` when already read, else one GET unless `access` knows it is
+/// refused). A ConfigMap that cannot be read leaves Argo CD's defaults, with a warning:
+/// nbv then tracks as a default Argo CD 3 does. What was refused is recorded in
+/// `access`.
 pub async fn tracking_settings(
     client: &kube::Client,
     namespace: &str,
@@ -51,6 +52,8 @@ pub async fn tracking_settings(
     }
     let data = match argocd_cm {
         Some(data) => Some(data),
+        // Refused during the search: the missing Role's warning says so.
+        None if access.config_map_refused() => None,
         None => read_argocd_cm(client, namespace, access).await,
     };
     let (settings, problems) = flags.resolve(data.as_ref());
