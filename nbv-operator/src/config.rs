@@ -26,18 +26,14 @@ pub struct RunArgs {
     #[arg(long, env = "NBV_TRIGGER_NAMESPACES", value_delimiter = ',')]
     pub trigger_namespaces: Vec<String>,
     /// Namespaces where parent Argo CD Applications are looked up, in order; the job's
-    /// own namespace is tried after them.
-    #[arg(
-        long,
-        env = "NBV_APPLICATION_NAMESPACES",
-        value_delimiter = ',',
-        default_value = "argocd"
-    )]
+    /// own namespace is tried after them (default: Argo CD's namespace).
+    #[arg(long, env = "NBV_APPLICATION_NAMESPACES", value_delimiter = ',')]
     pub application_namespaces: Vec<String>,
     /// Argo CD's control-plane namespace: where its `argocd-cm` and AppProjects are, and
-    /// where a trigger's Application named without a namespace is.
-    #[arg(long, env = "NBV_ARGOCD_NAMESPACE", default_value = DEFAULT_ARGOCD_NAMESPACE)]
-    pub argocd_namespace: String,
+    /// where a trigger's Application named without a namespace is (default: the first of
+    /// `argocd` and `openshift-gitops` that holds `argocd-cm`, else `argocd`).
+    #[arg(long, env = "NBV_ARGOCD_NAMESPACE")]
+    pub argocd_namespace: Option<String>,
     /// Argo CD's resource tracking method (`annotation`, `annotation+label` or
     /// `label`); by default read from `argocd-cm` (`application.resourceTrackingMethod`).
     #[arg(long, env = "NBV_TRACKING_METHOD", value_parser = parse_tracking_method)]
@@ -85,10 +81,15 @@ pub struct OperatorConfig {
     pub watch_namespace: Option<String>,
     /// Where triggers may act.
     pub trigger_access: TriggerAccess,
-    /// See [`RunArgs::application_namespaces`].
+    /// See [`RunArgs::application_namespaces`]; empty until Argo CD's namespace is
+    /// known when the flag was not given ([`OperatorConfig::with_argocd_namespace`]).
     pub application_namespaces: Vec<String>,
-    /// See [`RunArgs::argocd_namespace`].
+    /// See [`RunArgs::argocd_namespace`]; `argocd` until discovered when
+    /// [`OperatorConfig::discover_argocd_namespace`].
     pub argocd_namespace: String,
+    /// Whether Argo CD's namespace is still to be found at start (no
+    /// `--argocd-namespace`): [`crate::argocd::namespace::discover`].
+    pub discover_argocd_namespace: bool,
     /// How jobs are tracked to their Application: flags given, and whether `argocd-cm`
     /// is still to be read for the rest.
     pub tracking: TrackingConfig,
@@ -149,10 +150,28 @@ impl TrackingConfig {
         &self,
         argocd_cm: Option<&std::collections::BTreeMap<String, String>>,
     ) -> (TrackingSettings, Vec<String>) {
-        let (mut settings, problems) = match argocd_cm {
+        let (settings, problems) = match argocd_cm {
             Some(data) => TrackingSettings::from_argocd_cm(data),
             None => (TrackingSettings::default(), Vec::new()),
         };
+        (self.apply(settings), problems)
+    }
+
+    /// `settings` (read from Argo CD) with the flags given put over them: a flag always
+    /// wins.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
+    /// use nbv_operator::config::TrackingConfig;
+    ///
+    /// let read = TrackingSettings { method: TrackingMethod::Label, ..TrackingSettings::default() };
+    /// let flags = TrackingConfig { installation_id: Some("a".into()), part_of: false, ..TrackingConfig::default() };
+    /// let settings = flags.apply(read);
+    /// assert_eq!((settings.method, settings.installation_id.as_str(), settings.part_of), (TrackingMethod::Label, "a", false));
+    /// ```
+    pub fn apply(&self, mut settings: TrackingSettings) -> TrackingSettings {
         if let Some(method) = self.method {
             settings.method = method;
         }
@@ -163,7 +182,7 @@ impl TrackingConfig {
             settings.installation_id = id.clone();
         }
         settings.part_of = self.part_of;
-        (settings, problems)
+        settings
     }
 }
 
@@ -195,6 +214,7 @@ impl Default for OperatorConfig {
             trigger_access: TriggerAccess::default(),
             application_namespaces: vec![DEFAULT_ARGOCD_NAMESPACE.to_owned()],
             argocd_namespace: DEFAULT_ARGOCD_NAMESPACE.to_owned(),
+            discover_argocd_namespace: false,
             tracking: TrackingConfig::default(),
             max_retries: 3,
             requeue: RequeuePolicy::default(),
@@ -210,7 +230,9 @@ impl RunArgs {
         }
     }
 
-    /// The controller configuration these flags describe.
+    /// The controller configuration these flags describe. Without
+    /// `--argocd-namespace`, Argo CD's namespace (and the Application namespaces, unless
+    /// given) are found at start.
     pub fn operator_config(&self) -> OperatorConfig {
         let allowed: BTreeSet<String> = self
             .trigger_namespaces
@@ -218,7 +240,12 @@ impl RunArgs {
             .map(|s| s.trim().to_owned())
             .filter(|s| !s.is_empty())
             .collect();
-        OperatorConfig {
+        let argocd_namespace = self
+            .argocd_namespace
+            .as_deref()
+            .map(str::trim)
+            .filter(|ns| !ns.is_empty());
+        let config = OperatorConfig {
             gitops_only: self.gitops_only,
             watch_namespace: self.watch_namespace.clone(),
             trigger_access: TriggerAccess {
@@ -230,7 +257,7 @@ impl RunArgs {
                 .map(|s| s.trim().to_owned())
                 .filter(|s| !s.is_empty())
                 .collect(),
-            argocd_namespace: self.argocd_namespace.trim().to_owned(),
+            discover_argocd_namespace: argocd_namespace.is_none(),
             tracking: TrackingConfig {
                 method: self.tracking_method,
                 instance_label_key: self.instance_label_key.clone(),
@@ -239,7 +266,37 @@ impl RunArgs {
             },
             max_retries: self.max_retries,
             ..OperatorConfig::default()
+        };
+        match argocd_namespace {
+            Some(namespace) => config.with_argocd_namespace(namespace),
+            None => config,
         }
+    }
+}
+
+impl OperatorConfig {
+    /// This configuration with Argo CD's namespace known: `namespace`, which the
+    /// Application namespaces follow unless `--application-namespaces` gave them.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_operator::config::OperatorConfig;
+    ///
+    /// let config = OperatorConfig { application_namespaces: vec![], ..OperatorConfig::default() };
+    /// let config = config.with_argocd_namespace("openshift-gitops");
+    /// assert_eq!(config.argocd_namespace, "openshift-gitops");
+    /// assert_eq!(config.application_namespaces, ["openshift-gitops"]);
+    /// assert!(!config.discover_argocd_namespace);
+    /// ```
+    #[must_use]
+    pub fn with_argocd_namespace(mut self, namespace: &str) -> Self {
+        self.argocd_namespace = namespace.to_owned();
+        if self.application_namespaces.is_empty() {
+            self.application_namespaces = vec![namespace.to_owned()];
+        }
+        self.discover_argocd_namespace = false;
+        self
     }
 }
 
@@ -256,6 +313,43 @@ mod tests {
             panic!("`nbv run` parses as the run command");
         };
         Ok(run.max_retries)
+    }
+
+    fn run_args(args: &[&str]) -> crate::config::RunArgs {
+        let cli = Cli::try_parse_from(["nbv", "run"].iter().chain(args))
+            .unwrap_or_else(|e| panic!("{e}"));
+        let Command::Run(run) = cli.command else {
+            panic!("`nbv run` parses as the run command");
+        };
+        run
+    }
+
+    #[test]
+    fn without_the_flag_argocds_namespace_is_found_at_start() {
+        let config = run_args(&[]).operator_config();
+        assert!(config.discover_argocd_namespace);
+        assert!(config.application_namespaces.is_empty());
+        let found = config.with_argocd_namespace("openshift-gitops");
+        assert_eq!(found.application_namespaces, ["openshift-gitops"]);
+        assert_eq!(found.argocd_namespace, "openshift-gitops");
+    }
+
+    #[test]
+    fn the_flag_wins_and_the_application_namespaces_follow_it() {
+        let config = run_args(&["--argocd-namespace", " gitops "]).operator_config();
+        assert!(!config.discover_argocd_namespace);
+        assert_eq!(config.argocd_namespace, "gitops");
+        assert_eq!(config.application_namespaces, ["gitops"]);
+        let config = run_args(&[
+            "--argocd-namespace",
+            "gitops",
+            "--application-namespaces",
+            "apps,team-a",
+        ])
+        .operator_config();
+        assert_eq!(config.application_namespaces, ["apps", "team-a"]);
+        let empty = run_args(&["--argocd-namespace", " "]).operator_config();
+        assert!(empty.discover_argocd_namespace, "an empty flag is no flag");
     }
 
     #[test]

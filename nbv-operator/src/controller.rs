@@ -16,8 +16,12 @@
 //! - Argo CD AppProjects in Argo CD's namespace, for their sync windows only: the
 //!   cache keeps each project's name and `spec.syncWindows` and drops the rest.
 //!
-//! At start, one GET of the ConfigMap `argocd-cm` in Argo CD's namespace reads its
-//! tracking settings (unless flags give them all).
+//! At start, Argo CD's namespace is found unless `--argocd-namespace` gives it (one GET
+//! of `argocd-cm` in `argocd`, then in `openshift-gitops`: [`crate::argocd::namespace`]),
+//! and its tracking settings are read unless flags give them all: one LIST of the Argo
+//! CD operator's `ArgoCD` resources there, else one GET of `argocd-cm` (unless the
+//! search just read it). Whether nbv may read `argocd-cm` and the AppProjects there is
+//! followed by [`AccessWatch`], which warns once when the Role is missing.
 //!
 //! Nothing else is cached: in particular not every Pod of the cluster (the upstream
 //! operator's `Owns(Pod)` watch did that).
@@ -31,7 +35,6 @@ use std::future::Future;
 use std::sync::Arc;
 
 use futures::{Stream, StreamExt, TryStreamExt};
-use k8s_openapi::api::core::v1::ConfigMap;
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject};
@@ -46,9 +49,9 @@ use nbv_core::plan::EffectRetryPolicy;
 use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
 use crate::application_watch::{ApplicationWatch, Namer, watch_applications};
+use crate::argocd::{AccessWatch, namespace, tracking_settings};
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
-use crate::config::TrackingConfig;
 use crate::context::{Applications, Context};
 use crate::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::metrics::{ClusterView, JobScope, Metrics};
@@ -90,15 +93,14 @@ fn drive<E: std::fmt::Display + Send + 'static, T: Send + 'static>(
     });
 }
 
-/// The ConfigMap Argo CD keeps its settings in.
-pub const ARGOCD_CM: &str = "argocd-cm";
-
 /// Starts a reflector of the AppProjects in `namespace` that keeps only what sync
 /// windows need (name, namespace, resourceVersion and `spec.syncWindows`), driven
-/// until `shutdown`, and returns its store.
+/// until `shutdown`, and returns its store. Each event tells `access` whether nbv may
+/// read them.
 fn watch_projects(
     client: &kube::Client,
     namespace: &str,
+    access: AccessWatch,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> Store<DynamicObject> {
     let resource = appproject_resource();
@@ -117,45 +119,50 @@ fn watch_projects(
                 ..kube::api::ObjectMeta::default()
             };
         })
-        .reflect(writer);
+        .reflect(writer)
+        .inspect(move |event| access.observe(event));
     drive(stream, "AppProject", shutdown);
     reader
 }
 
-/// The tracking settings: the flags, and for what they leave open the `argocd-cm` of
-/// Argo CD's namespace (one GET). A ConfigMap that cannot be read leaves Argo CD's
-/// defaults, with a warning: nbv then tracks as a default Argo CD 3 does.
-pub async fn tracking_settings(
+/// Argo CD's namespace (found unless given: `config` is updated with it) and its
+/// tracking settings, and the [`AccessWatch`] of what nbv may read there, which warns
+/// once (in the background) when the Role of `config/rbac/argocd_role.yaml` is missing.
+async fn find_argocd(
     client: &kube::Client,
-    argocd_namespace: &str,
-    flags: &TrackingConfig,
-) -> TrackingSettings {
-    let data = if flags.needs_argocd_cm() {
-        let api: Api<ConfigMap> = Api::namespaced(client.clone(), argocd_namespace);
-        match api.get_opt(ARGOCD_CM).await {
-            Ok(Some(cm)) => Some(cm.data.unwrap_or_default()),
-            Ok(None) => {
-                tracing::warn!(
-                    namespace = argocd_namespace,
-                    "ConfigMap {ARGOCD_CM} not found; using Argo CD's default tracking settings"
-                );
-                None
-            }
-            Err(error) => {
-                tracing::warn!(namespace = argocd_namespace, %error, "reading ConfigMap {ARGOCD_CM} failed; using Argo CD's default tracking settings");
-                None
-            }
-        }
-    } else {
-        None
-    };
-    let (settings, problems) = flags.resolve(data.as_ref());
-    for problem in problems {
-        tracing::warn!(%problem, "Argo CD tracking setting ignored");
+    config: &mut OperatorConfig,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> (TrackingSettings, AccessWatch) {
+    let given = (!config.discover_argocd_namespace).then_some(config.argocd_namespace.as_str());
+    let found = namespace::discover(client, given).await;
+    *config = std::mem::take(config).with_argocd_namespace(&found.namespace);
+    let access = AccessWatch::new(&config.argocd_namespace);
+    if found.forbidden {
+        access.config_map_read(false);
+    } else if found.argocd_cm.is_some() {
+        access.config_map_read(true);
     }
-    tracing::info!(method = %settings.method, instance_label = %settings.instance_label_key, installation_id = %settings.installation_id, part_of = settings.part_of, "tracking jobs to Applications");
-    settings
+    let tracking = tracking_settings(
+        client,
+        &config.argocd_namespace,
+        &config.tracking,
+        found.argocd_cm,
+        &access,
+    )
+    .await;
+    let warning = access.clone().warn_if_missing(ACCESS_PATIENCE);
+    tokio::spawn(async move {
+        tokio::select! {
+            () = warning => {}
+            () = shutdown => {}
+        }
+    });
+    (tracking, access)
 }
+
+/// How long the start waits for the AppProjects' watch to say whether nbv may read
+/// them, before it stops waiting to warn about a missing Role.
+const ACCESS_PATIENCE: std::time::Duration = std::time::Duration::from_secs(60);
 
 /// The jobs' watch, into `cache`, as the stream of changed jobs the controller
 /// reconciles. Each job is packed for the cache ([`CachedJob::pack_with_facts`], its
@@ -267,7 +274,7 @@ pub async fn run(
     shutdown: impl Future<Output = ()> + Send + Sync + Clone + 'static,
 ) {
     let Runtime {
-        config,
+        mut config,
         metrics,
         clock,
         instance,
@@ -275,7 +282,7 @@ pub async fn run(
     } = runtime;
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
-    let tracking = tracking_settings(&client, &config.argocd_namespace, &config.tracking).await;
+    let (tracking, access) = find_argocd(&client, &mut config, shutdown.clone()).await;
     // The jobs' complete listings: they start the sweep, and the first one the
     // Applications' watch (the Applications the jobs name are known by then).
     let listings = Listings::default();
@@ -291,7 +298,12 @@ pub async fn run(
         listings.follow(),
         shutdown.clone(),
     );
-    let projects = watch_projects(&client, &config.argocd_namespace, shutdown.clone());
+    let projects = watch_projects(
+        &client,
+        &config.argocd_namespace,
+        access.clone(),
+        shutdown.clone(),
+    );
     let executor = Executor::new(
         client.clone(),
         ExecutorConfig {
@@ -303,6 +315,7 @@ pub async fn run(
     )
     .with_applications(applications.clone(), config.application_namespaces.clone())
     .with_projects(projects)
+    .with_argocd_access(access)
     .with_clock(clock.clone());
     let applications = Applications::new(
         Some(applications),

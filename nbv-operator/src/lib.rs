@@ -5,6 +5,7 @@
 
 pub mod api_error;
 pub mod application_watch;
+pub mod argocd;
 pub mod cli;
 pub mod clock;
 pub mod commands;

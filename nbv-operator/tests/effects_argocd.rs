@@ -640,3 +640,84 @@ async fn a_sync_waits_for_the_appproject_cache_to_list() {
     assert!(error.is_retryable(), "{error}");
     insta::assert_snapshot!(error.to_string());
 }
+
+/// The AppProjects may not be read (the Role of config/rbac/argocd_role.yaml is missing,
+/// as under OLM until the second install step).
+fn role_missing() -> nbv_operator::argocd::AccessWatch {
+    let access = nbv_operator::argocd::AccessWatch::new("openshift-gitops");
+    access.projects_read(false);
+    access
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_the_role_a_sync_waits_and_names_it() {
+    // No sync window can be read: nbv does not sync inside one it cannot see. Nothing
+    // is written, no attempt is counted, and the reason says which Role is missing.
+    let (outcome, seen) = fire_with(
+        ExecutorConfig::default(),
+        |executor| {
+            cached(vec![application(json!({}))])(executor).with_argocd_access(role_missing())
+        },
+        vec![],
+        sync_trigger(),
+    )
+    .await;
+    assert!(seen.is_empty(), "nothing is written: {seen:?}");
+    let Ok(TriggerOutcome::Deferred { reason, until }) = outcome else {
+        panic!("{outcome:?}");
+    };
+    assert_eq!(until, None);
+    for part in [
+        "Role nbv-operator-argocd and RoleBinding nbv-operator-argocd",
+        "config/rbac/argocd_role.yaml",
+        "namespace openshift-gitops",
+        "list/watch appprojects.argoproj.io",
+    ] {
+        assert!(reason.contains(part), "{part}: {reason}");
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn without_the_role_a_sync_already_done_stays_done() {
+    // The run's sync is already on the Application: reported as done, not as waiting.
+    let requested = application(json!({"operation": {
+        "sync": {}, "initiatedBy": {"username": "nbv-operator"},
+        "info": [{"name": "nbv-run", "value": MARKER}]
+    }}));
+    let (outcome, seen) = fire_with(
+        ExecutorConfig::default(),
+        |executor| cached(vec![requested])(executor).with_argocd_access(role_missing()),
+        vec![],
+        sync_trigger(),
+    )
+    .await;
+    assert!(seen.is_empty(), "{seen:?}");
+    assert!(
+        matches!(
+            outcome,
+            Ok(TriggerOutcome::AlreadyDone {
+                reason: Already::SyncRequested,
+                ..
+            })
+        ),
+        "{outcome:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn once_the_role_is_there_the_sync_is_written() {
+    let access = role_missing();
+    access.projects_read(true);
+    let script = vec![bare_sync().reply(200, json!({}))];
+    let (outcome, _) = fire_with(
+        ExecutorConfig::default(),
+        |executor| cached(vec![application(json!({}))])(executor).with_argocd_access(access),
+        script,
+        sync_trigger(),
+    )
+    .await;
+    assert!(
+        matches!(outcome, Ok(TriggerOutcome::Done { .. })),
+        "{outcome:?}"
+    );
+}

@@ -4,6 +4,8 @@
 //! - [`parent_application`] finds a job's Argo CD Application the way Argo CD tracks
 //!   resources (tracking-id annotation, then the `app.kubernetes.io/instance` and
 //!   `app.kubernetes.io/part-of` labels), reporting unusable values.
+//! - [`OperatorTracking`] reads the same settings from the `ArgoCD` resource of the Argo
+//!   CD operator (OpenShift GitOps), which writes `argocd-cm`.
 //! - [`AggregateIndex`] keeps per-Application counts up to date one watch event at a
 //!   time and says which Applications changed.
 //! - [`Aggregate::status`] and [`Aggregate::summary`] render
@@ -47,6 +49,7 @@
 mod board;
 mod entry;
 mod index;
+mod instance;
 mod parent;
 mod preserved;
 mod publish;
@@ -58,6 +61,7 @@ pub use crate::api::JobPhase;
 pub use board::{Board, Due, Publication, PublishOutcome, RETRY_INTERVAL};
 pub use entry::JobEntry;
 pub use index::{Aggregate, AggregateIndex, JobKey};
+pub use instance::{ARGOCD_API_VERSION, OperatorTracking};
 pub use parent::{
     AppId, AppPart, AppRef, InvalidAppName, InvalidTrackingMethod, ParentLookup, ParentProblem,
     ParentSource, TrackingMethod, TrackingSettings, parent_application,

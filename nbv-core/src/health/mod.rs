@@ -61,6 +61,6 @@ pub use native::{Semantics, assess, assess_advanced, assess_job, assess_with};
 pub use number::NumberFormat;
 pub use scripts::{
     ADVANCED_SCRIPT, BASIC_SCRIPT, GENERATION_CHECK, GUIDE_SCRIPT, HEALTH_KEY, HealthScript,
-    Variant, render_health_configmap,
+    Variant, render_argocd_health_check, render_health_configmap,
 };
 pub use status::{HealthStatus, HealthStatusCode, UnknownHealthStatusCode};

@@ -57,6 +57,7 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod argocd_access;
 mod attempt;
 mod carried;
 mod parent;
@@ -65,6 +66,10 @@ mod recent;
 mod requeue;
 mod settle;
 
+pub use argocd_access::{
+    ARGOCD_ACCESS, ARGOCD_ROLE, ARGOCD_ROLE_FILE, ARGOCD_ROLE_FOUND, ARGOCD_ROLE_MISSING,
+    ArgocdAccess, MissingRole, access_condition, without_windows,
+};
 pub use attempt::{MAX_PHASE_STEPS, PodWork, pod_refused};
 pub use carried::{Carried, Reported, abandonment};
 pub use parent::parent_condition;

@@ -12,7 +12,7 @@
 //! | `restart` Deployment, StatefulSet, DaemonSet | `GET` it; `PATCH` (merge) `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` with the resourceVersion read, unless it already restarted at the run's time or later |
 //! | `restart` InferenceService | `GET` it, `LIST` its pods by label, `DELETE` those created before the run ended |
 //! | `restart` any other kind | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners, `DELETE` the pods it owns that predate the run |
-//! | `sync` Application | read it (watch cache), its AppProject's sync windows (watch cache); `PATCH` (merge) `operation` and `status.operationState: null` with the resourceVersion read, unless [`nbv_core::actions::sync::decide`] defers or skips it |
+//! | `sync` Application | read it (watch cache), its AppProject's sync windows (watch cache); `PATCH` (merge) `operation` and `status.operationState: null` with the resourceVersion read, unless [`nbv_core::actions::sync::decide`] defers or skips it, or nbv may not read the AppProjects ([`nbv_core::reconcile::without_windows`]: it waits) |
 //! | sync result | read the Application (watch cache); a `core/v1` Event once Argo CD finished the operation |
 //! | `refresh` | read it (an Application from the watch cache, anything else with `GET`); `PATCH` (merge) annotations with the resourceVersion read, unless its timestamp is the run's time or later |
 //! | notification, report | `POST` a `core/v1` Event |
@@ -68,6 +68,9 @@ use kube::api::{DynamicObject, PatchParams};
 use kube::runtime::reflector::Store;
 use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
+use nbv_core::reconcile::ArgocdAccess;
+
+use crate::argocd::AccessWatch;
 use crate::clock::{Clock, SystemClock};
 use crate::projection::CachedApplication;
 
@@ -152,6 +155,8 @@ struct Caches {
     applications: Option<(Store<CachedApplication>, Vec<String>)>,
     /// AppProjects of Argo CD's namespace (only their sync windows).
     projects: Option<Store<DynamicObject>>,
+    /// Whether nbv may read the AppProjects at all.
+    access: Option<AccessWatch>,
 }
 
 impl Executor {
@@ -185,6 +190,22 @@ impl Executor {
     pub fn with_projects(mut self, store: Store<DynamicObject>) -> Self {
         self.caches.projects = Some(store);
         self
+    }
+
+    /// Learns from `access` whether nbv may read the AppProjects: while it may not, a
+    /// sync waits instead of being written without its sync windows.
+    #[must_use]
+    pub fn with_argocd_access(mut self, access: AccessWatch) -> Self {
+        self.caches.access = Some(access);
+        self
+    }
+
+    /// What nbv may read in Argo CD's namespace, as last observed.
+    pub fn argocd_access(&self) -> ArgocdAccess {
+        self.caches
+            .access
+            .as_ref()
+            .map_or(ArgocdAccess::Unknown, AccessWatch::current)
     }
 
     /// Takes the time (of sync windows, of refresh requests) from `clock`.

@@ -11,6 +11,7 @@ use kube::api::DynamicObject;
 use kube::runtime::reflector::ObjectRef;
 use nbv_core::actions::sync::{self, project_of, windows_of};
 use nbv_core::actions::{Run, SyncReport, TriggerOutcome, describe};
+use nbv_core::reconcile::without_windows;
 use nbv_core::sync::SyncWindow;
 use nbv_core::triggers::TargetRef;
 
@@ -27,6 +28,26 @@ impl Executor {
         run: &Run,
     ) -> Result<TriggerOutcome, EffectError> {
         let object = as_json(&application, target)?;
+        // Without the AppProjects there are no sync windows to read: the sync waits for
+        // the Role rather than risk starting inside a window that denies it.
+        if let Some(missing) = self
+            .caches
+            .access
+            .as_ref()
+            .and_then(|a| a.missing_projects())
+        {
+            let decision = sync::decide(
+                &object,
+                None,
+                target,
+                run,
+                &self.config.field_manager,
+                self.clock.now(),
+            );
+            return self
+                .carry_patch(target, without_windows(decision, &missing))
+                .await;
+        }
         let windows = self.sync_windows(&object, target).await?;
         let decision = sync::decide(
             &object,

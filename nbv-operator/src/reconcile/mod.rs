@@ -35,7 +35,7 @@ use kube::runtime::controller::Action;
 use nbv_core::aggregate::{JobEntry, JobKey};
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::plan::{Plan, PlanContext, RunKey, parent_diagnostics};
-use nbv_core::reconcile::{Reported, Settlement, Wake, parent_condition};
+use nbv_core::reconcile::{Reported, Settlement, Wake, access_condition, parent_condition};
 
 use crate::context::Context;
 use crate::metrics::ReconcileOutcome;
@@ -125,6 +125,12 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     let mut settlement = Settlement::new(&plan);
     if let Some(parent) = parent {
         settlement.report(parent);
+    }
+    // A sync that waits for the Role in Argo CD's namespace says so on the job.
+    let conditions = job.status.as_ref().and_then(|s| s.conditions.as_deref());
+    let access = ctx.executor.argocd_access();
+    if let Some(reported) = access_condition(&plan, &access, conditions.unwrap_or_default()) {
+        settlement.report(reported);
     }
 
     // 3. Carry it out.

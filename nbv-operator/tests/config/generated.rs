@@ -42,6 +42,100 @@ fn the_health_checks_are_rendered_from_the_core() {
     }
 }
 
+/// The OpenShift GitOps health check: the same Lua as `config/argocd`'s, in the shape of
+/// the Argo CD operator's `ArgoCD` type. Its fields are those of argoproj-labs/argocd-operator
+/// `api/v1beta1/argocd_types.go`: `ArgoCDSpec.ResourceHealthChecks`
+/// (`json:"resourceHealthChecks"`), a list of `ResourceHealthCheck` with `group`, `kind`
+/// and `check` (strings), which the operator writes into argocd-cm as
+/// `resource.customizations.health.<group>_<kind>`.
+#[test]
+fn the_openshift_gitops_health_check_is_config_argocds_lua() {
+    const FILE: &str = "config/openshift-gitops/argocd-health-check.yaml";
+    repository::assert_generated(
+        FILE,
+        &render_argocd_health_check(Variant::Basic),
+        "the test (nbv_core::health::render_argocd_health_check(Variant::Basic))",
+        "config",
+    );
+    let patch = &documents(FILE)[0];
+    let configmap = &documents("config/argocd/health-check-configmap.yaml")[0];
+    let check = &patch["spec"]["resourceHealthChecks"][0];
+    assert_eq!(
+        check["check"], configmap["data"][HEALTH_KEY],
+        "{FILE} and config/argocd/health-check-configmap.yaml hold different Lua"
+    );
+    assert_eq!(check["check"], Variant::Basic.source());
+    // The operator's key: group, "_", kind.
+    assert_eq!(
+        format!(
+            "resource.customizations.health.{}_{}",
+            check["group"].as_str().unwrap_or_default(),
+            check["kind"].as_str().unwrap_or_default()
+        ),
+        HEALTH_KEY
+    );
+    let keys = |v: &Value| -> Vec<String> {
+        let mut keys: Vec<String> = v
+            .as_object()
+            .map(|o| o.keys().cloned().collect())
+            .unwrap_or_default();
+        keys.sort();
+        keys
+    };
+    assert_eq!(keys(patch), ["apiVersion", "kind", "metadata", "spec"]);
+    assert_eq!(patch["apiVersion"], "argoproj.io/v1beta1");
+    assert_eq!(patch["kind"], "ArgoCD");
+    assert_eq!(keys(&patch["metadata"]), ["name", "namespace"]);
+    assert_eq!(patch["metadata"]["name"], "openshift-gitops");
+    assert_eq!(patch["metadata"]["namespace"], "openshift-gitops");
+    assert_eq!(keys(&patch["spec"]), ["resourceHealthChecks"]);
+    let entries = patch["spec"]["resourceHealthChecks"]
+        .as_array()
+        .unwrap_or_else(|| panic!("{FILE}: spec.resourceHealthChecks is not a list"));
+    assert_eq!(entries.len(), 1);
+    assert_eq!(keys(check), ["check", "group", "kind"]);
+    assert!(
+        ["check", "group", "kind"]
+            .iter()
+            .all(|k| check[k].is_string())
+    );
+}
+
+/// The Role in OpenShift GitOps' namespace is config/rbac/argocd_role.yaml with only the
+/// namespace changed. (Kustomize cannot load a file outside its directory, so the file is
+/// rendered from the one source and checked here.)
+#[test]
+fn the_openshift_gitops_role_is_config_rbacs_in_openshift_gitops() {
+    let source = read("config/rbac/argocd_role.yaml");
+    let from = "  namespace: argocd\n";
+    assert_eq!(
+        source.matches(from).count(),
+        2,
+        "config/rbac/argocd_role.yaml: expected the Role's and the RoleBinding's namespace"
+    );
+    let expected = format!(
+        "# Generated from config/rbac/argocd_role.yaml (read it for what each rule is for)\n\
+         # with the namespace of OpenShift GitOps' default instance, openshift-gitops. Do not\n\
+         # edit; regenerate with NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test config\n\
+         ---\n{}",
+        source.replace(from, "  namespace: openshift-gitops\n")
+    );
+    repository::assert_generated(
+        "config/openshift-gitops/argocd-role.yaml",
+        &expected,
+        "the test (config/rbac/argocd_role.yaml with namespace openshift-gitops)",
+        "config",
+    );
+    let role = documents("config/openshift-gitops/argocd-role.yaml");
+    let original = documents("config/rbac/argocd_role.yaml");
+    assert_eq!(role.len(), original.len());
+    for (mut copy, original) in role.into_iter().zip(original) {
+        assert_eq!(copy["metadata"]["namespace"], "openshift-gitops");
+        copy["metadata"]["namespace"] = original["metadata"]["namespace"].clone();
+        assert_eq!(copy, original, "only the namespace differs");
+    }
+}
+
 #[test]
 fn every_yaml_file_parses_and_every_manifest_names_its_object() {
     for file in config_files().into_iter().filter(|f| {

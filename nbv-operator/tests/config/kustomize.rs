@@ -61,6 +61,7 @@ fn every_kustomization_refers_to_existing_files_and_every_manifest_is_referenced
         "config/argocd/health-check-configmap-advanced.yaml",
         "config/argocd/health-check-configmap-guide.yaml",
         "config/argocd/notifications-cm.yaml",
+        "config/openshift-gitops/managed-by-namespace.example.yaml",
     ];
     for file in yaml_files()
         .into_iter()

@@ -286,5 +286,6 @@ fn violations(
     problems
 }
 
+mod openshift;
 mod rules;
 mod scenario;

@@ -9,7 +9,7 @@ use super::*;
 
 type Shutdown = Shared<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>;
 
-fn shutdown_pair() -> (tokio::sync::oneshot::Sender<()>, Shutdown) {
+pub(super) fn shutdown_pair() -> (tokio::sync::oneshot::Sender<()>, Shutdown) {
     let (tx, rx) = tokio::sync::oneshot::channel::<()>();
     let fut: Pin<Box<dyn Future<Output = ()> + Send + Sync>> = Box::pin(async move {
         let _ = rx.await;
@@ -17,17 +17,17 @@ fn shutdown_pair() -> (tokio::sync::oneshot::Sender<()>, Shutdown) {
     (tx, fut.shared())
 }
 
-fn rfc3339(time: DateTime<Utc>) -> String {
+pub(super) fn rfc3339(time: DateTime<Utc>) -> String {
     time.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
-fn apply(cluster: &FakeCluster, object: Value) -> Value {
+pub(super) fn apply(cluster: &FakeCluster, object: Value) -> Value {
     cluster
         .apply_object(object)
         .unwrap_or_else(|e| panic!("scenario setup failed: {e}"))
 }
 
-fn namespace(cluster: &FakeCluster, name: &str, annotations: Value) {
+pub(super) fn namespace(cluster: &FakeCluster, name: &str, annotations: Value) {
     apply(
         cluster,
         json!({"apiVersion": "v1", "kind": "Namespace",
@@ -60,7 +60,12 @@ fn application(cluster: &FakeCluster, name: &str, destination: &str) {
     application_in(cluster, "argocd", name, destination);
 }
 
-fn application_in(cluster: &FakeCluster, namespace: &str, name: &str, destination: &str) {
+pub(super) fn application_in(
+    cluster: &FakeCluster,
+    namespace: &str,
+    name: &str,
+    destination: &str,
+) {
     apply(
         cluster,
         json!({"apiVersion": "argoproj.io/v1alpha1", "kind": "Application",
@@ -212,13 +217,26 @@ where
     S: FnOnce(FakeCluster) -> F,
     F: Future<Output = ()>,
 {
-    let (stop, shutdown) = shutdown_pair();
-    let client = cluster.client();
-    let clock = cluster.clock();
     let config = OperatorConfig {
         gitops_only,
         ..OperatorConfig::default()
     };
+    run_operator_with(cluster, config, scenario).await
+}
+
+/// [`run_operator`] with the configuration `config`.
+pub(super) async fn run_operator_with<S, F>(
+    cluster: &FakeCluster,
+    config: OperatorConfig,
+    scenario: S,
+) -> Vec<RequestRecord>
+where
+    S: FnOnce(FakeCluster) -> F,
+    F: Future<Output = ()>,
+{
+    let (stop, shutdown) = shutdown_pair();
+    let client = cluster.client();
+    let clock = cluster.clock();
     let work = {
         let (client, shutdown) = (client.clone(), shutdown.clone());
         move || {
@@ -409,7 +427,12 @@ fn assert_scenario_happened(cluster: &FakeCluster) {
     }
 }
 
-fn get_opt(cluster: &FakeCluster, resource: &str, ns: &str, name: &str) -> Option<Value> {
+pub(super) fn get_opt(
+    cluster: &FakeCluster,
+    resource: &str,
+    ns: &str,
+    name: &str,
+) -> Option<Value> {
     cluster.get(resource, Some(ns), name).ok().flatten()
 }
 

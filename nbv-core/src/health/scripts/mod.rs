@@ -1,5 +1,5 @@
-//! The Lua health checks nbv ships for Argo CD, and the `argocd-cm` patch that installs
-//! them.
+//! The Lua health checks nbv ships for Argo CD, and the `argocd-cm` and `ArgoCD`
+//! (OpenShift GitOps) patches that install them.
 
 /// The `argocd-cm` key under which Argo CD looks up the health check of
 /// `NotebookValidationJob` (`resource.customizations.health.<group>_<kind>`).
@@ -249,6 +249,57 @@ pub fn render_health_configmap(variant: Variant) -> String {
         header = literal_block_header(variant.source()),
     );
     push_literal_block(&mut out, variant.source(), "    ");
+    out
+}
+
+/// The `ArgoCD` resource patch that installs `variant` in an Argo CD managed by the Argo
+/// CD operator (OpenShift GitOps): the content of
+/// `config/openshift-gitops/argocd-health-check.yaml` for [`Variant::Basic`].
+///
+/// The operator owns `argocd-cm` and reverts edits to it; it writes each entry of
+/// `spec.resourceHealthChecks` (`group`, `kind`, `check`) into `argocd-cm` as
+/// `resource.customizations.health.<group>_<kind>`, which is [`HEALTH_KEY`]. The script
+/// is the same source as [`render_health_configmap`]'s, byte for byte.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::health::{BASIC_SCRIPT, Variant, render_argocd_health_check};
+///
+/// let yaml = render_argocd_health_check(Variant::Basic);
+/// let parsed: serde_json::Value = serde_yaml_ng::from_str(&yaml)?;
+/// assert_eq!(parsed["kind"], "ArgoCD");
+/// let check = &parsed["spec"]["resourceHealthChecks"][0];
+/// assert_eq!((check["group"].as_str(), check["kind"].as_str()), (Some("mlops.mlops.dev"), Some("NotebookValidationJob")));
+/// assert_eq!(check["check"], BASIC_SCRIPT);
+/// # Ok::<(), serde_yaml_ng::Error>(())
+/// ```
+pub fn render_argocd_health_check(variant: Variant) -> String {
+    let mut out = format!(
+        "# Argo CD health check for NotebookValidationJob (mlops.mlops.dev/v1alpha1), for an\n\
+         # Argo CD managed by the Argo CD operator (OpenShift GitOps), which owns argocd-cm:\n\
+         # {description}.\n\
+         # A partial ArgoCD resource: kubectl apply merges it into the existing one, and the\n\
+         # operator writes the entry into argocd-cm as the key\n\
+         # {HEALTH_KEY}.\n\
+         # spec.resourceHealthChecks is replaced as a whole: if your ArgoCD already has\n\
+         # entries, add this one to them instead (docs/openshift-gitops.md).\n\
+         apiVersion: argoproj.io/v1beta1\n\
+         kind: ArgoCD\n\
+         metadata:\n\
+         \x20 name: openshift-gitops\n\
+         \x20 namespace: openshift-gitops\n\
+         spec:\n\
+         \x20 resourceHealthChecks:\n\
+         \x20   - group: {group}\n\
+         \x20     kind: {kind}\n\
+         \x20     check: {header}\n",
+        description = variant.description(),
+        group = crate::api::GROUP,
+        kind = crate::api::KIND,
+        header = literal_block_header(variant.source()),
+    );
+    push_literal_block(&mut out, variant.source(), "        ");
     out
 }
 
