@@ -756,14 +756,15 @@ fn the_argo_cd_role_for_openshift_is_config_rbacs_in_openshift_gitops() {
         .map(|d| serde_yaml_ng::to_string(d).unwrap())
         .collect();
     let text = format!(
-        "# Generated from config/rbac/argocd_role.yaml by nbv-operator/tests/olm.rs; do not edit.\n\
-         # The Role OLM cannot install: what nbv reads in OpenShift GitOps' namespace, granted\n\
-         # to nbv's ServiceAccount where OLM installs it: nbv-system (the suggested namespace,\n\
-         # config/openshift and config/olm/v1) or openshift-operators.\n{}",
+        "# Generated from config/rbac/argocd_role.yaml (read it for what each rule is for) by\n\
+         # nbv-operator/tests/olm.rs; do not edit. The Role OLM cannot install: what nbv reads\n\
+         # in OpenShift GitOps' namespace, granted to nbv's ServiceAccount where OLM installs\n\
+         # it: openshift-operators or nbv-system (the suggested namespace, config/openshift and\n\
+         # config/olm/v1). Regenerate with NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test olm\n{}",
         body.join("---\n")
     );
     repository::assert_generated(
-        "config/openshift/argocd-role.yaml",
+        "config/openshift-gitops/argocd-role.yaml",
         &text,
         "NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test olm",
         "olm",

@@ -101,41 +101,6 @@ fn the_openshift_gitops_health_check_is_config_argocds_lua() {
     );
 }
 
-/// The Role in OpenShift GitOps' namespace is config/rbac/argocd_role.yaml with only the
-/// namespace changed. (Kustomize cannot load a file outside its directory, so the file is
-/// rendered from the one source and checked here.)
-#[test]
-fn the_openshift_gitops_role_is_config_rbacs_in_openshift_gitops() {
-    let source = read("config/rbac/argocd_role.yaml");
-    let from = "  namespace: argocd\n";
-    assert_eq!(
-        source.matches(from).count(),
-        2,
-        "config/rbac/argocd_role.yaml: expected the Role's and the RoleBinding's namespace"
-    );
-    let expected = format!(
-        "# Generated from config/rbac/argocd_role.yaml (read it for what each rule is for)\n\
-         # with the namespace of OpenShift GitOps' default instance, openshift-gitops. Do not\n\
-         # edit; regenerate with NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test config\n\
-         ---\n{}",
-        source.replace(from, "  namespace: openshift-gitops\n")
-    );
-    repository::assert_generated(
-        "config/openshift-gitops/argocd-role.yaml",
-        &expected,
-        "the test (config/rbac/argocd_role.yaml with namespace openshift-gitops)",
-        "config",
-    );
-    let role = documents("config/openshift-gitops/argocd-role.yaml");
-    let original = documents("config/rbac/argocd_role.yaml");
-    assert_eq!(role.len(), original.len());
-    for (mut copy, original) in role.into_iter().zip(original) {
-        assert_eq!(copy["metadata"]["namespace"], "openshift-gitops");
-        copy["metadata"]["namespace"] = original["metadata"]["namespace"].clone();
-        assert_eq!(copy, original, "only the namespace differs");
-    }
-}
-
 #[test]
 fn every_yaml_file_parses_and_every_manifest_names_its_object() {
     for file in config_files().into_iter().filter(|f| {
