@@ -57,6 +57,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod admission;
+mod answer;
 mod attempt;
 mod carried;
 mod parent;
@@ -65,6 +67,8 @@ mod recent;
 mod requeue;
 mod settle;
 
+pub use admission::{RefusalWork, Refused, pod_refused_at};
+pub use answer::{AnswerClass, ApiAnswer};
 pub use attempt::{MAX_PHASE_STEPS, PodWork, pod_refused};
 pub use carried::{Carried, Reported, abandonment};
 pub use parent::parent_condition;
