@@ -250,9 +250,9 @@ fn kind_of(answer: &ApiAnswer) -> Option<RefusalKind> {
         } => (*code, reason.as_str(), message.as_str()),
         ApiAnswer::NoAnswer { .. } => return Some(RefusalKind::Unavailable),
     };
-    if class == AnswerClass::Conflict && (code != 409 || reason != "Conflict") {
-        // 409 AlreadyExists: the attempt's Pod exists. (A plain 409 Conflict cannot
-        // answer a create; it is read as any other unexpected answer below.)
+    if class == AnswerClass::Conflict && reason != "Conflict" {
+        // 409 AlreadyExists: the attempt's Pod exists. (A `Conflict` cannot answer a
+        // create; it is read as any other unexpected answer below.)
         return None;
     }
     // The message first: a webhook or a plugin may answer with any code.
