@@ -12,6 +12,12 @@ use crate::pod::{PodRefusal, pod_name};
 use super::{EventType, MAX_EVENT_MESSAGE_BYTES, NotificationEvent};
 
 /// The Event `reason` of a refused validation Pod.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nbv_core::events::POD_REFUSED, "PodRefused");
+/// ```
 pub const POD_REFUSED: &str = "PodRefused";
 
 /// The `mlops.dev/notification-type` of a `PodRefused` Event.

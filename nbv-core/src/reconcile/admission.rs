@@ -12,6 +12,15 @@ use crate::pod::{Admission, PodRefusal, admission_after, admission_timeout, refu
 use super::pod_refused;
 
 /// What to do about a refused Pod ([`pod_refused_at`]).
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nbv_core::reconcile::RefusalWork;
+///
+/// assert_ne!(RefusalWork::Retry(Duration::from_secs(5)), RefusalWork::Retry(Duration::from_secs(10)));
+/// ```
 #[derive(Clone, Debug, PartialEq)]
 pub enum RefusalWork {
     /// The attempt fails: step the phase machine with this event.
@@ -20,7 +29,8 @@ pub enum RefusalWork {
     Retry(Duration),
 }
 
-/// The decision about a refused Pod, and the Event that announces a new refusal.
+/// The decision about a refused Pod, and the Event that announces a new refusal
+/// (see [`pod_refused_at`] for an example).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Refused {
     /// Fail the attempt, or try again.

@@ -38,6 +38,15 @@ pub enum ApiAnswer {
 
 impl ApiAnswer {
     /// An error `Status`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::reconcile::ApiAnswer;
+    ///
+    /// let invalid = ApiAnswer::status(422, "Invalid", "spec.containers: Required value");
+    /// assert_eq!(invalid.to_string(), "422 Invalid: spec.containers: Required value");
+    /// ```
     pub fn status(code: u16, reason: impl Into<String>, message: impl Into<String>) -> Self {
         ApiAnswer::Status {
             code,
@@ -47,6 +56,14 @@ impl ApiAnswer {
     }
 
     /// No answer, with what the client saw.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::reconcile::ApiAnswer;
+    ///
+    /// assert_eq!(ApiAnswer::no_answer("timed out").to_string(), "no answer: timed out");
+    /// ```
     pub fn no_answer(error: impl Into<String>) -> Self {
         ApiAnswer::NoAnswer {
             error: error.into(),
@@ -54,6 +71,14 @@ impl ApiAnswer {
     }
 
     /// What the answer means ([`AnswerClass::of`]; no answer is transient).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::reconcile::{AnswerClass, ApiAnswer};
+    ///
+    /// assert_eq!(ApiAnswer::status(409, "AlreadyExists", "").class(), AnswerClass::Conflict);
+    /// ```
     pub fn class(&self) -> AnswerClass {
         match self {
             ApiAnswer::Status { code, reason, .. } => AnswerClass::of(*code, reason),
@@ -62,6 +87,15 @@ impl ApiAnswer {
     }
 
     /// The message of the answer (the client's error when there was none).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::reconcile::ApiAnswer;
+    ///
+    /// assert_eq!(ApiAnswer::status(503, "", "busy").message(), "busy");
+    /// assert_eq!(ApiAnswer::no_answer("reset").message(), "reset");
+    /// ```
     pub fn message(&self) -> &str {
         match self {
             ApiAnswer::Status { message, .. } => message,
@@ -127,6 +161,15 @@ pub enum AnswerClass {
 
 impl AnswerClass {
     /// The class of an error status with HTTP `code` and `reason`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::reconcile::AnswerClass;
+    ///
+    /// assert_eq!(AnswerClass::of(403, "Forbidden"), AnswerClass::Forbidden);
+    /// assert_eq!(AnswerClass::of(0, ""), AnswerClass::Transient);
+    /// ```
     pub fn of(code: u16, reason: &str) -> AnswerClass {
         if code == 404 || reason == "NotFound" {
             AnswerClass::NotFound

@@ -14,11 +14,23 @@ use super::PodRefusal;
 
 /// The annotation that sets a job's pod admission timeout (a duration such as `30m`),
 /// overriding the operator's `--pod-admission-timeout`.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nbv_core::pod::POD_ADMISSION_TIMEOUT_ANNOTATION, "mlops.dev/pod-admission-timeout");
+/// ```
 pub const POD_ADMISSION_TIMEOUT_ANNOTATION: &str = "mlops.dev/pod-admission-timeout";
 
 /// The default pod admission timeout: long enough for a quota to free when a
 /// competing run ends or for an administrator to grant a missing permission, short
 /// enough that a wave waiting on the job fails while someone still looks at it.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nbv_core::pod::DEFAULT_POD_ADMISSION_TIMEOUT.as_secs(), 600);
+/// ```
 pub const DEFAULT_POD_ADMISSION_TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The first wait before trying a refused Pod again; each wait is as long as the
@@ -56,6 +68,22 @@ impl InvalidAdmissionTimeout {
     /// The failure of an attempt of a job with this annotation: permanent, naming the
     /// annotation (the run cannot start until it is fixed; a spec change starts
     /// another run).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nbv_core::pod::admission_timeout;
+    /// # let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    /// #     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    /// #     "metadata": {"name": "train", "namespace": "ml",
+    /// #                  "annotations": {"mlops.dev/pod-admission-timeout": "-1s"}},
+    /// #     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    /// #              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}}
+    /// # })).unwrap();
+    /// let failure = admission_timeout(&job, Duration::ZERO).unwrap_err().failure();
+    /// assert_eq!(failure.reason.as_str(), "InvalidAnnotation");
+    /// ```
     pub fn failure(&self) -> Failure {
         FailureCause::InvalidAnnotation.failure(self.to_string())
     }
@@ -133,7 +161,25 @@ pub enum Admission {
     },
 }
 
-/// See [`Admission`].
+/// What a refusal of the attempt's Pod at `now` means ([`Admission`]), the refusals
+/// having started at `first_refused`: a permanent refusal fails at once; any other is
+/// tried again after a wait as long as the refusals have lasted (5 s to 1 min, never
+/// past `first_refused + timeout`), and fails once that deadline has come.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::pod::{Admission, PodRefusal, admission_after};
+/// use nbv_core::reconcile::ApiAnswer;
+///
+/// let t0 = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+/// let down = PodRefusal::of(&ApiAnswer::no_answer("connection refused")).unwrap();
+/// let later = t0 + chrono::Duration::seconds(40);
+/// let Admission::Retry { after, .. } = admission_after(&down, t0, Duration::from_secs(600), later) else { panic!() };
+/// assert_eq!(after, Duration::from_secs(40));
+/// ```
 pub fn admission_after(
     refusal: &PodRefusal,
     first_refused: DateTime<Utc>,

@@ -17,6 +17,16 @@ use super::shapes::{
 /// Longest part of the API server's answer that nbv repeats (in a condition, a status
 /// message, an Event), in bytes: enough for an SCC refusal that lists a few providers,
 /// bounded so that a webhook's essay does not fill the job's status.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::{MAX_ANSWER_BYTES, PodRefusal};
+/// use nbv_core::reconcile::ApiAnswer;
+///
+/// let essay = ApiAnswer::status(403, "Forbidden", "x".repeat(10_000));
+/// assert!(PodRefusal::of(&essay).unwrap().answer.len() <= MAX_ANSWER_BYTES);
+/// ```
 pub const MAX_ANSWER_BYTES: usize = 2048;
 
 /// Who or what refused the validation Pod, as read from the API server's answer.
@@ -95,6 +105,15 @@ impl RefusalKind {
     /// Whether no retry can fix it: the Pod or a policy must change. The other kinds
     /// are someone else's to fix (a quota that frees, a permission granted, a webhook
     /// back up): they are retried until the pod admission timeout.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::RefusalKind;
+    ///
+    /// assert!(RefusalKind::LimitRange.is_permanent());
+    /// assert!(!RefusalKind::Unavailable.is_permanent());
+    /// ```
     pub fn is_permanent(&self) -> bool {
         matches!(
             self,
@@ -110,6 +129,15 @@ impl RefusalKind {
 
     /// The cause, whose name is the reason of the `PodAdmitted` condition and, when
     /// the attempt fails, of the job's failure.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::RefusalKind;
+    ///
+    /// let kind = RefusalKind::PodSecurity { profile: "restricted:latest".into() };
+    /// assert_eq!(kind.cause().as_str(), "PodSecurityViolation");
+    /// ```
     pub fn cause(&self) -> FailureCause {
         match self {
             RefusalKind::SpecInvalid => FailureCause::PodSpecInvalid,
