@@ -294,20 +294,20 @@ fn kind_of(answer: &ApiAnswer) -> Option<RefusalKind> {
             profile: profile.to_owned(),
         });
     }
-    if message.contains(" denied the request") {
-        if let Some(webhook) = name_after(message, WEBHOOK_DENIED, &[' ']) {
-            return Some(RefusalKind::WebhookDenied {
-                webhook: webhook.to_owned(),
-                policies: engine_policies(message),
-            });
-        }
+    if message.contains(" denied the request")
+        && let Some(webhook) = name_after(message, WEBHOOK_DENIED, &[' '])
+    {
+        return Some(RefusalKind::WebhookDenied {
+            webhook: webhook.to_owned(),
+            policies: engine_policies(message),
+        });
     }
-    if message.contains(" denied request") {
-        if let Some(policy) = name_after(message, VAP, &[' ']) {
-            return Some(RefusalKind::PolicyDenied {
-                policy: policy.to_owned(),
-            });
-        }
+    if message.contains(" denied request")
+        && let Some(policy) = name_after(message, VAP, &[' '])
+    {
+        return Some(RefusalKind::PolicyDenied {
+            policy: policy.to_owned(),
+        });
     }
     if let Some(webhook) = name_after(message, WEBHOOK_FAILED, &[':', ' ']) {
         return Some(RefusalKind::WebhookUnavailable {

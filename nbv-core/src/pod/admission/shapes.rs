@@ -7,8 +7,10 @@
 
 /// `violates PodSecurity "restricted:latest": …` (pod-security-admission).
 pub(super) const POD_SECURITY: &str = "violates PodSecurity ";
-/// `unable to validate against any security context constraint: [provider restricted-v2: …]`.
-pub(super) const SCC: &str = "unable to validate against any security context constraint";
+/// `unable to validate against any security context constraint: [provider restricted-v2: …]`
+/// (matched on its end, so that a webhook applying the same rules in other words
+/// still reads as the SCCs' refusal).
+pub(super) const SCC: &str = "against any security context constraint";
 /// `admission webhook "x" denied the request: …` (the webhook dispatcher).
 pub(super) const WEBHOOK_DENIED: &str = "admission webhook ";
 /// `failed calling webhook "x": failed to call webhook: …`.
