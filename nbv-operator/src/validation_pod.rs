@@ -163,8 +163,7 @@ impl PodRunner {
                 None => Ok(name),
                 Some(refusal) => Err(PodError::Refused {
                     pod: format!("{namespace}/{name}"),
-                    refusal,
-                    source,
+                    refusal: Box::new(refusal),
                 }),
             },
         };
@@ -398,15 +397,12 @@ pub enum PodError {
     Spec(#[from] PodSpecError),
     /// The API server did not create the Pod; `refusal` says why, as the core reads
     /// the answer.
-    #[error("create Pod {pod} refused: {source}")]
+    #[error("create Pod {pod} refused: {}", refusal.answer)]
     Refused {
         /// `namespace/name` of the Pod.
         pod: String,
-        /// The answer, classified.
-        refusal: PodRefusal,
-        /// The client's error.
-        #[source]
-        source: kube::Error,
+        /// The answer, classified (it carries the API server's message).
+        refusal: Box<PodRefusal>,
     },
     /// An API request failed.
     #[error("{request} failed: {source}")]

@@ -14,7 +14,6 @@ use http::{Method, Request, Response};
 use http_body::Frame;
 use http_body_util::StreamBody;
 use kube::client::Body;
-use nbv_core::api::Phase;
 use nbv_operator::config::OperatorConfig;
 use nbv_operator::controller::{self, Runtime};
 use nbv_operator::metrics::Metrics;
@@ -25,9 +24,12 @@ use tower::ServiceExt;
 
 type Shutdown = Shared<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>;
 
+/// An error answer: HTTP code, reason, message.
+type Answer = (u16, &'static str, String);
+
 /// What the admission chain answers to Pod creates, while set.
 #[derive(Clone, Default)]
-struct Policy(Arc<Mutex<Option<(u16, &'static str, String)>>>);
+struct Policy(Arc<Mutex<Option<Answer>>>);
 
 impl Policy {
     fn refuse(&self, code: u16, reason: &'static str, message: &str) {
