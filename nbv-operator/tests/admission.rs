@@ -204,6 +204,11 @@ async fn a_used_up_quota_shows_at_once_and_fails_the_job_after_the_timeout() {
                 .unwrap()
                 .contains("\"compute\"")
         );
+        let message = job["status"]["message"].as_str().unwrap();
+        assert!(
+            message.starts_with("Waiting for the validation pod to be admitted: QuotaExceeded"),
+            "{message}"
+        );
         let first = admitted["lastTransitionTime"].clone();
         assert_eq!(events(&cluster, "PodRefused").len(), 1);
 
@@ -253,6 +258,8 @@ async fn a_quota_that_frees_before_the_timeout_lets_the_run_go_on() {
         let admitted = condition(&job, "PodAdmitted").unwrap();
         assert_eq!(admitted["status"], "True", "{job:#}");
         assert_eq!(admitted["reason"], "PodCreated");
+        let message = job["status"]["message"].as_str().unwrap();
+        assert!(!message.contains("to be admitted"), "{message}");
 
         // The notebook succeeds: so does the run.
         let report = r#"{"cells":[{"i":0,"s":"ok","t":1.5}]}"#;

@@ -3,9 +3,10 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::api::NotebookValidationJobStatus;
+use crate::api::{NotebookValidationJobStatus, Phase};
 
-use super::{ConditionStatus, ConditionType, Reason, find_condition, set_condition};
+use super::record::{default_message, enter};
+use super::{ConditionStatus, ConditionType, Reason, find_condition, messages, set_condition};
 
 type Status = NotebookValidationJobStatus;
 
@@ -37,8 +38,9 @@ pub fn first_refusal(s: &Status) -> Option<DateTime<Utc>> {
 
 /// Records that the API server refused the attempt's Pod at `now`: `PodAdmitted`
 /// becomes `False` with `reason` and `message` (its `lastTransitionTime` stays that of
-/// the first refusal). Returns whether this is news: the first refusal, or one of
-/// another kind (another reason) than the refusal recorded.
+/// the first refusal), and the status message (and `Ready`'s) of the run waiting for
+/// its Pod says so. Returns whether this is news: the first refusal, or one of another
+/// kind (another reason) than the refusal recorded.
 pub fn record_refusal(s: &mut Status, reason: &Reason, message: &str, now: DateTime<Utc>) -> bool {
     let generation = s.observed_generation;
     let conditions = s.conditions.get_or_insert_with(Vec::new);
@@ -53,7 +55,20 @@ pub fn record_refusal(s: &mut Status, reason: &Reason, message: &str, now: DateT
         now,
         generation,
     );
+    if let Some(phase) = waiting_for_pod(s) {
+        let text = messages::waiting_for_admission(reason.as_str(), message);
+        if s.message.as_deref() != Some(text.as_str()) {
+            enter(s, phase, text, now);
+        }
+    }
     news
+}
+
+/// The phase of a run that waits for its Pod to be created, if it does.
+fn waiting_for_pod(s: &Status) -> Option<Phase> {
+    s.phase
+        .map(Phase::migrated)
+        .filter(|p| matches!(p, Phase::Initializing | Phase::BuildComplete))
 }
 
 /// Records that the attempt's Pod `pod` was created: a `PodAdmitted` condition turns
@@ -82,7 +97,7 @@ pub fn record_admitted(s: &mut Status, pod: &str, now: DateTime<Utc>) -> bool {
     if find_condition(conditions, &ConditionType::POD_ADMITTED).is_none() {
         return false;
     }
-    set_condition(
+    let changed = set_condition(
         conditions,
         &ConditionType::POD_ADMITTED,
         ConditionStatus::True,
@@ -90,5 +105,15 @@ pub fn record_admitted(s: &mut Status, pod: &str, now: DateTime<Utc>) -> bool {
         &format!("The validation pod {pod} was created"),
         now,
         generation,
-    )
+    );
+    // The run no longer waits for admission: its message is the phase's again.
+    let waited = s
+        .message
+        .as_deref()
+        .is_some_and(|m| m.starts_with(messages::WAITING_FOR_ADMISSION));
+    if let Some(phase) = waiting_for_pod(s).filter(|_| waited) {
+        let text = default_message(phase, s);
+        enter(s, phase, text, now);
+    }
+    changed
 }
