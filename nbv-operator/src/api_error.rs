@@ -6,8 +6,12 @@
 //! `errors.IsNotFound` and friends do.
 
 use kube::core::Status;
+use nbv_core::reconcile::ApiAnswer;
 
-/// What an API error means for the request that got it.
+/// What an API error means for the request that got it: the core's
+/// [`AnswerClass`](nbv_core::reconcile::AnswerClass), the one reading of codes and
+/// reasons. (A Pod create reads the message further:
+/// [`PodRefusal`](nbv_core::pod::PodRefusal).)
 ///
 /// # Examples
 ///
@@ -17,27 +21,34 @@ use kube::core::Status;
 /// let gone = kube::Error::Api(Box::new(kube::core::Status::failure("pods \"p\" not found", "NotFound").with_code(404)));
 /// assert_eq!(classify(&gone), ApiErrorClass::NotFound);
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum ApiErrorClass {
-    /// 404: the object does not exist.
-    NotFound,
-    /// 409: the object changed since it was read (a failed `resourceVersion` or uid
-    /// precondition), or it already exists.
-    Conflict,
-    /// 403: the operator may not do this (RBAC, or an admission policy).
-    Forbidden,
-    /// May pass by itself: 5xx, 429, 408, 401 (the token is refreshed on the next
-    /// request), an error body without a code, or no answer at all (network, timeout).
-    Transient,
-    /// Any other 4xx: the request cannot succeed as it is.
-    Rejected,
+pub use nbv_core::reconcile::AnswerClass as ApiErrorClass;
+
+/// The client's error as the core reads an answer: the API server's error `Status`,
+/// or no answer (a transport error, a timeout, a body that could not be read).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::reconcile::ApiAnswer;
+/// use nbv_operator::api_error::answer;
+///
+/// let quota = kube::Error::Api(Box::new(kube::core::Status::failure("exceeded quota: q", "Forbidden").with_code(403)));
+/// assert_eq!(answer(&quota), ApiAnswer::status(403, "Forbidden", "exceeded quota: q"));
+/// ```
+pub fn answer(error: &kube::Error) -> ApiAnswer {
+    match error {
+        kube::Error::Api(status) => {
+            ApiAnswer::status(status.code, status.reason.clone(), status.message.clone())
+        }
+        other => ApiAnswer::no_answer(other.to_string()),
+    }
 }
 
 /// The class of a client error.
 pub fn classify(error: &kube::Error) -> ApiErrorClass {
     match error {
         kube::Error::Api(status) => classify_status(status),
-        _ => ApiErrorClass::Transient,
+        _ => ApiAnswer::no_answer("").class(),
     }
 }
 
@@ -53,18 +64,7 @@ pub fn classify(error: &kube::Error) -> ApiErrorClass {
 /// assert_eq!(classify_status(&kube::core::Status::failure("boom", "").with_code(503)), ApiErrorClass::Transient);
 /// ```
 pub fn classify_status(status: &Status) -> ApiErrorClass {
-    let code = status.code;
-    if code == 404 || status.is_not_found() {
-        ApiErrorClass::NotFound
-    } else if code == 409 || status.is_conflict() || status.is_already_exists() {
-        ApiErrorClass::Conflict
-    } else if code == 403 || status.is_forbidden() {
-        ApiErrorClass::Forbidden
-    } else if code == 429 || code == 408 || code == 401 || code >= 500 || code == 0 {
-        ApiErrorClass::Transient
-    } else {
-        ApiErrorClass::Rejected
-    }
+    ApiErrorClass::of(status.code, &status.reason)
 }
 
 /// Whether `error` is a conflict (HTTP 409): the object changed since it was read, or

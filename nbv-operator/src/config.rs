@@ -2,9 +2,12 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::time::Duration;
 
 use clap::Args;
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
+use nbv_core::duration::parse_duration;
+use nbv_core::pod::DEFAULT_POD_ADMISSION_TIMEOUT;
 use nbv_core::reconcile::RequeuePolicy;
 use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
@@ -52,6 +55,12 @@ pub struct RunArgs {
     /// Retries of a failed notebook run (backoff 1m, 2m, 4m, …).
     #[arg(long, env = "NBV_MAX_RETRIES", default_value_t = 3, value_parser = parse_max_retries)]
     pub max_retries: u32,
+    /// How long a validation Pod that the API server refuses for a reason someone else
+    /// can fix (a used-up ResourceQuota, nbv's missing RBAC, an unavailable webhook) is
+    /// tried again before its run fails; a job's `mlops.dev/pod-admission-timeout`
+    /// overrides it. A duration such as `10m` or `1h30m`.
+    #[arg(long, env = "NBV_POD_ADMISSION_TIMEOUT", default_value = "10m", value_parser = parse_pod_admission_timeout)]
+    pub pod_admission_timeout: Duration,
     /// Address of the /metrics, /healthz and /readyz endpoints.
     #[arg(long, env = "NBV_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
@@ -98,6 +107,8 @@ pub struct OperatorConfig {
     /// When jobs are looked at again: after a deferred trigger, a failed reconcile,
     /// and to catch what watches missed.
     pub requeue: RequeuePolicy,
+    /// See [`RunArgs::pod_admission_timeout`].
+    pub pod_admission_timeout: Duration,
 }
 
 /// The tracking settings given by flags; what they leave open comes from `argocd-cm`.
@@ -200,6 +211,11 @@ fn parse_max_retries(value: &str) -> Result<u32, String> {
         .ok_or_else(|| format!("{retries} retries do not fit status.retryCount (int32); {range}"))
 }
 
+/// `--pod-admission-timeout`: a duration as in `spec.timeout` (the one parser nbv has).
+fn parse_pod_admission_timeout(value: &str) -> Result<Duration, String> {
+    parse_duration(value.trim()).map_err(|e| e.to_string())
+}
+
 fn parse_tracking_method(value: &str) -> Result<TrackingMethod, String> {
     value
         .parse()
@@ -218,6 +234,7 @@ impl Default for OperatorConfig {
             tracking: TrackingConfig::default(),
             max_retries: 3,
             requeue: RequeuePolicy::default(),
+            pod_admission_timeout: DEFAULT_POD_ADMISSION_TIMEOUT,
         }
     }
 }
@@ -265,6 +282,7 @@ impl RunArgs {
                 part_of: !self.no_part_of,
             },
             max_retries: self.max_retries,
+            pod_admission_timeout: self.pod_admission_timeout,
             ..OperatorConfig::default()
         };
         match argocd_namespace {
@@ -357,6 +375,25 @@ mod tests {
         assert_eq!(max_retries("0"), Ok(0));
         assert_eq!(max_retries("5"), Ok(5));
         assert_eq!(max_retries("2147483647"), Ok(2_147_483_647));
+    }
+
+    #[test]
+    fn the_pod_admission_timeout_is_a_duration_defaulting_to_ten_minutes() {
+        let run = |args: &[&str]| {
+            let cli =
+                Cli::try_parse_from([&["nbv", "run"], args].concat()).map_err(|e| e.to_string())?;
+            let Command::Run(run) = cli.command else {
+                panic!("`nbv run` parses as the run command");
+            };
+            Ok::<_, String>(run.pod_admission_timeout)
+        };
+        assert_eq!(run(&[]), Ok(std::time::Duration::from_secs(600)));
+        assert_eq!(
+            run(&["--pod-admission-timeout", "1h30m"]),
+            Ok(std::time::Duration::from_secs(5400))
+        );
+        let error = run(&["--pod-admission-timeout", "10 minutes"]).unwrap_err();
+        assert!(error.contains("invalid duration"), "{error}");
     }
 
     #[test]

@@ -13,11 +13,11 @@ use nbv_core::models::ServedModel;
 use nbv_core::phase::{Attempt, Failure, PhaseEvent};
 use nbv_core::pod::{
     ATTEMPT_LABEL, InvalidValidationPod, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults,
-    PodSpecError, creation_refused, is_controlled_by, job_label_value, observe_pod, pod_name,
+    PodRefusal, PodSpecError, is_controlled_by, job_label_value, observe_pod, pod_name,
     pod_vanished, validation_pod,
 };
 
-use crate::api_error::{ApiErrorClass, classify};
+use crate::api_error::{ApiErrorClass, answer, classify};
 use crate::effects::FIELD_MANAGER;
 use crate::metrics::Metrics;
 
@@ -133,8 +133,9 @@ impl PodRunner {
     /// # Errors
     ///
     /// [`PodError::Spec`] when the job cannot become a Pod (nothing is sent), and
-    /// [`PodError::Api`] when the API server refuses the Pod or fails. A Pod that
-    /// already exists is not an error.
+    /// [`PodError::Refused`] when the API server does not create it (the core
+    /// classifies why: [`PodError::refusal`]). A Pod that already exists is not an
+    /// error.
     pub async fn ensure_started(
         &self,
         job: &NotebookValidationJob,
@@ -156,13 +157,15 @@ impl PodRunner {
         };
         let result = match self.api(namespace).create(&params, &pod).await {
             Ok(_) => Ok(name),
-            // Created by an earlier reconcile (or another replica): the name is the
-            // attempt's, so it is this Pod.
-            Err(error) if classify(&error) == ApiErrorClass::Conflict => Ok(name),
-            Err(source) => Err(PodError::Api {
-                request: format!("create Pod {namespace}/{name}"),
-                source,
-            }),
+            Err(source) => match PodRefusal::of(&answer(&source)) {
+                // Created by an earlier reconcile (or another replica): the name is
+                // the attempt's, so it is this Pod.
+                None => Ok(name),
+                Some(refusal) => Err(PodError::Refused {
+                    pod: format!("{namespace}/{name}"),
+                    refusal: Box::new(refusal),
+                }),
+            },
         };
         if let Some(metrics) = &self.metrics {
             metrics.pod_created(namespace, result.is_ok());
@@ -392,6 +395,15 @@ pub enum PodError {
     /// The job cannot become a Pod; the message names the field to fix.
     #[error(transparent)]
     Spec(#[from] PodSpecError),
+    /// The API server did not create the Pod; `refusal` says why, as the core reads
+    /// the answer.
+    #[error("create Pod {pod} refused: {}", refusal.answer)]
+    Refused {
+        /// `namespace/name` of the Pod.
+        pod: String,
+        /// The answer, classified (it carries the API server's message).
+        refusal: Box<PodRefusal>,
+    },
     /// An API request failed.
     #[error("{request} failed: {source}")]
     Api {
@@ -418,11 +430,10 @@ pub enum PodError {
 }
 
 impl PodError {
-    /// The permanent failure to report for the attempt when the error is one no retry
-    /// of the reconcile can fix: a spec nbv cannot build, or a Pod the API server
-    /// rejects as invalid (422) or that Pod Security admission forbids. `None` for
-    /// errors that may pass (other 403s are missing permissions of the operator or an
-    /// exhausted quota, which someone can fix without changing the job).
+    /// The permanent failure to report for the attempt when the job cannot become a
+    /// Pod (nbv refused to build it; nothing was sent). `None` for any other error:
+    /// a refusal of the API server is the core's to judge ([`PodError::refusal`]), and
+    /// a failed read is retried.
     ///
     /// # Examples
     ///
@@ -435,10 +446,14 @@ impl PodError {
     pub fn failure(&self) -> Option<Failure> {
         match self {
             PodError::Spec(spec) => Some(spec.failure()),
-            PodError::Api {
-                source: kube::Error::Api(status),
-                ..
-            } => creation_refused(status.code, &status.reason, &status.message),
+            _ => None,
+        }
+    }
+
+    /// The API server's refusal to create the Pod, classified by the core.
+    pub fn refusal(&self) -> Option<&PodRefusal> {
+        match self {
+            PodError::Refused { refusal, .. } => Some(refusal),
             _ => None,
         }
     }

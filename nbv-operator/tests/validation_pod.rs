@@ -288,29 +288,38 @@ async fn a_spec_nbv_refuses_sends_nothing_and_fails_the_attempt() {
 }
 
 #[tokio::test]
-async fn pods_the_api_server_rejects_fail_the_attempt_other_errors_do_not() {
+async fn a_refused_pod_is_reported_with_the_cores_reading_of_the_answer() {
     let cases = [
         (
             422,
             "Invalid",
             "Pod \"train-g2-r1\" is invalid: spec.containers[0].resources.limits: Invalid value",
+            "PodSpecInvalid",
             true,
         ),
         (
             403,
             "Forbidden",
             "pods \"train-g2-r1\" is forbidden: violates PodSecurity \"restricted:latest\": seLinuxOptions",
+            "PodSecurityViolation",
             true,
         ),
         (
             403,
             "Forbidden",
             "pods \"train-g2-r1\" is forbidden: exceeded quota: compute, requested: limits.cpu=4",
+            "QuotaExceeded",
             false,
         ),
-        (500, "InternalError", "etcdserver: request timed out", false),
+        (
+            500,
+            "InternalError",
+            "etcdserver: request timed out",
+            "APIServerUnavailable",
+            false,
+        ),
     ];
-    for (code, reason, message, permanent) in cases {
+    for (code, reason, message, cause, permanent) in cases {
         let job = train().typed().expect("a job");
         let body = serde_json::to_value(
             validation_pod(&job, ATTEMPT, None, None, &PodDefaults::default()).expect("pod"),
@@ -327,20 +336,16 @@ async fn pods_the_api_server_rejects_fail_the_attempt_other_errors_do_not() {
         })
         .await
         .expect_err("refused");
-        assert!(matches!(err, PodError::Api { .. }), "{err}");
         assert!(
             err.to_string()
-                .starts_with("create Pod ml/train-g2-r1 failed"),
+                .starts_with("create Pod ml/train-g2-r1 refused"),
             "{err}"
         );
-        match err.failure() {
-            Some(failure) if permanent => {
-                assert_eq!(failure.reason.as_str(), "PodSpecInvalid");
-                assert!(failure.message.contains(message), "{}", failure.message);
-            }
-            None if !permanent => {}
-            other => panic!("{code} {message}: {other:?}"),
-        }
+        assert!(err.failure().is_none(), "the core judges refusals: {err}");
+        let refusal = err.refusal().expect("a refusal");
+        assert_eq!(refusal.kind.cause().as_str(), cause, "{message}");
+        assert_eq!(refusal.kind.is_permanent(), permanent, "{message}");
+        assert!(refusal.answer.contains(message), "{}", refusal.answer);
     }
 }
 

@@ -9,7 +9,22 @@ use super::{MAX_EVENT_MESSAGE_BYTES, NotificationContext, NotificationReason, re
 /// A suggested next step for a failure, chosen from the failure message.
 pub(crate) fn suggested_action(failure: &str) -> &'static str {
     let f = failure.to_ascii_lowercase();
-    let rules: [(&[&str], &str); 7] = [
+    let rules: [(&[&str], &str); 8] = [
+        // First: a refused Pod's message repeats the API server's `403`, which is no
+        // Git credential's.
+        (
+            &[
+                "securitycontextconstraints:",
+                "podsecurityviolation:",
+                "admissionwebhookdenied:",
+                "admissionpolicydenied:",
+                "quotarequireslimits:",
+                "limitrangeviolation:",
+                "quotaexceeded:",
+                "podcreateforbidden:",
+            ],
+            "The API server refused the validation Pod: fix the policy the job's PodAdmitted condition names",
+        ),
         (
             &["modulenotfounderror", "importerror", "no module named"],
             "Add the missing Python package to spec.podConfig.containerImage or the build requirements",
@@ -149,6 +164,13 @@ fn truncate(s: &str, max: usize) -> String {
 #[cfg(test)]
 mod tests {
     use super::suggested_action;
+
+    #[test]
+    fn a_refused_pod_points_at_the_policy_not_at_git() {
+        let failure = "Validation failed: SecurityContextConstraints: OpenShift security \
+                       context constraints (restricted-v2) refused the validation pod: 403 Forbidden";
+        assert!(suggested_action(failure).contains("PodAdmitted"));
+    }
 
     #[test]
     fn missing_modules_and_images_point_at_the_container_image() {

@@ -9,6 +9,7 @@
 
 mod message;
 mod redact;
+mod refusal;
 mod report;
 
 use std::collections::BTreeMap;
@@ -20,6 +21,7 @@ use crate::annotations;
 use crate::api::{NotebookValidationJob, Phase};
 
 pub use redact::redact_secrets;
+pub use refusal::{POD_REFUSED, pod_refused_event};
 pub use report::{Report, ReportReason};
 
 /// Longest Event message kept, in bytes: `events.k8s.io/v1` rejects a longer `note`, so a

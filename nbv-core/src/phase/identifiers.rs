@@ -77,6 +77,8 @@ impl Reason {
     pub const APPLICATION_SET_OWNED: Reason = Reason::known("ApplicationSetOwned");
     /// The parent Application keeps nbv's annotations.
     pub const APPLICATION_STATUS_KEPT: Reason = Reason::known("ApplicationStatusKept");
+    /// `PodAdmitted` is `True`: the validation Pod was created after refusals.
+    pub const POD_CREATED: Reason = Reason::known("PodCreated");
 
     /// A reason, checked against the CRD pattern.
     ///
@@ -234,6 +236,10 @@ impl ConditionType {
     /// Present when the run's checks (`spec.validationConfig`) found something that only
     /// warns: `True`, the message lists the findings.
     pub const VALIDATION_WARNINGS: ConditionType = ConditionType::known("ValidationWarnings");
+    /// Present once the API server refused the attempt's validation Pod: `False` from
+    /// the first refusal (its `lastTransitionTime`), the reason and message naming the
+    /// policy; `True` once the Pod was created. Cleared when a retry or a run starts.
+    pub const POD_ADMITTED: ConditionType = ConditionType::known("PodAdmitted");
 
     /// A condition type, checked against the CRD pattern.
     ///

@@ -234,6 +234,8 @@ fn new_run(before: &Status, generation: i64, build_requested: bool, now: DateTim
     dedupe_conditions(&mut conditions);
     remove_condition(&mut conditions, &ConditionType::RETRYING);
     remove_condition(&mut conditions, &ConditionType::VALIDATION_WARNINGS);
+    // The refusals of an earlier run's Pod do not concern this run's.
+    remove_condition(&mut conditions, &ConditionType::POD_ADMITTED);
     let message = if build_requested {
         messages::WAITING_FOR_BUILD
     } else {
@@ -267,6 +269,11 @@ fn resume(s: &mut Status, now: DateTime<Utc>, policy: &RetryPolicy) {
     s.validation_pod_name = None;
     s.results = None;
     s.comparison_result = None;
+    // The refusals of the failed attempt's Pod do not concern the retry's (whose
+    // deadline counts from its own first refusal).
+    if let Some(conditions) = s.conditions.as_mut() {
+        remove_condition(conditions, &ConditionType::POD_ADMITTED);
+    }
     s.message = Some(message.clone());
     set_retrying(
         s,

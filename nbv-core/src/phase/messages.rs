@@ -10,6 +10,14 @@ pub(super) const WAITING_FOR_BUILD: &str = "Waiting for the image build to start
 pub(super) const SUCCEEDED: &str = "Notebook validation succeeded";
 pub(super) const FAILED: &str = "Notebook validation failed";
 
+/// The start of the message of a run whose pod the API server refuses, while it is
+/// tried again.
+pub(super) const WAITING_FOR_ADMISSION: &str = "Waiting for the validation pod to be admitted";
+
+pub(super) fn waiting_for_admission(reason: &str, refusal: &str) -> String {
+    format!("{WAITING_FOR_ADMISSION}: {reason}: {refusal}")
+}
+
 pub(super) fn building(build_name: &str) -> String {
     format!("Building image (build: {build_name})")
 }

@@ -58,6 +58,7 @@
 //! # Ok::<(), nbv_core::phase::InvalidReason>(())
 //! ```
 
+mod admitted;
 mod adopt;
 mod build;
 mod conditions;
@@ -70,6 +71,7 @@ mod record;
 mod retry;
 mod transition;
 
+pub use admitted::{first_refusal, record_admitted, record_refusal};
 pub use adopt::parse_phase;
 pub use conditions::{
     ConditionStatus, InvalidConditionStatus, MAX_CONDITION_MESSAGE_BYTES, TRUNCATION_MARKER,

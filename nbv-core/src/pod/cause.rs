@@ -71,8 +71,37 @@ pub enum FailureCause {
     PodRejected,
     /// The attempt's Pod disappeared before it ended.
     PodDeleted,
-    /// The API server refused to create the Pod (an invalid field, a policy).
+    /// The API server found the Pod invalid (422 Invalid, 400 BadRequest).
     PodSpecInvalid,
+    /// Pod Security admission forbids the Pod in its namespace.
+    PodSecurityViolation,
+    /// OpenShift's security context constraints admit the Pod under no SCC its
+    /// service account may use.
+    SecurityContextConstraints,
+    /// A validating admission webhook (Kyverno, Gatekeeper, …) denied the Pod.
+    AdmissionWebhookDenied,
+    /// A ValidatingAdmissionPolicy denied the Pod.
+    AdmissionPolicyDenied,
+    /// A ResourceQuota requires requests or limits the Pod does not set.
+    QuotaRequiresLimits,
+    /// A LimitRange refuses the Pod's requests or limits.
+    LimitRangeViolation,
+    /// A ResourceQuota stayed used up for the whole pod admission timeout.
+    QuotaExceeded,
+    /// nbv was not allowed to create the Pod (its RBAC, or an unknown policy) for the
+    /// whole pod admission timeout.
+    PodCreateForbidden,
+    /// The job's namespace is being deleted.
+    NamespaceTerminating,
+    /// An admission webhook could not be called for the whole pod admission timeout.
+    AdmissionWebhookUnavailable,
+    /// The API server was not available for the whole pod admission timeout.
+    APIServerUnavailable,
+    /// The API server refused the Pod with an unexpected answer for the whole pod
+    /// admission timeout.
+    PodCreateFailed,
+    /// An nbv annotation of the job is invalid (`mlops.dev/pod-admission-timeout`).
+    InvalidAnnotation,
     /// A check of `spec.validationConfig` failed: a cell wrote to stderr, warned, has a
     /// None or NaN value, or a value that breaks its expectation.
     CheckFailed,
@@ -104,7 +133,7 @@ pub enum FailureCause {
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 30] = [
+    pub const ALL: [FailureCause; 43] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -126,6 +155,19 @@ impl FailureCause {
         FailureCause::PodRejected,
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
+        FailureCause::PodSecurityViolation,
+        FailureCause::SecurityContextConstraints,
+        FailureCause::AdmissionWebhookDenied,
+        FailureCause::AdmissionPolicyDenied,
+        FailureCause::QuotaRequiresLimits,
+        FailureCause::LimitRangeViolation,
+        FailureCause::QuotaExceeded,
+        FailureCause::PodCreateForbidden,
+        FailureCause::NamespaceTerminating,
+        FailureCause::AdmissionWebhookUnavailable,
+        FailureCause::APIServerUnavailable,
+        FailureCause::PodCreateFailed,
+        FailureCause::InvalidAnnotation,
         FailureCause::CheckFailed,
         FailureCause::BuildNotSupported,
         FailureCause::FieldNotSupported,
@@ -169,6 +211,19 @@ impl FailureCause {
             FailureCause::PodRejected => "PodRejected",
             FailureCause::PodDeleted => "PodDeleted",
             FailureCause::PodSpecInvalid => "PodSpecInvalid",
+            FailureCause::PodSecurityViolation => "PodSecurityViolation",
+            FailureCause::SecurityContextConstraints => "SecurityContextConstraints",
+            FailureCause::AdmissionWebhookDenied => "AdmissionWebhookDenied",
+            FailureCause::AdmissionPolicyDenied => "AdmissionPolicyDenied",
+            FailureCause::QuotaRequiresLimits => "QuotaRequiresLimits",
+            FailureCause::LimitRangeViolation => "LimitRangeViolation",
+            FailureCause::QuotaExceeded => "QuotaExceeded",
+            FailureCause::PodCreateForbidden => "PodCreateForbidden",
+            FailureCause::NamespaceTerminating => "NamespaceTerminating",
+            FailureCause::AdmissionWebhookUnavailable => "AdmissionWebhookUnavailable",
+            FailureCause::APIServerUnavailable => "APIServerUnavailable",
+            FailureCause::PodCreateFailed => "PodCreateFailed",
+            FailureCause::InvalidAnnotation => "InvalidAnnotation",
             FailureCause::CheckFailed => "CheckFailed",
             FailureCause::BuildNotSupported => "BuildNotSupported",
             FailureCause::FieldNotSupported => "FieldNotSupported",
@@ -215,6 +270,19 @@ impl FailureCause {
             | FailureCause::ImageNotFound
             | FailureCause::ContainerConfigInvalid
             | FailureCause::PodSpecInvalid
+            | FailureCause::PodSecurityViolation
+            | FailureCause::SecurityContextConstraints
+            | FailureCause::AdmissionWebhookDenied
+            | FailureCause::AdmissionPolicyDenied
+            | FailureCause::QuotaRequiresLimits
+            | FailureCause::LimitRangeViolation
+            | FailureCause::QuotaExceeded
+            | FailureCause::PodCreateForbidden
+            | FailureCause::NamespaceTerminating
+            | FailureCause::AdmissionWebhookUnavailable
+            | FailureCause::APIServerUnavailable
+            | FailureCause::PodCreateFailed
+            | FailureCause::InvalidAnnotation
             | FailureCause::CheckFailed
             | FailureCause::BuildNotSupported
             | FailureCause::FieldNotSupported

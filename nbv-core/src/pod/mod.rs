@@ -50,6 +50,7 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
+mod admission;
 mod cause;
 mod classify;
 mod error;
@@ -58,7 +59,6 @@ mod git;
 mod models;
 mod names;
 mod observe;
-mod refusal;
 mod report;
 mod spec;
 mod timeout;
@@ -71,6 +71,11 @@ use k8s_openapi::api::core::v1::Pod;
 use crate::api::NotebookValidationJob;
 use crate::phase::Failure;
 
+pub use admission::{
+    Admission, DEFAULT_POD_ADMISSION_TIMEOUT, InvalidAdmissionTimeout, MAX_ANSWER_BYTES,
+    POD_ADMISSION_TIMEOUT_ANNOTATION, PodRefusal, RefusalKind, admission_after, admission_timeout,
+    refusal_message,
+};
 pub use cause::FailureCause;
 pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
@@ -80,7 +85,6 @@ pub use observe::{
     DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished,
     reported_predictions,
 };
-pub use refusal::creation_refused;
 pub(crate) use report::clean as clean_text;
 pub use report::{
     CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,

@@ -4,7 +4,7 @@ use std::time::Duration;
 
 use crate::api::NotebookValidationJob;
 use crate::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, Transition};
-use crate::pod::{build_unsupported, pod_name};
+use crate::pod::{admission_timeout, build_unsupported, pod_name};
 
 /// Observations fed back to the phase machine in one reconcile, at most: a Pod found
 /// already finished moves the machine twice (started, then ended), a retry once more.
@@ -71,9 +71,16 @@ impl PodWork {
                     message: failure.message,
                 }))
             }
-            Next::StartPod(attempt) => PodWork::Start {
-                attempt,
-                clear_earlier: transition.run_started || attempt.retry > 0,
+            // An invalid pod admission timeout is never ignored: the attempt fails,
+            // naming the annotation, before any Pod is created.
+            Next::StartPod(attempt) => match admission_timeout(job, Duration::ZERO) {
+                Err(invalid) => {
+                    PodWork::Step(Box::new(pod_refused(job, attempt, invalid.failure())))
+                }
+                Ok(_) => PodWork::Start {
+                    attempt,
+                    clear_earlier: transition.run_started || attempt.retry > 0,
+                },
             },
             Next::WatchPod(attempt) => PodWork::Watch(attempt),
             Next::Observe | Next::WaitUntil(_) | Next::Done => PodWork::Rest,

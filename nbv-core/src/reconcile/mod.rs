@@ -57,6 +57,8 @@
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
+mod admission;
+mod answer;
 mod argocd_access;
 mod attempt;
 mod carried;
@@ -66,6 +68,8 @@ mod recent;
 mod requeue;
 mod settle;
 
+pub use admission::{RefusalWork, Refused, pod_refused_at};
+pub use answer::{AnswerClass, ApiAnswer};
 pub use argocd_access::{
     ARGOCD_ACCESS, ARGOCD_ROLE, ARGOCD_ROLE_FILE, ARGOCD_ROLE_FOUND, ARGOCD_ROLE_MISSING,
     ArgocdAccess, MissingRole, access_condition, without_windows,

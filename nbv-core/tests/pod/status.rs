@@ -358,6 +358,20 @@ fn classification_kinds_follow_the_causes() {
         FailureCause::FieldNotSupported,
         // Decided before any Pod exists, by the model gate.
         FailureCause::ModelUnavailable,
+        // Read from the API server's answer to the Pod create (`PodRefusal`).
+        FailureCause::PodSecurityViolation,
+        FailureCause::SecurityContextConstraints,
+        FailureCause::AdmissionWebhookDenied,
+        FailureCause::AdmissionPolicyDenied,
+        FailureCause::QuotaRequiresLimits,
+        FailureCause::LimitRangeViolation,
+        FailureCause::QuotaExceeded,
+        FailureCause::PodCreateForbidden,
+        FailureCause::NamespaceTerminating,
+        FailureCause::AdmissionWebhookUnavailable,
+        FailureCause::APIServerUnavailable,
+        FailureCause::PodCreateFailed,
+        FailureCause::InvalidAnnotation,
     ];
     let missing: Vec<_> = FailureCause::ALL
         .into_iter()

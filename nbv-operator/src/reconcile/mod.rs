@@ -106,9 +106,9 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
 
     // 1. The phase machine and the validation Pod (default mode).
     if !ctx.config.gitops_only {
-        let (status, after) = advance_phase(&job, ctx, now).await?;
-        wake.after(after);
-        if let Some(status) = status {
+        let advanced = advance_phase(&job, ctx, now).await?;
+        wake.after(advanced.requeue);
+        if let Some(status) = advanced.status {
             if upstream_order {
                 job.status = Some(status.clone());
                 unwritten = Some(status);
@@ -116,6 +116,7 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
                 job = write_status(&jobs, &job, &status).await?;
             }
         }
+        announce_refusals(ctx, &job, &advanced.announce).await;
     }
 
     // 2. The plan, from the persisted status and what this process wrote recently.
@@ -207,6 +208,22 @@ async fn reconcile_job(observed: &NotebookValidationJob, ctx: &Context) -> Resul
     Ok(wake
         .due(now, &ctx.config.requeue)
         .map_or_else(Action::await_change, Action::requeue))
+}
+
+/// Creates the `PodRefused` Events of a reconcile, once the status that records the
+/// refusals is written. Each has a name of its own (the attempt, the kind, the first
+/// refusal's time), so one created already is found, not repeated; one that cannot
+/// be created is logged: the `PodAdmitted` condition tells the same.
+async fn announce_refusals(
+    ctx: &Context,
+    job: &NotebookValidationJob,
+    events: &[nbv_core::events::NotificationEvent],
+) {
+    for event in events {
+        if let Err(error) = ctx.executor.create_notification(job, event).await {
+            tracing::warn!(job = ?job.metadata.name, event = %event.name, %error, "creating the PodRefused Event failed");
+        }
+    }
 }
 
 fn observed_uid(job: &NotebookValidationJob) -> String {

@@ -7,11 +7,13 @@ use chrono::{DateTime, Utc};
 use nbv_core::aggregate::JobKey;
 use nbv_core::api::Phase;
 use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
+use nbv_core::events::NotificationEvent;
 use nbv_core::models::{
     ModelSettings, gate_failure, record_predictions, record_result, record_wait,
 };
-use nbv_core::phase::{Attempt, PhaseEvent, step};
-use nbv_core::reconcile::{MAX_PHASE_STEPS, PodWork, pod_refused};
+use nbv_core::phase::{Attempt, PhaseEvent, record_admitted, step};
+use nbv_core::pod::pod_name;
+use nbv_core::reconcile::{MAX_PHASE_STEPS, PodWork, RefusalWork, pod_refused, pod_refused_at};
 
 use crate::context::Context;
 use crate::models::{Admission, namespaces_to_ask};
@@ -19,19 +21,32 @@ use crate::validation_pod::PodError;
 
 use super::Error;
 
+/// What advancing the phase came to.
+pub(super) struct Advanced {
+    /// The new status, when it changed.
+    pub status: Option<NotebookValidationJobStatus>,
+    /// When to look again.
+    pub requeue: Option<Duration>,
+    /// Events to create once the status is written (a refused Pod's `PodRefused`).
+    pub announce: Vec<NotificationEvent>,
+}
+
 /// Steps the phase machine from what is observed: starts a run, starts or observes
 /// the attempt's validation Pod, and fails a run that asks for an image build. Returns
-/// the new status (when it changed) and when to look again. Only observations move
-/// the machine; every decision is the core's ([`step`], [`PodWork`]).
+/// the new status (when it changed), when to look again, and the Events that announce
+/// a refused Pod. Only observations move the machine; every decision is the core's
+/// ([`step`], [`PodWork`], [`pod_refused_at`]).
 pub(super) async fn advance_phase(
     job: &NotebookValidationJob,
     ctx: &Context,
     now: DateTime<Utc>,
-) -> Result<(Option<NotebookValidationJobStatus>, Option<Duration>), Error> {
+) -> Result<Advanced, Error> {
     let policy = &ctx.retry_policy;
     let mut transition = step(job.status.as_ref(), &PhaseEvent::observe(job), now, policy);
     let mut changed = transition.changed;
     let mut waits_until = None;
+    let mut refused_retry = None;
+    let mut announce = Vec::new();
     for _ in 0..MAX_PHASE_STEPS {
         let event = match PodWork::of(job, &transition) {
             PodWork::Step(event) => *event,
@@ -53,10 +68,34 @@ pub(super) async fn advance_phase(
                         .ensure_started(job, attempt, None, models.as_deref())
                         .await
                     {
-                        Ok(_) => match observe_pod(job, attempt, ctx, now).await? {
-                            Some(event) => event,
-                            None => break,
-                        },
+                        Ok(pod) => {
+                            changed |= record_admitted(&mut transition.status, &pod, now);
+                            match observe_pod(job, attempt, ctx, now).await? {
+                                Some(event) => event,
+                                None => break,
+                            }
+                        }
+                        Err(PodError::Refused { refusal, .. }) => {
+                            let before = transition.status.clone();
+                            let refused = pod_refused_at(
+                                job,
+                                attempt,
+                                &mut transition.status,
+                                &refusal,
+                                ctx.config.pod_admission_timeout,
+                                now,
+                            );
+                            changed |= transition.status != before;
+                            announce.extend(refused.announce);
+                            match refused.work {
+                                RefusalWork::Fail(event) => *event,
+                                RefusalWork::Retry(after) => {
+                                    tracing::info!(job = ?job.metadata.name, pod = pod_name(job.metadata.name.as_deref().unwrap_or_default(), attempt), reason = refusal.kind.cause().as_str(), retry_in = ?after, "validation pod refused; retrying");
+                                    refused_retry = Some(after);
+                                    break;
+                                }
+                            }
+                        }
                         Err(e) => pod_error_event(job, attempt, e)?,
                     }
                 }
@@ -87,12 +126,20 @@ pub(super) async fn advance_phase(
         changed |= record_predictions_of(job, ctx, &mut transition.status);
     }
     let mut requeue = PodWork::requeue_after(&transition);
+    if let Some(after) = refused_retry {
+        // The refusal's backoff, which never reaches past its deadline.
+        requeue = Some(after);
+    }
     if let Some(until) = waits_until {
         // Woken when a model changes; at the latest, when the wait ends.
         let left = (until - now).to_std().unwrap_or_default();
         requeue = Some(requeue.map_or(left, |r| r.min(left)));
     }
-    Ok((changed.then_some(transition.status), requeue))
+    Ok(Advanced {
+        status: changed.then_some(transition.status),
+        requeue,
+        announce,
+    })
 }
 
 /// Records what the run's validation Pod reported of the prediction check into the
@@ -191,9 +238,9 @@ async fn observe_pod(
     }
 }
 
-/// The phase event for a Pod that cannot be created or read: a refusal the core
-/// classifies (an invalid spec, a Pod Security refusal) fails the attempt; anything
-/// else is an API error the controller retries.
+/// The phase event for a Pod that cannot be built or read: a spec nbv cannot build
+/// fails the attempt; anything else is an API error the controller retries. (A Pod
+/// the API server refuses to create is the core's to judge: [`pod_refused_at`].)
 fn pod_error_event(
     job: &NotebookValidationJob,
     attempt: Attempt,
