@@ -17,6 +17,7 @@ pub mod leader;
 pub mod metrics;
 pub mod models;
 pub mod monitoring;
+pub mod pod_settings;
 pub mod projection;
 pub mod publisher;
 pub mod reconcile;
