@@ -24,7 +24,16 @@ pub const NOBODY_UID: i64 = 65534;
 /// The largest user id Kubernetes accepts in `runAsUser`.
 pub const MAX_UID: i64 = i32::MAX as i64;
 
-/// The platform the operator runs on, detected once at start.
+/// The platform the operator runs on, detected once at start
+/// ([`Platform::serving`]).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::Platform;
+///
+/// assert_eq!(Platform::default(), Platform::Kubernetes);
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Platform {
     /// Plain Kubernetes: Pod Security admission, no user assigned by the platform.
@@ -36,7 +45,18 @@ pub enum Platform {
     OpenShift,
 }
 
-/// Which `runAsUser` the clone containers get (the file's `clone.user`).
+/// Which `runAsUser` the clone containers get (the file's `clone.user`):
+/// [`CloneUser::run_as_user`] decides, given the platform.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::{CloneUser, PodDefaults};
+///
+/// let defaults = PodDefaults::from_yaml("clone: {user: 1001}")?;
+/// assert_eq!(defaults.clone_user, CloneUser::Uid(1001));
+/// # Ok::<(), nbv_core::pod::InvalidPodDefaults>(())
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum CloneUser {
     /// None on OpenShift (the platform assigns one), [`NOBODY_UID`] elsewhere.
@@ -114,6 +134,15 @@ pub struct PodDefaults {
 impl PodDefaults {
     /// The `runAsUser` of the clone containers: [`CloneUser::run_as_user`] on the
     /// detected platform.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::{Platform, PodDefaults};
+    ///
+    /// let openshift = PodDefaults { platform: Platform::OpenShift, ..PodDefaults::default() };
+    /// assert_eq!(openshift.clone_run_as_user(), None);
+    /// ```
     pub fn clone_run_as_user(&self) -> Option<i64> {
         self.clone_user.run_as_user(self.platform)
     }

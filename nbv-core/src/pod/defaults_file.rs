@@ -23,6 +23,15 @@ const RESERVED_LABELS: [&str; 3] = [MANAGED_BY_LABEL, JOB_LABEL, ATTEMPT_LABEL];
 const RESERVED_LABEL_PREFIX: &str = "mlops.dev/";
 
 /// Why a Pod defaults file cannot be used.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::PodDefaults;
+///
+/// let error = PodDefaults::from_yaml("labels: {mlops.dev/job: x}").unwrap_err();
+/// assert!(error.to_string().starts_with("labels.mlops.dev/job: nbv sets and selects"));
+/// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum InvalidPodDefaults {
     /// The text is not YAML (or JSON).

@@ -8,6 +8,16 @@ use crate::api::PodConfig;
 
 /// Where validation Pods are scheduled, before the job's own `podConfig` is merged in
 /// ([`Placement::merged_with`]).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::PodDefaults;
+///
+/// let defaults = PodDefaults::from_yaml("runtimeClassName: nvidia")?;
+/// assert_eq!(defaults.placement.runtime_class_name.as_deref(), Some("nvidia"));
+/// # Ok::<(), nbv_core::pod::InvalidPodDefaults>(())
+/// ```
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct Placement {
     /// `nodeSelector`.
