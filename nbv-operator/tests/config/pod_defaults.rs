@@ -161,3 +161,40 @@ fn nbv_run_reads_the_file_and_the_clone_image_flag() {
         let _ = std::fs::remove_file(path);
     }
 }
+
+/// `auto` asks the cluster: OpenShift serves `security.openshift.io` (its SCCs), and
+/// then no clone user is set; a plain cluster gets `nobody`. An explicit user needs
+/// no question.
+#[tokio::test]
+async fn the_clone_user_follows_the_platform_the_cluster_serves() {
+    use nbv_core::pod::{NOBODY_UID, OPENSHIFT_SECURITY_GROUP, Platform};
+    use nbv_operator::pod_settings::for_cluster;
+    use nbv_testkit::cluster::{ApiResourceSpec, FakeCluster};
+
+    let plain = FakeCluster::default();
+    let defaults = for_cluster(&plain.client(), PodDefaults::default()).await;
+    assert_eq!(defaults.platform, Platform::Kubernetes);
+    assert_eq!(defaults.clone_run_as_user(), Some(NOBODY_UID));
+
+    let openshift = FakeCluster::default();
+    openshift.register(ApiResourceSpec::cluster_scoped(
+        OPENSHIFT_SECURITY_GROUP,
+        "v1",
+        "SecurityContextConstraints",
+        "securitycontextconstraints",
+    ));
+    let defaults = for_cluster(&openshift.client(), PodDefaults::default()).await;
+    assert_eq!(defaults.platform, Platform::OpenShift);
+    assert_eq!(defaults.clone_run_as_user(), None);
+
+    let explicit = PodDefaults {
+        clone_user: CloneUser::Uid(1001),
+        ..PodDefaults::default()
+    };
+    let defaults = for_cluster(&openshift.client(), explicit).await;
+    assert_eq!(
+        (defaults.platform, defaults.clone_run_as_user()),
+        (Platform::Kubernetes, Some(1001)),
+        "not asked"
+    );
+}
