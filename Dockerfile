@@ -57,7 +57,13 @@ LABEL org.opencontainers.image.title="nbv" \
 # /nbv, and /usr/local/bin/nbv linking to it so that `command: ["nbv"]` works too (the
 # directory copy keeps the link).
 COPY --from=builder /out/ /
-# nonroot: uid and gid 65532, as config/manager/deployment.yaml expects.
+# A numeric non-root user (distroless's nonroot, 65532), so that Kubernetes can check
+# runAsNonRoot without a passwd lookup. The manifests pin no user: OpenShift's
+# restricted-v2 runs the container as an arbitrary user id from the namespace's range,
+# in group 0. That works because nothing here depends on the user: /nbv and the link
+# are mode 0755 (readable and executable by group 0 and everyone), nbv writes no file
+# (the Deployment's root filesystem is read-only) and never looks its user up in
+# /etc/passwd.
 USER 65532:65532
 ENTRYPOINT ["/nbv"]
 CMD ["run"]

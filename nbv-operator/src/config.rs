@@ -2,12 +2,13 @@
 
 use std::collections::BTreeSet;
 use std::net::SocketAddr;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use clap::Args;
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::duration::parse_duration;
-use nbv_core::pod::DEFAULT_POD_ADMISSION_TIMEOUT;
+use nbv_core::pod::{DEFAULT_POD_ADMISSION_TIMEOUT, PodDefaults};
 use nbv_core::reconcile::RequeuePolicy;
 use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
@@ -79,10 +80,19 @@ pub struct RunArgs {
     /// Log format: `json` or `text`.
     #[arg(long, env = "NBV_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
     pub log_format: LogFormat,
+    /// YAML or JSON file with the settings of every validation Pod: clone image and
+    /// user, requests and limits, image pull secrets, labels, annotations, placement
+    /// (docs/configuration.md); checked at start. Without it, nbv's defaults.
+    #[arg(long, env = "NBV_POD_DEFAULTS", value_name = "FILE")]
+    pub pod_defaults: Option<PathBuf>,
+    /// Image of the validation Pods' clone containers (a mirror's copy of the default,
+    /// for example); wins over the file's `clone.image`.
+    #[arg(long, env = "NBV_CLONE_IMAGE", value_name = "IMAGE")]
+    pub clone_image: Option<String>,
 }
 
 /// What the controller needs to know, resolved from [`RunArgs`].
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct OperatorConfig {
     /// See [`RunArgs::gitops_only`].
     pub gitops_only: bool,
@@ -109,6 +119,9 @@ pub struct OperatorConfig {
     pub requeue: RequeuePolicy,
     /// See [`RunArgs::pod_admission_timeout`].
     pub pod_admission_timeout: Duration,
+    /// The settings of every validation Pod ([`crate::pod_settings::load`]); the
+    /// platform is detected when the controller starts.
+    pub pod_defaults: PodDefaults,
 }
 
 /// The tracking settings given by flags; what they leave open comes from `argocd-cm`.
@@ -235,6 +248,7 @@ impl Default for OperatorConfig {
             max_retries: 3,
             requeue: RequeuePolicy::default(),
             pod_admission_timeout: DEFAULT_POD_ADMISSION_TIMEOUT,
+            pod_defaults: PodDefaults::default(),
         }
     }
 }

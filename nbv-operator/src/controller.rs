@@ -46,7 +46,7 @@ use nbv_core::annotations::ON_SUCCESS_TRIGGER;
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::phase::RetryPolicy;
 use nbv_core::plan::EffectRetryPolicy;
-use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
+use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL};
 
 use crate::application_watch::{ApplicationWatch, Namer, watch_applications};
 use crate::argocd::{AccessWatch, namespace, tracking_settings};
@@ -350,8 +350,12 @@ pub async fn run(
     let job_store = job_cache.as_reader();
     tokio::spawn(publisher.run(shutdown.clone()));
 
-    let mut pods =
-        PodRunner::new(client.clone(), PodDefaults::default()).with_metrics(metrics.clone());
+    let pod_defaults = if config.gitops_only {
+        config.pod_defaults.clone()
+    } else {
+        crate::pod_settings::for_cluster(&client, config.pod_defaults.clone()).await
+    };
+    let mut pods = PodRunner::new(client.clone(), pod_defaults).with_metrics(metrics.clone());
     let mut pod_stream = None;
     let mut pod_store = None;
     if !config.gitops_only {

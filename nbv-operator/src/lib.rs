@@ -18,6 +18,7 @@ pub mod leader;
 pub mod metrics;
 pub mod models;
 pub mod monitoring;
+pub mod pod_settings;
 pub mod projection;
 pub mod publisher;
 pub mod reconcile;

@@ -6,6 +6,8 @@ use crate::api::NotebookValidationJob;
 use crate::checks::CheckPolicy;
 use crate::compare::Settings;
 
+use super::PodDefaults;
+use super::resources::merge_resources;
 use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 
 /// Name of the container that runs the notebook.
@@ -47,12 +49,16 @@ pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 /// A job with model validation gets `model_env` last
 /// ([`model_env`](crate::models::model_env)): like nbv's settings, the job's `env`
 /// cannot override what the gate found.
+///
+/// Its requests and limits are the job's `podConfig.resources`, completed from
+/// `defaults` ([`merge_resources`]).
 pub(super) fn notebook_container(
     job: &NotebookValidationJob,
     image: &str,
     golden: Option<&GoldenComparison<'_>>,
     checks: Option<&CheckPolicy>,
     model_env: &[EnvVar],
+    defaults: &PodDefaults,
 ) -> Container {
     let config = &job.spec.pod_config;
     let mut vars = vec![
@@ -111,7 +117,10 @@ pub(super) fn notebook_container(
     container.working_dir = Some(WORKSPACE.to_owned());
     container.env = Some(vars);
     container.env_from = (!env_from.is_empty()).then_some(env_from);
-    container.resources = config.resources.clone();
+    container.resources = Some(merge_resources(
+        config.resources.as_ref(),
+        &defaults.notebook_resources,
+    ));
     container.volume_mounts = Some(mounts);
     container
 }

@@ -209,8 +209,9 @@ pub(super) fn clone_container(
     ]);
     container.env = Some(vars);
     container.volume_mounts = Some(mounts);
+    container.resources = Some(defaults.clone_resources.clone());
     if let Some(security) = container.security_context.as_mut() {
-        security.run_as_user = defaults.git_user;
+        security.run_as_user = defaults.clone_run_as_user();
     }
     container
 }

@@ -53,18 +53,21 @@
 mod admission;
 mod cause;
 mod classify;
+mod defaults;
+mod defaults_file;
 mod error;
 mod executor;
 mod git;
 mod models;
 mod names;
 mod observe;
+mod placement;
 mod report;
+mod resources;
 mod spec;
+mod syntax;
 mod timeout;
 mod unimplemented;
-
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Pod;
 
@@ -77,6 +80,11 @@ pub use admission::{
     refusal_message,
 };
 pub use cause::FailureCause;
+pub use defaults::{
+    CloneUser, DEFAULT_GIT_IMAGE, MAX_UID, NOBODY_UID, OPENSHIFT_SECURITY_GROUP, Platform,
+    PodDefaults,
+};
+pub use defaults_file::InvalidPodDefaults;
 pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
 pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
@@ -85,10 +93,12 @@ pub use observe::{
     DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished,
     reported_predictions,
 };
+pub use placement::Placement;
 pub(crate) use report::clean as clean_text;
 pub use report::{
     CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,
 };
+pub use resources::merge_resources;
 pub use spec::validation_pod;
 pub use timeout::{DEFAULT_TIMEOUT_SECONDS, InvalidTimeout, TimeoutProblem, timeout_seconds};
 
@@ -100,47 +110,6 @@ pub const MANAGED_BY: &str = "nbv";
 pub const JOB_LABEL: &str = "mlops.dev/job";
 /// Label key: the attempt a validation Pod was created for (`g3-r1`).
 pub const ATTEMPT_LABEL: &str = "mlops.dev/attempt";
-
-/// The default image of the clone container: a small image with git and ssh.
-pub const DEFAULT_GIT_IMAGE: &str = "alpine/git:2.47.2";
-/// The default user of the clone container: `nobody` in `alpine/git`. The image runs
-/// as root, which the restricted profile forbids; and ssh refuses to run as a user
-/// without an entry in `/etc/passwd`, so the user must be one the image knows.
-pub const DEFAULT_GIT_USER: i64 = 65534;
-
-/// Operator-wide settings of validation Pods.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::pod::PodDefaults;
-///
-/// let defaults = PodDefaults { git_image: "registry.example.com/git:2".into(), ..PodDefaults::default() };
-/// assert_eq!(defaults.git_user, Some(65534));
-/// ```
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct PodDefaults {
-    /// Image of the clone container; it needs `sh`, `git` and, for SSH URLs, `ssh`
-    /// and an `/etc/passwd` entry for [`git_user`](Self::git_user).
-    pub git_image: String,
-    /// `runAsUser` of the clone container, for images whose user is root. `None`
-    /// leaves the user to the image or the platform (OpenShift assigns one per
-    /// namespace and refuses a fixed one).
-    pub git_user: Option<i64>,
-    /// How long a Pod may wait on an image pull or a container it cannot configure
-    /// before [`observe_pod`] fails the attempt.
-    pub start_grace: Duration,
-}
-
-impl Default for PodDefaults {
-    fn default() -> Self {
-        PodDefaults {
-            git_image: DEFAULT_GIT_IMAGE.to_owned(),
-            git_user: Some(DEFAULT_GIT_USER),
-            start_grace: DEFAULT_START_GRACE,
-        }
-    }
-}
 
 /// The failure to report for a job that asks for an image build
 /// (`podConfig.buildConfig.enabled: true`): nbv does not build images, and running the

@@ -106,7 +106,7 @@ pub fn is_dns_label(value: &str) -> bool {
 
 /// Whether `value` is a non-empty label value: at most 63 characters, ASCII letters,
 /// digits, `-`, `_` and `.`, starting and ending with a letter or digit.
-fn is_label_value(value: &str) -> bool {
+pub(super) fn is_label_value(value: &str) -> bool {
     let bytes = value.as_bytes();
     !bytes.is_empty()
         && bytes.len() <= MAX_LABEL_LEN

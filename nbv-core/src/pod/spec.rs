@@ -1,11 +1,11 @@
 //! The validation Pod as a whole: identity, scheduling, volumes and the restricted
 //! Pod Security profile.
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, EmptyDirVolumeSource, EnvVar, Pod, PodSecurityContext, PodSpec,
-    SeccompProfile, SecurityContext, Volume,
+    Capabilities, Container, EmptyDirVolumeSource, EnvVar, LocalObjectReference, Pod,
+    PodSecurityContext, PodSpec, SeccompProfile, SecurityContext, Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
@@ -58,9 +58,14 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 /// - is named [`pod_name`]`(job, attempt)` (what `status.validationPodName` holds), in
 ///   the job's namespace, labelled with [`MANAGED_BY_LABEL`], [`JOB_LABEL`] and
 ///   [`ATTEMPT_LABEL`], and owned by the job (deleting the job deletes its Pods);
-/// - meets the restricted Pod Security profile: non-root, `RuntimeDefault` seccomp, no
-///   privilege escalation, every capability dropped, and only the volume types it
-///   allows;
+/// - meets the restricted Pod Security profile and OpenShift's `restricted-v2`:
+///   non-root, `RuntimeDefault` seccomp, no privilege escalation, every capability
+///   dropped, only the volume types they allow, and no user or group pinned but the
+///   clone containers' user where [`PodDefaults::clone_run_as_user`] asks for one;
+/// - carries what `defaults` sets for every Pod: its labels and annotations (never in
+///   place of nbv's labels), image pull secrets, placement merged with the job's
+///   ([`Placement::merged_with`](super::Placement::merged_with)), requests and limits on
+///   every container ([`merge_resources`](super::merge_resources) for the notebook);
 /// - never interpolates a value of the job into a script: URL, ref and path reach the
 ///   scripts as environment variables;
 /// - stops after `spec.timeout` (`activeDeadlineSeconds`, 30 minutes by default).
@@ -178,16 +183,25 @@ pub fn validation_pod(
         settings: &plan.settings,
     });
 
-    let labels = BTreeMap::from([
+    // nbv's labels last: they find the Pod again, so no configured label replaces them.
+    let mut labels = defaults.labels.clone();
+    labels.extend([
         (MANAGED_BY_LABEL.to_owned(), MANAGED_BY.to_owned()),
         (JOB_LABEL.to_owned(), job_label_value(name)),
         (ATTEMPT_LABEL.to_owned(), attempt.to_string()),
     ]);
+    let placement = defaults.placement.merged_with(config);
+    let pull_secrets: Vec<LocalObjectReference> = defaults
+        .image_pull_secrets
+        .iter()
+        .map(|name| LocalObjectReference { name: name.clone() })
+        .collect();
     Ok(Pod {
         metadata: ObjectMeta {
             name: Some(pod_name(name, attempt)),
             namespace: Some(namespace.to_owned()),
             labels: Some(labels),
+            annotations: (!defaults.annotations.is_empty()).then(|| defaults.annotations.clone()),
             owner_references: Some(vec![OwnerReference {
                 api_version: API_VERSION.to_owned(),
                 kind: KIND.to_owned(),
@@ -205,9 +219,12 @@ pub fn validation_pod(
             // A notebook that needs the API names its service account; one that does
             // not gets no token.
             automount_service_account_token: config.service_account_name.is_none().then_some(false),
-            node_selector: config.node_selector.clone(),
-            tolerations: config.tolerations.clone(),
-            affinity: config.affinity.clone(),
+            node_selector: (!placement.node_selector.is_empty()).then_some(placement.node_selector),
+            tolerations: (!placement.tolerations.is_empty()).then_some(placement.tolerations),
+            affinity: placement.affinity,
+            priority_class_name: placement.priority_class_name,
+            runtime_class_name: placement.runtime_class_name,
+            image_pull_secrets: (!pull_secrets.is_empty()).then_some(pull_secrets),
             security_context: Some(PodSecurityContext {
                 run_as_non_root: Some(true),
                 seccomp_profile: Some(SeccompProfile {
@@ -223,6 +240,7 @@ pub fn validation_pod(
                 comparison.as_ref(),
                 checks.as_ref(),
                 &model_env,
+                defaults,
             )],
             volumes: Some(volumes),
             ..PodSpec::default()

@@ -22,9 +22,10 @@ use nbv_core::models::ReportedPrediction;
 use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
 use nbv_core::pod::{
     ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
-    MANAGED_BY, MANAGED_BY_LABEL, MAX_REPORT_BYTES, NOTEBOOK_CONTAINER, PodDefaults, PodSpecError,
-    ReportedCell, RunError, RunErrorKind, RunReport, build_unsupported, is_controlled_by,
-    is_dns_label, job_label_value, observe_pod, pod_name, pod_ref, validation_pod,
+    MANAGED_BY, MANAGED_BY_LABEL, MAX_REPORT_BYTES, NOTEBOOK_CONTAINER, Platform, PodDefaults,
+    PodSpecError, ReportedCell, RunError, RunErrorKind, RunReport, build_unsupported,
+    is_controlled_by, is_dns_label, job_label_value, observe_pod, pod_name, pod_ref,
+    validation_pod,
 };
 use proptest::prelude::*;
 use proptest::strategy::ValueTree;
@@ -268,6 +269,7 @@ fn arbitrary_comparison(text: BoxedStrategy<String>) -> impl Strategy<Value = Re
         )
 }
 
+mod defaults;
 mod properties;
 mod report;
 mod scripts;

@@ -159,6 +159,20 @@ proptest! {
         prop_assert!(pod.is_ok(), "{:?}", pod);
         let pod = pod.expect("checked");
         assert_restricted(&pod);
+        // On OpenShift, with the default `auto` clone user, no user or group is pinned
+        // anywhere: restricted-v2 assigns them from the namespace's range.
+        let openshift = PodDefaults { platform: Platform::OpenShift, ..PodDefaults::default() };
+        let assigned = validation_pod(&job, attempt, None, None, &openshift).expect("a pod");
+        assert_restricted(&assigned);
+        let spec = assigned.spec.as_ref().expect("spec");
+        let context = spec.security_context.as_ref().expect("pod context");
+        prop_assert_eq!((context.run_as_user, context.run_as_group, context.fs_group), (None, None, None));
+        for c in containers(&assigned) {
+            let context = c.security_context.as_ref().expect("container context");
+            prop_assert_eq!((context.run_as_user, context.run_as_group), (None, None), "{}", c.name);
+            let resources = c.resources.as_ref().expect("resources");
+            prop_assert!(resources.requests.is_some() && resources.limits.is_some(), "{}", c.name);
+        }
 
         let name = pod.metadata.name.as_deref().expect("named");
         prop_assert!(is_dns_label(name), "{name}");

@@ -739,3 +739,97 @@ print("\n".join(clashes))
     let clashes = String::from_utf8_lossy(&output.stdout);
     assert!(clashes.trim().is_empty(), "names defined twice:\n{clashes}");
 }
+
+/// A local repository with one commit, as a clone URL.
+fn local_origin(dir: &Path) -> String {
+    let origin = dir.join("origin");
+    std::fs::create_dir_all(&origin).expect("dir");
+    std::fs::write(origin.join("README"), "x").expect("write");
+    git(&origin, &["init", "--quiet", "--initial-branch=main"]);
+    git(&origin, &["add", "."]);
+    git(&origin, &["commit", "--quiet", "-m", "x"]);
+    origin.to_string_lossy().into_owned()
+}
+
+#[test]
+fn an_ssh_clone_as_an_unknown_user_adds_it_to_a_writable_passwd_or_says_what_to_set() {
+    if !have("git") || !have("sh") {
+        return;
+    }
+    let dir = temp_dir("passwd");
+    let url = local_origin(&dir);
+    let ssh = dir.join("ssh");
+    std::fs::create_dir_all(&ssh).expect("dir");
+    std::fs::write(ssh.join("ssh-privatekey"), "key").expect("write");
+    let uid = String::from_utf8(
+        Command::new("id")
+            .arg("-u")
+            .output()
+            .expect("id runs")
+            .stdout,
+    )
+    .expect("UTF-8")
+    .trim()
+    .to_owned();
+    let pod = pod_of(&job_with(json!({"notebook": {"git": {
+        "url": "git@example.com:org/repo.git", "credentialsSecret": "ssh-key"
+    }}})));
+    let ssh_text = ssh.to_string_lossy().into_owned();
+
+    // A user database without this user, that the user may write: the entry is added
+    // (the OpenShift arbitrary-user image pattern), and the clone goes on.
+    let passwd = dir.join("passwd");
+    let other = if uid == "4242" { "4343" } else { "4242" };
+    std::fs::write(&passwd, format!("someone:x:{other}:{other}::/:/bin/sh\n")).expect("write");
+    let passwd_text = passwd.to_string_lossy().into_owned();
+    let vars = |passwd: &str| {
+        vec![
+            ("NBV_GIT_URL", url.clone()),
+            ("NBV_SSH_DIR", ssh_text.clone()),
+            ("NBV_PASSWD_FILE", passwd.to_owned()),
+        ]
+    };
+    let run = |vars: Vec<(&'static str, String)>| {
+        let _ = std::fs::remove_dir_all(dir.join("workspace"));
+        let pairs: Vec<(&str, &str)> = vars.iter().map(|(k, v)| (*k, v.as_str())).collect();
+        run_clone(&pod, &dir, &pairs)
+    };
+    let (ok, stderr) = run(vars(&passwd_text));
+    assert!(ok, "{stderr}");
+    let entries = std::fs::read_to_string(&passwd).expect("read");
+    assert!(
+        entries
+            .lines()
+            .any(|l| l.starts_with(&format!("nbv:x:{uid}:"))),
+        "{entries}"
+    );
+    // Known now: nothing is added twice.
+    let (ok, stderr) = run(vars(&passwd_text));
+    assert!(ok, "{stderr}");
+    assert_eq!(std::fs::read_to_string(&passwd).expect("read"), entries);
+
+    // One it cannot write (here: absent): the SSH clone stops and says what to set.
+    let missing = dir
+        .join("no-such-dir/passwd")
+        .to_string_lossy()
+        .into_owned();
+    let (ok, stderr) = run(vars(&missing));
+    assert!(!ok);
+    assert!(stderr.contains("cannot clone over SSH"), "{stderr}");
+    assert!(stderr.contains(&format!("user id {uid}")), "{stderr}");
+    assert!(
+        stderr.contains("clone.image") && stderr.contains("clone.user"),
+        "{stderr}"
+    );
+
+    // HTTPS needs no entry at all.
+    let https = pod_of(&job_with(json!({})));
+    let _ = std::fs::remove_dir_all(dir.join("workspace"));
+    let (ok, stderr) = run_clone(
+        &https,
+        &dir,
+        &[("NBV_GIT_URL", &url), ("NBV_PASSWD_FILE", &missing)],
+    );
+    assert!(ok, "{stderr}");
+    let _ = std::fs::remove_dir_all(&dir);
+}

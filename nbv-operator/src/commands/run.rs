@@ -73,6 +73,17 @@ pub async fn run(args: RunArgs) -> u8 {
         eprintln!("error: {error}");
         return 1;
     }
+    // The Pod settings first: a mistake in them stops nbv at once, naming the field.
+    let pod_defaults = match crate::pod_settings::load(
+        args.pod_defaults.as_deref(),
+        args.clone_image.as_deref(),
+    ) {
+        Ok(defaults) => defaults,
+        Err(error) => {
+            tracing::error!(%error, "invalid validation Pod settings");
+            return 1;
+        }
+    };
     let client = match kube::Client::try_default().await {
         Ok(c) => c,
         Err(error) => {
@@ -102,7 +113,10 @@ pub async fn run(args: RunArgs) -> u8 {
         shutdown.clone(),
     ));
 
-    let config = args.operator_config();
+    let config = crate::config::OperatorConfig {
+        pod_defaults,
+        ..args.operator_config()
+    };
     let instance = identity();
     tracing::info!(gitops_only = config.gitops_only, %instance, "starting nbv operator");
     // Ready once the client works: a standby replica is ready too (it serves probes

@@ -85,4 +85,5 @@ fn find<'a>(manifests: &'a [(String, Value)], kind: &str, name: &str) -> &'a Val
 mod deployment;
 mod generated;
 mod kustomize;
+mod pod_defaults;
 mod samples;

@@ -8,7 +8,9 @@
 set -eu
 
 repo="$NBV_WORKSPACE/${NBV_CHECKOUT:-repo}"
-ssh_dir=/etc/nbv/git-ssh
+# The SSH credentials' mount and the user database (tests point them elsewhere).
+ssh_dir="${NBV_SSH_DIR:-/etc/nbv/git-ssh}"
+passwd="${NBV_PASSWD_FILE:-/etc/passwd}"
 
 case "$NBV_GIT_REF" in
   -*) printf 'nbv: the ref %s starts with "-"; git would read it as an option\n' "$NBV_GIT_REF" >&2
@@ -19,6 +21,9 @@ esac
 # (the checkout, which notebooks write next to, and the notebook's home) must be
 # writable by it. The workspace is an emptyDir private to the pod.
 umask 0000
+# git writes reflog entries as someone; without a passwd entry for this user it would
+# have no name to write.
+export GIT_COMMITTER_NAME=nbv GIT_COMMITTER_EMAIL=nbv@localhost
 # The notebook's home: images run as users whose own home may not be writable.
 mkdir -p "$NBV_WORKSPACE/home"
 
@@ -31,6 +36,19 @@ else
 fi
 
 if [ -f "$ssh_dir/ssh-privatekey" ]; then
+  # ssh refuses to run as a user id without an entry in /etc/passwd ("No user exists
+  # for uid"), and OpenShift runs containers as an id from the namespace's range that
+  # no image knows. Images built for that make /etc/passwd group-writable (the
+  # container's group is 0): add the entry there. HTTPS needs no entry.
+  uid="$(id -u)"
+  if ! cut -d: -f3 "$passwd" 2>/dev/null | grep -qx "$uid"; then
+    if [ -w "$passwd" ]; then
+      printf 'nbv:x:%s:%s:nbv clone:%s:/sbin/nologin\n' "$uid" "$(id -g)" "$HOME" >>"$passwd"
+    else
+      printf '%s\n' "nbv: cannot clone over SSH: ssh needs an /etc/passwd entry for user id $uid, and this image has none and cannot add one ($passwd is not writable). Clone over HTTPS, or set the Pod defaults' clone.image to an image that knows the user or has a group-writable /etc/passwd, or clone.user to a user id the image knows and the cluster admits (docs/configuration.md, \"Cloning over SSH on OpenShift\")." >&2
+      exit 2
+    fi
+  fi
   if [ -s "$ssh_dir/known_hosts" ]; then
     hosts="-o StrictHostKeyChecking=yes -o UserKnownHostsFile=$ssh_dir/known_hosts"
   else
