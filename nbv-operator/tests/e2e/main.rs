@@ -23,6 +23,7 @@ mod memory;
 mod models;
 mod notebooks;
 mod observability;
+mod openshift;
 // Compares with `nbv simulate`, which exists only with the `simulate` feature.
 #[cfg(feature = "simulate")]
 mod parity;
