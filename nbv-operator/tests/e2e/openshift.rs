@@ -76,7 +76,7 @@ async fn openshift_scc_emulation_refuses_a_fixed_uid_outside_the_namespace_s_ran
     let Some(s) = Scenario::new("e2e-openshift-scc").await else {
         return;
     };
-    let profile = Profile::enter(&s.cluster, &s.client).await;
+    let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     let container = json!({"name": "main", "image": "registry.k8s.io/pause:3.10"});
 
@@ -135,7 +135,6 @@ async fn openshift_scc_emulation_refuses_a_fixed_uid_outside_the_namespace_s_ran
         .await
         .expect("a plain namespace admits a fixed UID");
     assert_eq!(annotation(&stored.metadata, scc::VALIDATED), None);
-    profile.leave().await;
 }
 
 #[tokio::test]
@@ -143,7 +142,7 @@ async fn openshift_admits_the_manager_the_csv_and_the_wait_hook() {
     let Some(s) = Scenario::new("e2e-openshift-manifests").await else {
         return;
     };
-    let profile = Profile::enter(&s.cluster, &s.client).await;
+    let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     let templates = [
         (
@@ -195,7 +194,6 @@ async fn openshift_admits_the_manager_the_csv_and_the_wait_hook() {
         refused.is_empty(),
         "refused under restricted-v2: {refused:#?}"
     );
-    profile.leave().await;
 }
 
 #[tokio::test]
@@ -203,7 +201,7 @@ async fn openshift_default_mode_job_succeeds_and_completes_its_wave() {
     let Some(s) = Scenario::new("e2e-openshift-run").await else {
         return;
     };
-    let profile = Profile::enter(&s.cluster, &s.client).await;
+    let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     let git = GitServer::start();
     let url = repository(&git, "models");
@@ -239,7 +237,6 @@ async fn openshift_default_mode_job_succeeds_and_completes_its_wave() {
     }
     drop(kubelet);
     s.clean_up().await;
-    profile.leave().await;
 }
 
 #[tokio::test]
@@ -247,7 +244,7 @@ async fn openshift_a_pod_a_policy_refuses_fails_its_job_and_wave_at_once() {
     let Some(s) = Scenario::new("e2e-openshift-refused").await else {
         return;
     };
-    let profile = Profile::enter(&s.cluster, &s.client).await;
+    let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[POLICY]).await;
     let _operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
     let mut latest = job(
@@ -297,7 +294,6 @@ async fn openshift_a_pod_a_policy_refuses_fails_its_job_and_wave_at_once() {
     })
     .await;
     s.clean_up().await;
-    profile.leave().await;
 }
 
 /// A quota over requests and limits of CPU and memory, as the controller-manager would
@@ -316,7 +312,7 @@ async fn openshift_a_quota_that_demands_limits_admits_nbv_s_pods() {
     let Some(s) = Scenario::new("e2e-openshift-quota").await else {
         return;
     };
-    let profile = Profile::enter(&s.cluster, &s.client).await;
+    let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     s.apply(quota()).await;
     let quotas: Api<ResourceQuota> = Api::namespaced(s.client.clone(), &s.namespace);
@@ -366,5 +362,4 @@ async fn openshift_a_quota_that_demands_limits_admits_nbv_s_pods() {
     );
     drop(kubelet);
     s.clean_up().await;
-    profile.leave().await;
 }

@@ -7,8 +7,8 @@
 //!   namespaces labelled [`POLICY`];
 //! - the API group `security.openshift.io` (the SecurityContextConstraints CRD), by
 //!   which nbv finds that it runs on OpenShift. A scenario adds it when it enters the
-//!   profile and removes it when it leaves, so that the other scenarios see a plain
-//!   cluster.
+//!   profile and removes it when it leaves (drops the [`Profile`]), so that the other
+//!   scenarios see a plain cluster.
 //!
 //! The webhooks serve on loopback for the whole test process ([`server`]); their
 //! configurations are written once per process, pointing at it.
@@ -18,6 +18,7 @@ pub mod review;
 pub mod scc;
 pub mod server;
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use base64::Engine;
@@ -27,7 +28,7 @@ use kube::api::{Api, DeleteParams, PostParams};
 use serde_json::{Value, json};
 use tokio::sync::OnceCell;
 
-use super::cluster::Cluster;
+use super::cluster::{Cluster, client_for};
 use super::install::established;
 use super::objects::apply;
 use review::Hook;
@@ -46,9 +47,9 @@ const CRD: &str = "securitycontextconstraints.security.openshift.io";
 static WEBHOOKS: OnceCell<()> = OnceCell::const_new();
 
 /// A scenario inside the profile: the webhooks serve, and the SCC API group is served
-/// until [`Profile::leave`].
+/// until it is dropped (also when the scenario fails).
 pub struct Profile {
-    client: kube::Client,
+    admin: PathBuf,
 }
 
 impl Profile {
@@ -59,21 +60,37 @@ impl Profile {
         let crds: Api<CustomResourceDefinition> = Api::all(client.clone());
         established(&crds, CRD).await;
         Profile {
-            client: client.clone(),
+            admin: cluster.admin_kubeconfig().to_owned(),
         }
     }
+}
 
-    /// Removes `security.openshift.io` again, and waits until it is gone.
-    pub async fn leave(self) {
-        let crds: Api<CustomResourceDefinition> = Api::all(self.client);
-        let _ = crds.delete(CRD, &DeleteParams::default()).await;
-        for _ in 0..120 {
-            if crds.get_opt(CRD).await.ok().flatten().is_none() {
-                return;
-            }
-            tokio::time::sleep(Duration::from_millis(250)).await;
+impl Drop for Profile {
+    /// Removes `security.openshift.io` again and waits until it is gone, on a runtime
+    /// of its own: the test's may be unwinding.
+    fn drop(&mut self) {
+        let admin = self.admin.clone();
+        let removed = std::thread::spawn(move || {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .expect("a runtime");
+            runtime.block_on(async {
+                let crds: Api<CustomResourceDefinition> = Api::all(client_for(&admin).await);
+                let _ = crds.delete(CRD, &DeleteParams::default()).await;
+                for _ in 0..120 {
+                    if crds.get_opt(CRD).await.ok().flatten().is_none() {
+                        return true;
+                    }
+                    tokio::time::sleep(Duration::from_millis(250)).await;
+                }
+                false
+            })
+        })
+        .join();
+        if !matches!(removed, Ok(true)) && !std::thread::panicking() {
+            panic!("the CRD {CRD} was not deleted");
         }
-        panic!("the CRD {CRD} was not deleted");
     }
 }
 
