@@ -1,8 +1,9 @@
 //! nbv on OpenShift, as far as the plain API server can tell: SCC `restricted-v2`
 //! emulated by admission webhooks (`support::openshift`), in namespaces that carry
 //! OpenShift's `openshift.io/sa.scc.*` annotations. What nbv ships is admitted, its
-//! validation Pods are admitted and run, a Pod a policy refuses fails its job at once,
-//! and a ResourceQuota that demands limits admits nbv's Pods.
+//! validation Pods are admitted and run, a Pod a policy refuses (a policy engine's
+//! webhook, or `restricted-v2` once a service mesh injected its sidecar) fails its job
+//! at once, and a ResourceQuota that demands limits admits nbv's Pods.
 
 use std::time::Duration;
 
@@ -15,7 +16,7 @@ use crate::notebooks::repository;
 use crate::support::git::GitServer;
 use crate::support::kubelet::Kubelet;
 use crate::support::objects::{repository as root, yaml_documents};
-use crate::support::openshift::{self, POLICY, Profile, policy, scc};
+use crate::support::openshift::{self, POLICY, Profile, mesh, policy, scc};
 use crate::support::{
     OperatorOptions, RUN, Scenario, annotation, condition, eventually, job, message, phase,
 };
@@ -239,59 +240,98 @@ async fn openshift_default_mode_job_succeeds_and_completes_its_wave() {
     s.clean_up().await;
 }
 
-#[tokio::test]
-async fn openshift_a_pod_a_policy_refuses_fails_its_job_and_wave_at_once() {
-    let Some(s) = Scenario::new("e2e-openshift-refused").await else {
-        return;
-    };
-    let _profile = Profile::enter(&s.cluster, &s.client).await;
-    openshift::namespace(&s.client, &s.namespace, UIDS, &[POLICY]).await;
-    let _operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
-    let mut latest = job(
-        "latest",
+/// Job `name` of wave 3, whose Pod the namespace's policy refuses, fails at once: phase
+/// Failed, condition `PodAdmitted` False with `reason`, a `PodRefused` Warning, the
+/// wave failed; its message and the Event's name each of `names`.
+async fn refused_at_once(s: &Scenario, name: &str, reason: &str, names: &[&str]) {
+    let job = s.ended(name, AT_ONCE).await;
+    assert_eq!(phase(&job), Some(Phase::Failed), "{:?}", job.status);
+    let text = message(&job);
+    assert!(names.iter().all(|n| text.contains(n)), "{names:?}: {text}");
+    let (status, why, detail) = condition(&job, "PodAdmitted").expect("condition PodAdmitted");
+    assert_eq!(
+        (status.as_str(), why.as_str()),
+        ("False", reason),
+        "{detail}"
+    );
+    assert!(
+        names.iter().all(|n| detail.contains(n)),
+        "{names:?}: {detail}"
+    );
+    let events = eventually("the PodRefused Event", AT_ONCE, || async {
+        let e = s.events(name, "PodRefused").await;
+        (!e.is_empty()).then_some(e)
+    })
+    .await;
+    assert_eq!(events[0].type_.as_deref(), Some("Warning"));
+    let said = events[0].message.clone().unwrap_or_default();
+    assert!(names.iter().all(|n| said.contains(n)), "{names:?}: {said}");
+    eventually("mlops.dev/wave-failed", AT_ONCE, || async {
+        let job = s.job(name).await;
+        (annotation(&job.metadata, "mlops.dev/wave-failed") == Some("3")).then_some(())
+    })
+    .await;
+}
+
+/// A job of wave 3 that nobody runs (its Pod is refused before any kubelet could).
+fn refused_job(name: &str, image: &str) -> Value {
+    let mut job = job(
+        name,
         "https://git.example.com/ml/models.git",
         "main",
         "train.ipynb",
         json!({"argocd.argoproj.io/sync-wave": "3"}),
     );
-    latest["spec"]["podConfig"]["containerImage"] =
-        json!("quay.io/jupyter/minimal-notebook:latest");
-    s.apply(latest).await;
+    job["spec"]["podConfig"]["containerImage"] = json!(image);
+    job
+}
 
-    let job = s.ended("latest", AT_ONCE).await;
-    assert_eq!(phase(&job), Some(Phase::Failed), "{:?}", job.status);
-    let text = message(&job);
-    assert!(
-        text.contains(policy::WEBHOOK) && text.contains(policy::POLICY),
-        "{text}"
-    );
-    let (status, reason, detail) =
-        condition(&job, "PodAdmitted").expect("the PodAdmitted condition");
-    assert_eq!(
-        (status.as_str(), reason.as_str()),
-        ("False", "AdmissionWebhookDenied"),
-        "{detail}"
-    );
-    assert!(detail.contains(policy::WEBHOOK), "{detail}");
-    let events = eventually("the PodRefused Event", AT_ONCE, || async {
-        let e = s.events("latest", "PodRefused").await;
-        (!e.is_empty()).then_some(e)
-    })
+#[tokio::test]
+async fn openshift_a_pod_a_policy_engine_denies_fails_its_job_and_wave_at_once() {
+    let Some(s) = Scenario::new("e2e-openshift-policy").await else {
+        return;
+    };
+    let _profile = Profile::enter(&s.cluster, &s.client).await;
+    openshift::namespace(&s.client, &s.namespace, UIDS, &[POLICY]).await;
+    let _operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
+    s.apply(refused_job(
+        "latest",
+        "quay.io/jupyter/minimal-notebook:latest",
+    ))
     .await;
-    assert_eq!(events[0].type_.as_deref(), Some("Warning"));
-    assert!(
-        events[0]
-            .message
-            .as_deref()
-            .unwrap_or_default()
-            .contains(policy::WEBHOOK),
-        "{:?}",
-        events[0].message
-    );
-    eventually("mlops.dev/wave-failed", AT_ONCE, || async {
-        let job = s.job("latest").await;
-        (annotation(&job.metadata, "mlops.dev/wave-failed") == Some("3")).then_some(())
-    })
+    refused_at_once(
+        &s,
+        "latest",
+        "AdmissionWebhookDenied",
+        &[policy::WEBHOOK, policy::POLICY],
+    )
+    .await;
+    s.clean_up().await;
+}
+
+#[tokio::test]
+async fn openshift_a_pod_restricted_v2_refuses_after_a_sidecar_is_injected_fails_at_once() {
+    let Some(s) = Scenario::new("e2e-openshift-mesh").await else {
+        return;
+    };
+    let _profile = Profile::enter(&s.cluster, &s.client).await;
+    openshift::namespace(&s.client, &s.namespace, UIDS, &[mesh::LABEL]).await;
+    let _operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
+    s.apply(refused_job(
+        "meshed",
+        "quay.io/jupyter/minimal-notebook:2026-01-05",
+    ))
+    .await;
+    refused_at_once(
+        &s,
+        "meshed",
+        "SecurityContextConstraints",
+        &[
+            "unable to validate against any security context constraint",
+            "provider restricted-v2: .initContainers[",
+            "\"NET_ADMIN\": capability may not be added",
+        ],
+    )
     .await;
     s.clean_up().await;
 }

@@ -5,6 +5,10 @@
 //!   OpenShift's `openshift.io/sa.scc.*` annotations, [`namespace`]);
 //! - a policy engine's denial ([`policy`], Kyverno's `disallow-latest-tag`) in the
 //!   namespaces labelled [`POLICY`];
+//! - a service mesh's sidecar injection ([`mesh`], Istio's `istio-init`) in the
+//!   namespaces labelled [`mesh::LABEL`]; the mutating webhooks run in the order of
+//!   their configurations' names, SCC's first, so SCC's validating webhook sees the
+//!   injected container, as OpenShift's SCC admission validates after the webhooks;
 //! - the API group `security.openshift.io` (the SecurityContextConstraints CRD), by
 //!   which nbv finds that it runs on OpenShift. A scenario adds it when it enters the
 //!   profile and removes it when it leaves (drops the [`Profile`]), so that the other
@@ -13,6 +17,7 @@
 //! The webhooks serve on loopback for the whole test process ([`server`]); their
 //! configurations are written once per process, pointing at it.
 
+pub mod mesh;
 pub mod policy;
 pub mod review;
 pub mod scc;
@@ -144,6 +149,10 @@ async fn register(cluster: &Cluster, client: &kube::Client) {
                "metadata": {"name": "nbv-e2e-openshift-scc"},
                "webhooks": [webhook(SCC_WEBHOOK, Hook::SccValidate, PROFILE)]}),
         json!({"apiVersion": "admissionregistration.k8s.io/v1",
+               "kind": "MutatingWebhookConfiguration",
+               "metadata": {"name": "nbv-e2e-sidecar-injector"},
+               "webhooks": [webhook(mesh::WEBHOOK, Hook::SidecarInjector, mesh::LABEL)]}),
+        json!({"apiVersion": "admissionregistration.k8s.io/v1",
                "kind": "ValidatingWebhookConfiguration",
                "metadata": {"name": "nbv-e2e-kyverno"},
                "webhooks": [webhook(policy::WEBHOOK, Hook::DisallowLatestTag, POLICY)]}),
@@ -152,21 +161,34 @@ async fn register(cluster: &Cluster, client: &kube::Client) {
         apply(client, configuration, None).await;
     }
     // The API server reads webhook configurations from its cache: wait until it calls
-    // both hooks, so that no scenario's first Pod slips past them.
-    let probe = "e2e-openshift-probe";
-    namespace(client, probe, 1_000_000_000, &[POLICY]).await;
-    for (image, uid, answer) in [
+    // every hook, so that no scenario's first Pod slips past them.
+    let (policed, meshed) = ("e2e-openshift-probe", "e2e-openshift-probe-mesh");
+    namespace(client, policed, 1_000_000_000, &[POLICY]).await;
+    namespace(client, meshed, 1_000_000_000, &[mesh::LABEL]).await;
+    for (ns, image, uid, answer) in [
         (
+            policed,
             "registry.k8s.io/pause:3.10",
             json!(0),
             "security context constraint",
         ),
-        ("registry.k8s.io/pause:latest", Value::Null, policy::WEBHOOK),
+        (
+            policed,
+            "registry.k8s.io/pause:latest",
+            Value::Null,
+            policy::WEBHOOK,
+        ),
+        (
+            meshed,
+            "registry.k8s.io/pause:3.10",
+            Value::Null,
+            "NET_ADMIN",
+        ),
     ] {
         let pod = json!({"apiVersion": "v1", "kind": "Pod", "metadata": {"name": "probe"},
                          "spec": {"containers": [{"name": "main", "image": image,
                                                   "securityContext": {"runAsUser": uid}}]}});
-        refused(client, probe, &pod, answer).await;
+        refused(client, ns, &pod, answer).await;
     }
 }
 

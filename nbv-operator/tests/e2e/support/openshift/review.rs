@@ -5,8 +5,8 @@ use base64::Engine;
 use k8s_openapi::api::core::v1::Pod;
 use serde_json::{Value, json};
 
-use super::policy;
 use super::scc::{self, Allocation};
+use super::{mesh, policy};
 
 /// The webhooks the profile serves, by path.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -17,6 +17,8 @@ pub enum Hook {
     SccValidate,
     /// The policy engine's denial ([`policy`]).
     DisallowLatestTag,
+    /// The service mesh's sidecar injection ([`mesh`]).
+    SidecarInjector,
 }
 
 impl Hook {
@@ -26,6 +28,7 @@ impl Hook {
             "/scc/mutate" => Some(Hook::SccMutate),
             "/scc/validate" => Some(Hook::SccValidate),
             "/policy/validate" => Some(Hook::DisallowLatestTag),
+            "/mesh/inject" => Some(Hook::SidecarInjector),
             _ => None,
         }
     }
@@ -36,6 +39,7 @@ impl Hook {
             Hook::SccMutate => "/scc/mutate",
             Hook::SccValidate => "/scc/validate",
             Hook::DisallowLatestTag => "/policy/validate",
+            Hook::SidecarInjector => "/mesh/inject",
         }
     }
 }
@@ -47,7 +51,7 @@ pub fn namespace(review: &Value) -> &str {
 
 /// The answer to `review` by `hook`; `allocation` is the namespace's, read from its
 /// annotations (the SCC hooks refuse every Pod of a namespace without one, as
-/// OpenShift does).
+/// OpenShift does; the other hooks ignore it).
 pub fn answer(hook: Hook, review: &Value, allocation: Result<Allocation, String>) -> Value {
     let request = &review["request"];
     let uid = request["uid"].clone();
@@ -76,6 +80,7 @@ pub fn answer(hook: Hook, review: &Value, allocation: Result<Allocation, String>
             Some(message) => respond(uid, json!({"status": "Failure", "message": message})),
             None => allow(uid),
         },
+        Hook::SidecarInjector => patched(uid, &pod, &mesh::inject(&pod)),
         Hook::SccMutate | Hook::SccValidate => {
             let allocation = match allocation {
                 Ok(a) => a,

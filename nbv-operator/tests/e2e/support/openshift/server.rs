@@ -99,7 +99,7 @@ async fn handle(client: &kube::Client, request: Request<Incoming>) -> Response<F
         Err(e) => return reply(StatusCode::BAD_REQUEST, Bytes::from(e.to_string())),
     };
     let allocation = match hook {
-        Hook::DisallowLatestTag => Err(String::new()),
+        Hook::DisallowLatestTag | Hook::SidecarInjector => Err(String::new()),
         Hook::SccMutate | Hook::SccValidate => allocation(client, review::namespace(&review)).await,
     };
     let answer = review::answer(hook, &review, allocation);
