@@ -236,6 +236,8 @@ async fn openshift_default_mode_job_succeeds_and_completes_its_wave() {
         let sc = c.security_context.clone().unwrap_or_default();
         assert_eq!(sc.run_as_user, Some(UIDS), "{}", c.name);
     }
+    // Nothing nbv asked for on OpenShift was forbidden by its role.
+    s.report_requests("a job on OpenShift");
     drop(kubelet);
     s.clean_up().await;
 }
@@ -400,6 +402,7 @@ async fn openshift_a_quota_that_demands_limits_admits_nbv_s_pods() {
         Some("0"),
         "the validation Pod was counted against the quota: {used:?}"
     );
+    s.report_requests("a job under a quota");
     drop(kubelet);
     s.clean_up().await;
 }
