@@ -315,7 +315,7 @@ fn validate_container(
 }
 
 /// A volume's type as the API names it (`hostPath`, `emptyDir`, …): its one field
-/// besides `name`.
+/// besides `name` (the API server defaults a volume with none to `emptyDir`).
 fn volume_type(volume: &k8s_openapi::api::core::v1::Volume) -> String {
     let value = serde_json::to_value(volume).unwrap_or_default();
     value
