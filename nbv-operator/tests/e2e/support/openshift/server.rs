@@ -54,9 +54,12 @@ pub fn start(admin_kubeconfig: &Path) -> Server {
             runtime.block_on(serve(listener, acceptor, kubeconfig));
         })
         .expect("the webhooks' thread");
+    let ca = std::fs::read(dir.join("ca.crt")).expect("the webhooks' CA");
+    // Everything is in memory now; keys do not outlive their use.
+    let _ = std::fs::remove_dir_all(&dir);
     Server {
         url: format!("https://{addr}"),
-        ca: std::fs::read(dir.join("ca.crt")).expect("the webhooks' CA"),
+        ca,
     }
 }
 
