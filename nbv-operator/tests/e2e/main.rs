@@ -9,7 +9,8 @@
 //! The control plane has no scheduler, controller-manager or kubelet: the suite plays
 //! the kubelet for nbv's validation Pods (`support::kubelet`, running the Pods' own
 //! commands under a real papermill), Argo CD and KServe where a scenario needs them,
-//! and the other controller of `--gitops-only`.
+//! the other controller of `--gitops-only`, and OpenShift's SCC admission and a policy
+//! engine as admission webhooks (`support::openshift`).
 
 mod support;
 
@@ -23,6 +24,7 @@ mod memory;
 mod models;
 mod notebooks;
 mod observability;
+mod openshift;
 // Compares with `nbv simulate`, which exists only with the `simulate` feature.
 #[cfg(feature = "simulate")]
 mod parity;

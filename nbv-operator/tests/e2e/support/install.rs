@@ -80,7 +80,7 @@ async fn install_everything(client: &kube::Client) {
     }
 }
 
-async fn established(api: &Api<CustomResourceDefinition>, name: &str) {
+pub async fn established(api: &Api<CustomResourceDefinition>, name: &str) {
     for _ in 0..120 {
         let crd = api.get(name).await.expect("the CRD just applied");
         let ready = crd

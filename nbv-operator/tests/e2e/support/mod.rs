@@ -9,6 +9,7 @@ pub mod install;
 pub mod kubelet;
 pub mod model;
 pub mod objects;
+pub mod openshift;
 pub mod operator;
 pub mod process;
 pub mod prometheus;
