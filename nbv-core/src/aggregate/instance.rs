@@ -97,8 +97,10 @@ fn name_of(instance: &Value) -> String {
 
 impl TrackingSettings {
     /// The settings the Argo CD operator writes into `argocd-cm` from the `ArgoCD`
-    /// resource `argocd` (see [the module](self)), as Argo CD then reads them, with a
-    /// message for each value that is not accepted.
+    /// resource `argocd` (`spec.resourceTrackingMethod`,
+    /// `spec.applicationInstanceLabelKey` and `spec.installationID`, then
+    /// `spec.extraConfig`, which wins), as Argo CD then reads them, with a message for
+    /// each value that is not accepted.
     ///
     /// # Examples
     ///
