@@ -2,13 +2,14 @@
 //! [`CANDIDATES`] whose `argocd-cm` nbv can read.
 //!
 //! Plain Argo CD installs into `argocd`; OpenShift GitOps runs its default instance
-//! (the `ArgoCD` resource `openshift-gitops`) in `openshift-gitops`. One GET of
-//! `argocd-cm` in each, in order, at start: 404 and 403 mean "not there" (a namespace
-//! nbv has no Role in reads as 403 whether or not Argo CD is in it); other errors are
-//! retried briefly. After a 403, one GET of the Namespace (nbv's ClusterRole may read
-//! Namespaces) tells a namespace that exists, where Argo CD probably runs without
-//! nbv's Role (under OLM, until the second install step), from one that does not.
-//! [`choose`] decides from the answers; a flag is never second-guessed.
+//! (the `ArgoCD` resource `openshift-gitops`) in `openshift-gitops`. At start, in
+//! order, one GET of each Namespace (nbv's ClusterRole may read Namespaces), and of
+//! `argocd-cm` only in a namespace that exists: nbv is never refused for asking about a
+//! namespace that is not there (it has no Role in it). A 404 means "not there"; a 403
+//! in an existing namespace means Argo CD probably runs there without nbv's Role (under
+//! OLM, until the second install step); other errors are retried briefly. When the
+//! Namespaces cannot be read, `argocd-cm` is asked for directly. [`choose`] decides
+//! from the answers; a flag is never second-guessed.
 
 use std::collections::BTreeMap;
 use std::fmt;
@@ -162,8 +163,9 @@ pub struct Discovered {
 }
 
 /// Argo CD's namespace: `given` (the flag) when set, else the first of [`CANDIDATES`]
-/// holding `argocd-cm` ([`choose`]), with at most one GET per candidate that answers
-/// (and a few retries of one that fails otherwise). The warning, if any, is logged.
+/// holding `argocd-cm` ([`choose`]): a GET of each candidate's Namespace and, where it
+/// exists, of its `argocd-cm` (with a few retries of one that fails otherwise than 403
+/// or 404). The warning, if any, is logged.
 pub async fn discover(client: &kube::Client, given: Option<&str>) -> Discovered {
     if let Some(namespace) = given {
         return Discovered {
@@ -204,6 +206,10 @@ async fn probe(
     client: &kube::Client,
     namespace: &str,
 ) -> (Probe, Option<BTreeMap<String, String>>) {
+    let exists = namespace_exists(client, namespace).await;
+    if exists == Some(false) {
+        return (Probe::NotFound, None);
+    }
     let api: Api<ConfigMap> = Api::namespaced(client.clone(), namespace);
     let mut attempt = 1;
     loop {
@@ -214,9 +220,7 @@ async fn probe(
         };
         let probe = match classify(&error) {
             ApiErrorClass::NotFound => Probe::NotFound,
-            ApiErrorClass::Forbidden if namespace_exists(client, namespace).await => {
-                Probe::Unreadable
-            }
+            ApiErrorClass::Forbidden if exists == Some(true) => Probe::Unreadable,
             ApiErrorClass::Forbidden => Probe::Forbidden,
             _ if attempt >= ATTEMPTS => Probe::Failed(error.to_string()),
             _ => {
@@ -230,10 +234,16 @@ async fn probe(
     }
 }
 
-/// Whether the Namespace `name` exists; `false` also when it cannot be read.
-async fn namespace_exists(client: &kube::Client, name: &str) -> bool {
+/// Whether the Namespace `name` exists; `None` when it cannot be read.
+async fn namespace_exists(client: &kube::Client, name: &str) -> Option<bool> {
     let namespaces: Api<Namespace> = Api::all(client.clone());
-    matches!(namespaces.get_opt(name).await, Ok(Some(_)))
+    match namespaces.get_opt(name).await {
+        Ok(found) => Some(found.is_some()),
+        Err(error) => {
+            tracing::debug!(namespace = name, %error, "reading the Namespace failed");
+            None
+        }
+    }
 }
 
 #[cfg(test)]
