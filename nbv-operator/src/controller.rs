@@ -16,8 +16,9 @@
 //! - Argo CD AppProjects in Argo CD's namespace, for their sync windows only: the
 //!   cache keeps each project's name and `spec.syncWindows` and drops the rest.
 //!
-//! At start, Argo CD's namespace is found unless `--argocd-namespace` gives it (one GET
-//! of `argocd-cm` in `argocd`, then in `openshift-gitops`: [`crate::argocd::namespace`]),
+//! At start, Argo CD's namespace is found unless `--argocd-namespace` gives it (in
+//! `argocd`, then `openshift-gitops`: a GET of the Namespace, and of its `argocd-cm`
+//! where it exists: [`crate::argocd::namespace`]),
 //! and its tracking settings are read unless flags give them all: one LIST of the Argo
 //! CD operator's `ArgoCD` resources there, else one GET of `argocd-cm` (unless the
 //! search just read it). Whether nbv may read `argocd-cm` and the AppProjects there is

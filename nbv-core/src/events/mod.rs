@@ -19,6 +19,7 @@ use serde::Serialize;
 
 use crate::annotations;
 use crate::api::{NotebookValidationJob, Phase};
+use crate::pod::is_label_value;
 
 pub use redact::redact_secrets;
 pub use refusal::{POD_REFUSED, pod_refused_event};
@@ -158,7 +159,7 @@ pub fn notification(
             .as_ref()
             .and_then(|l| l.get(annotations::APP_PART_OF).cloned())
     });
-    if let Some(app) = part_of.filter(|a| is_label_value(a)) {
+    if let Some(app) = part_of.filter(|a| a.is_empty() || is_label_value(a)) {
         labels.insert(annotations::APP_PART_OF.to_owned(), app);
     }
 
@@ -193,13 +194,4 @@ fn event_name(job: &str, reason: NotificationReason, completed_at: DateTime<Utc>
     }
     let prefix = prefix.trim_end_matches(['.', '-']);
     format!("{prefix}{suffix}")
-}
-
-/// Whether `s` is a valid label value (63 bytes, alphanumeric at both ends).
-fn is_label_value(s: &str) -> bool {
-    s.len() <= 63
-        && s.bytes()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
-        && s.bytes().next().is_none_or(|b| b.is_ascii_alphanumeric())
-        && s.bytes().last().is_none_or(|b| b.is_ascii_alphanumeric())
 }

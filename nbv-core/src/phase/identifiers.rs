@@ -362,7 +362,7 @@ const fn type_problem(type_: &[u8]) -> Option<&'static str> {
 
 /// Whether `bytes[start..end]` is a non-empty sequence of `.`-separated labels
 /// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
-const fn is_dns_subdomain(bytes: &[u8], start: usize, end: usize) -> bool {
+pub(crate) const fn is_dns_subdomain(bytes: &[u8], start: usize, end: usize) -> bool {
     let mut label_start = start;
     let mut i = start;
     while i <= end {

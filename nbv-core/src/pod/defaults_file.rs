@@ -12,10 +12,9 @@ use serde_json::{Map, Value};
 
 use super::defaults::{CloneUser, MAX_UID, PodDefaults};
 use super::syntax::{
-    MAX_ANNOTATIONS_BYTES, image_problem, is_subdomain, key_problem, label_value_problem,
-    quantity_value,
+    MAX_ANNOTATIONS_BYTES, image_problem, key_problem, label_value_problem, quantity_value,
 };
-use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY_LABEL};
+use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY_LABEL, is_dns_subdomain};
 
 /// Label keys nbv sets on its Pods and selects them by: never configurable.
 const RESERVED_LABELS: [&str; 3] = [MANAGED_BY_LABEL, JOB_LABEL, ATTEMPT_LABEL];
@@ -287,7 +286,7 @@ fn clone_user(field: &str, value: Value) -> Result<CloneUser, InvalidPodDefaults
 
 fn class_name(field: &str, value: Value) -> Result<String, InvalidPodDefaults> {
     let name = string(field, value)?;
-    if is_subdomain(&name) {
+    if is_dns_subdomain(&name) {
         Ok(name)
     } else {
         Err(invalid(

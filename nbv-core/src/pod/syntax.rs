@@ -8,17 +8,10 @@ use std::sync::LazyLock;
 
 use regex_lite::Regex;
 
-use super::names::is_label_value;
+use super::names::{MAX_SUBDOMAIN_LEN, is_dns_subdomain, is_label_value};
 
-/// The longest DNS subdomain (a label key's prefix, a Secret's name).
-const MAX_SUBDOMAIN_LEN: usize = 253;
 /// The most the annotations of an object may hold, keys and values together.
 pub(super) const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;
-
-static SUBDOMAIN: LazyLock<Regex> = LazyLock::new(|| {
-    Regex::new(r"^[a-z0-9]([-a-z0-9]*[a-z0-9])?(\.[a-z0-9]([-a-z0-9]*[a-z0-9])?)*$")
-        .expect("a valid pattern")
-});
 
 /// A Docker reference: `[domain[:port]/]path[:tag][@digest]` (the grammar of
 /// distribution's `reference` package).
@@ -43,7 +36,7 @@ pub(super) fn key_problem(key: &str) -> Option<String> {
         None => (None, key),
     };
     if let Some(prefix) = prefix
-        && (prefix.len() > MAX_SUBDOMAIN_LEN || !SUBDOMAIN.is_match(prefix))
+        && !is_dns_subdomain(prefix)
     {
         return Some(format!(
             "the prefix {prefix:?} is not a DNS subdomain (lowercase letters, digits, `-` \
@@ -67,11 +60,6 @@ pub(super) fn label_value_problem(value: &str) -> Option<String> {
              starting and ending with a letter or digit"
         )
     })
-}
-
-/// Whether `name` is a DNS subdomain, as the names of Secrets and priority classes are.
-pub(super) fn is_subdomain(name: &str) -> bool {
-    name.len() <= MAX_SUBDOMAIN_LEN && SUBDOMAIN.is_match(name)
 }
 
 /// Why `image` is not an image reference a kubelet can pull, if it is not.

@@ -8,6 +8,7 @@
 
 use std::collections::BTreeSet;
 
+use nbv_core::pod::is_dns_subdomain;
 use serde_json::Value;
 
 /// The kinds a registry+v1 bundle may hold besides its CSV and CRDs: those OLM
@@ -99,7 +100,7 @@ pub fn check_registry_v1(
     let mut deployments = BTreeSet::new();
     for deployment in list(&spec["install"]["spec"]["deployments"]) {
         let name = deployment["name"].as_str().unwrap_or_default().to_owned();
-        if !is_dns1123_subdomain(&name) {
+        if !is_dns_subdomain(&name) {
             fail(format!(
                 "Deployment name {name:?} is not a DNS-1123 subdomain"
             ));
@@ -168,21 +169,6 @@ pub fn check_registry_v1(
         }
     }
     problems
-}
-
-/// A DNS-1123 subdomain: at most 253 characters, dot-separated lowercase alphanumeric
-/// labels with inner dashes.
-fn is_dns1123_subdomain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
 }
 
 #[cfg(test)]
@@ -296,10 +282,10 @@ mod tests {
     #[test]
     fn dns1123_subdomains() {
         for good in ["a", "nbv-operator", "a.b-c.d1"] {
-            assert!(is_dns1123_subdomain(good), "{good}");
+            assert!(is_dns_subdomain(good), "{good}");
         }
         for bad in ["", "A", "-a", "a-", "a..b", "a_b", &"a".repeat(254)] {
-            assert!(!is_dns1123_subdomain(bad), "{bad}");
+            assert!(!is_dns_subdomain(bad), "{bad}");
         }
     }
 }
