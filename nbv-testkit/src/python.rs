@@ -6,15 +6,14 @@
 //!
 //! ```
 //! use nbv_testkit::fixtures::JobBuilder;
-//! use nbv_testkit::python::{call_twin, have_python, notebook_script};
+//! use nbv_testkit::python::{call_twin, notebook_script, require_python};
 //! use serde_json::json;
 //!
-//! if have_python() {
-//!     let script = notebook_script(&JobBuilder::new("ml", "train").typed()?);
-//!     let lines = call_twin(&script, "def twin(text, limit):\n    return clean(text, limit)\n",
-//!                           &[json!(["a\u{1}b", 16])], &[]);
-//!     assert_eq!(lines, ["a b"]);
-//! }
+//! require_python();
+//! let script = notebook_script(&JobBuilder::new("ml", "train").typed()?);
+//! let lines = call_twin(&script, "def twin(text, limit):\n    return clean(text, limit)\n",
+//!                       &[json!(["a\u{1}b", 16])], &[]);
+//! assert_eq!(lines, ["a b"]);
 //! # Ok::<(), serde_json::Error>(())
 //! ```
 
@@ -28,25 +27,30 @@ use serde_json::Value;
 
 use crate::fixtures::served_models;
 
-/// Whether `python3` runs here; says so on stderr when it does not (the twin tests
-/// then skip).
+/// Makes sure `python3` runs here: the twin tests need it, and a machine without it
+/// fails them rather than passing them unrun.
+///
+/// # Panics
+///
+/// When `python3 --version` does not run.
 ///
 /// # Examples
 ///
 /// ```
-/// let _ = nbv_testkit::python::have_python();
+/// nbv_testkit::python::require_python();
 /// ```
-pub fn have_python() -> bool {
+pub fn require_python() {
     let found = Command::new("python3")
         .arg("--version")
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .status()
         .is_ok_and(|s| s.success());
-    if !found {
-        eprintln!("python3 is not installed: skipping");
-    }
-    found
+    assert!(
+        found,
+        "python3 does not run here: the twin tests run the validation Pod's Python; \
+         install CPython 3 (any 3.x with its standard library)"
+    );
 }
 
 /// The script the notebook container of `job`'s first attempt runs, its Pod built as

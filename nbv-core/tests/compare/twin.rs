@@ -9,7 +9,7 @@ use proptest::test_runner::TestRunner;
 
 use super::*;
 
-use nbv_testkit::python::have_python;
+use nbv_testkit::python::require_python;
 
 /// Runs `driver` (Python defining `twin`, with the notebook script of a job that
 /// compares with a golden notebook in scope) once per line of `inputs`; returns what
@@ -35,9 +35,7 @@ fn call_script(driver: &str, inputs: &[Value]) -> Vec<String> {
 
 #[test]
 fn the_python_twin_reports_what_the_core_reports() {
-    if !have_python() {
-        return;
-    }
+    require_python();
     let mut runner = TestRunner::deterministic();
     let cases: Vec<((Value, Value), Settings)> = (0..400)
         .map(|_| {
@@ -87,9 +85,7 @@ fn the_python_twin_reports_what_the_core_reports() {
 
 #[test]
 fn the_python_writer_encodes_the_comparison_as_the_core_does() {
-    if !have_python() {
-        return;
-    }
+    require_python();
     let mut runner = TestRunner::deterministic();
     let cell = |i| ReportedCell {
         index: i,

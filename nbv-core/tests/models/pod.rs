@@ -10,7 +10,7 @@ use nbv_core::models::{ReportedPrediction, ServedModel, capped_predictions, reco
 use nbv_core::phase::Attempt;
 use nbv_core::pod::{NOTEBOOK_CONTAINER, PodDefaults, PodSpecError, validation_pod};
 
-use super::twin::{call_script, have_python};
+use super::twin::{call_script, require_python};
 use super::*;
 
 const ATTEMPT: Attempt = Attempt {
@@ -235,9 +235,7 @@ def twin(models):
 
 #[test]
 fn the_pod_asks_each_model_and_reports_what_it_answered() {
-    if !have_python() {
-        return;
-    }
+    require_python();
     let job = job(json!({
         "targetModels": ["fraud-detector", "serving/iris", "broken", "chatty", "absent"],
         "predictionValidation": {

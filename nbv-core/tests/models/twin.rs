@@ -9,7 +9,7 @@ use proptest::test_runner::TestRunner;
 
 use super::*;
 
-pub(super) use nbv_testkit::python::have_python;
+pub(super) use nbv_testkit::python::require_python;
 
 /// Runs `driver` (Python defining `twin`, with the notebook script's functions in
 /// scope; the script is the same for every job) once per line of `inputs`, under
@@ -181,9 +181,7 @@ fn check_cases(cases: &[Case]) -> usize {
 
 #[test]
 fn the_python_twin_judges_answers_as_the_core_does() {
-    if !have_python() {
-        return;
-    }
+    require_python();
     let mut runner = TestRunner::deterministic();
     let strategy = case();
     let cases: Vec<Case> = (0..600)
@@ -199,9 +197,7 @@ fn the_python_twin_judges_answers_as_the_core_does() {
 
 #[test]
 fn the_python_twin_writes_numbers_and_keys_as_serde_json_does() {
-    if !have_python() {
-        return;
-    }
+    require_python();
     let v1 = |expected: Value, actual: Value, tolerance| {
         (
             Protocol::V1,
@@ -255,9 +251,7 @@ fn the_python_twin_writes_numbers_and_keys_as_serde_json_does() {
 
 #[test]
 fn the_python_twin_caps_the_reported_answers_as_the_core_does() {
-    if !have_python() {
-        return;
-    }
+    require_python();
     let mut runner = TestRunner::deterministic();
     let text = prop_oneof!["\\PC{0,300}", "[\\x00-\\x1f\"\\\\]{0,400}", "é{0,200}"];
     let prediction = (
