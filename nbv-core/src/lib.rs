@@ -127,6 +127,7 @@ pub mod compare;
 pub mod duration;
 pub mod events;
 pub mod health;
+pub mod io;
 pub mod models;
 pub mod phase;
 pub mod plan;
