@@ -30,9 +30,11 @@
 mod object;
 mod request;
 mod response;
+mod step;
 
 pub use object::ObjectRef;
 pub use request::{Request, Subresource};
 pub use response::Response;
+pub use step::Step;
 
 pub use crate::reconcile::ApiAnswer;
