@@ -6,8 +6,8 @@
 #   docker build -t ghcr.io/nbv-dev/nbv:0.2.0 .
 
 # The builder is Debian 12 (bookworm), like the runtime image: the binary links glibc
-# dynamically (the vendored Lua of the health-check sandbox is built with the system C
-# compiler), so it must not be built against a newer glibc than the runtime has.
+# dynamically (the vendored Lua of the health-check sandbox, nbv-lua, is built with the
+# system C compiler), so it must not be built against a newer glibc than the runtime has.
 FROM rust:1.95-bookworm AS builder
 WORKDIR /src
 ENV CARGO_PROFILE_RELEASE_STRIP=symbols
@@ -23,25 +23,27 @@ ENV CARGO_PROFILE_RELEASE_STRIP=symbols
 #    load the workspace, so they are copied as they are.
 COPY Cargo.toml Cargo.lock ./
 COPY nbv-core/Cargo.toml nbv-core/
+COPY nbv-lua/Cargo.toml nbv-lua/
 COPY nbv-operator/Cargo.toml nbv-operator/
 COPY nbv-testkit/Cargo.toml nbv-testkit/
 COPY benches benches
-RUN mkdir -p nbv-core/src nbv-operator/src nbv-testkit/src \
-    && touch nbv-core/src/lib.rs nbv-operator/src/lib.rs nbv-testkit/src/lib.rs \
+RUN mkdir -p nbv-core/src nbv-lua/src nbv-operator/src nbv-testkit/src \
+    && touch nbv-core/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-testkit/src/lib.rs \
     && echo 'fn main() {}' > nbv-operator/src/main.rs \
     && cargo build --release --locked -p nbv-operator --no-default-features \
-    && rm -rf nbv-core/src nbv-operator/src nbv-testkit/src
+    && rm -rf nbv-core/src nbv-lua/src nbv-operator/src nbv-testkit/src
 
 # 2. nbv itself. COPY keeps the files' modification times, which may be older than the
 #    placeholder build above; touching the crate roots makes cargo rebuild them.
 COPY nbv-core nbv-core
+COPY nbv-lua nbv-lua
 COPY nbv-operator nbv-operator
 COPY nbv-testkit nbv-testkit
 # Files compiled into nbv (include_str!): the manifests `nbv olm` and the metrics' alert
 # rules are rendered from. (examples/ holds the built-in scenario of `nbv simulate`,
 # which this build leaves out.)
 COPY config config
-RUN touch nbv-core/src/lib.rs nbv-operator/src/lib.rs nbv-operator/src/main.rs \
+RUN touch nbv-core/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-operator/src/main.rs \
     && cargo build --release --locked -p nbv-operator --no-default-features \
     && mkdir -p /out/usr/local/bin \
     && install -m 0755 target/release/nbv /out/nbv \

@@ -4,7 +4,8 @@
 
 use divan::{Bencher, black_box};
 use nbv_benches::object::{failed, failed_at_last_cell};
-use nbv_core::health::{LuaHealthRunner, Variant, assess, assess_advanced};
+use nbv_core::health::{Variant, assess, assess_advanced};
+use nbv_lua::LuaHealthRunner;
 
 fn main() {
     nbv_benches::divan().main();

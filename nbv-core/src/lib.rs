@@ -113,9 +113,7 @@
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
 //! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
 //! | [`text`] | cutting messages to the byte budgets Kubernetes sets |
-// Denied rather than forbidden: the `lua` feature's number-format hook
-// (`health::lua::numbers`) is the one place that needs it.
-#![deny(unsafe_code)]
+#![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
 pub mod actions;

@@ -1,6 +1,5 @@
 //! The Argo CD health of a `NotebookValidationJob` (feature 1): the Lua health checks
-//! nbv ships for `argocd-cm`, the same mapping as native Rust, and (feature `lua`) a Lua
-//! runner that executes a health script the way Argo CD's controller does.
+//! nbv ships for `argocd-cm`, and the same mapping as native Rust.
 //!
 //! | phase | Argo CD health | message ([`BASIC_SCRIPT`]) |
 //! |---|---|---|
@@ -21,10 +20,11 @@
 //! the VM prints them ([`NumberFormat`]); a wrongly typed field makes the script raise
 //! the same error ([`ScriptError`]) or produce the same empty health as in Argo CD.
 //!
-//! With the `lua` feature, `LuaHealthRunner` runs any health script in an embedded Lua
-//! 5.1 set up like Argo CD's production VM (or its open-libraries mode), with an
-//! instruction budget, a timeout and a memory limit; a property test uses it to prove
-//! that the native functions and the shipped scripts agree.
+//! Running a script is the job of the workspace crate nbv-lua: its `LuaHealthRunner`
+//! runs any health script in an embedded Lua 5.1 set up like Argo CD's production VM
+//! (or its open-libraries mode), with an instruction budget, a timeout and a memory
+//! limit; its property tests prove that the native functions and the shipped scripts
+//! agree. It is a crate of its own because that VM is C, and nbv-core compiles none.
 //!
 //! # Examples
 //!
@@ -42,21 +42,14 @@
 
 mod argocd;
 mod error;
-#[cfg(feature = "lua")]
-mod lua;
 mod native;
 mod number;
 mod scripts;
 mod status;
 mod view;
 
-pub use argocd::{INVALID_HEALTH_STATUS, go_json_key_matches};
+pub use argocd::go_json_key_matches;
 pub use error::{LuaType, RuntimeErrorKind, ScriptError};
-#[cfg(feature = "lua")]
-pub use lua::{
-    EncodeError, EvalOptions, Evaluation, HealthScriptError, LuaHealthRunner, MAX_OBJECT_DEPTH,
-    Sandbox, evaluate,
-};
 pub use native::{Semantics, assess, assess_advanced, assess_job, assess_with};
 pub use number::NumberFormat;
 pub use scripts::{

@@ -8,8 +8,8 @@
 //!   an integer (Go `fmt.Sprint(int64(n))`: `3`, `1000000000000000`), anything else with
 //!   Go's shortest representation (`fmt.Sprint(float64(n))`: `0.1`, `1.2345675e+06`,
 //!   `1e+100`);
-//! - C Lua 5.1 (the embedded VM of the `lua` feature) prints `sprintf("%.14g")`
-//!   (`LUAI_NUMFMT`): `3`, `1e+15`, `1234567.5`, `0.33333333333333`.
+//! - C Lua 5.1 as released (nbv-lua's embedded VM swaps in gopher-lua's rule) prints
+//!   `sprintf("%.14g")` (`LUAI_NUMFMT`): `3`, `1e+15`, `1234567.5`, `0.33333333333333`.
 //!
 //! They agree on every integer below 10^14 in magnitude and on short decimals such as
 //! `1.5`; they differ on large integers, on numbers with more than 14 significant

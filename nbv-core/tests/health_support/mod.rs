@@ -1,5 +1,6 @@
-//! Shared by `health.rs` and `health_lua.rs`: the YAML table of cases and generators of
-//! job objects as Argo CD's VM may receive them.
+//! Shared by `health.rs` and nbv-lua's `tests/health_lua` (which includes this file by
+//! path): the YAML table of cases and generators of job objects as Argo CD's VM may
+//! receive them.
 
 #![allow(dead_code)]
 
@@ -56,8 +57,16 @@ impl Case {
     }
 }
 
+/// nbv-core's `tests/data/health`, from nbv-core's tests and from nbv-lua's (a sibling
+/// directory of the workspace).
 pub fn data_dir() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/health")
+    let manifest = Path::new(env!("CARGO_MANIFEST_DIR"));
+    let core = if env!("CARGO_PKG_NAME") == "nbv-core" {
+        manifest.to_path_buf()
+    } else {
+        manifest.join("../nbv-core")
+    };
+    core.join("tests/data/health")
 }
 
 /// Every case, by file name, sorted.

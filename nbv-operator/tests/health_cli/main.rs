@@ -12,9 +12,9 @@ use std::path::{Path, PathBuf};
 use clap::Parser;
 use nbv_core::api::Phase;
 use nbv_core::health::{
-    ADVANCED_SCRIPT, BASIC_SCRIPT, EvalOptions, GUIDE_SCRIPT, HealthStatus, Sandbox, Semantics,
-    Variant, assess_with,
+    ADVANCED_SCRIPT, BASIC_SCRIPT, GUIDE_SCRIPT, HealthStatus, Semantics, Variant, assess_with,
 };
+use nbv_lua::{EvalOptions, Sandbox};
 use nbv_operator::cli::{Cli, Command};
 use nbv_operator::commands::health::eval::{self, Check, EvalArgs, ObjectSource, ScriptSource};
 use nbv_operator::commands::health::harness::{self, TestArgs};

@@ -23,10 +23,8 @@ use std::collections::BTreeMap;
 use std::io::{Read, Write};
 use std::path::PathBuf;
 
-use nbv_core::health::{
-    EvalOptions, HealthScript, HealthStatus, LuaHealthRunner, NumberFormat, Sandbox, Semantics,
-    Variant, assess_with,
-};
+use nbv_core::health::{HealthScript, HealthStatus, NumberFormat, Semantics, Variant, assess_with};
+use nbv_lua::{EvalOptions, LuaHealthRunner, Sandbox};
 use serde::Serialize;
 use serde_json::Value;
 
@@ -126,7 +124,8 @@ pub enum Check {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::{EvalOptions, Sandbox, Variant};
+/// use nbv_core::health::Variant;
+/// use nbv_lua::{EvalOptions, Sandbox};
 /// use nbv_operator::commands::health::eval::{Check, EvalArgs, ObjectSource, ScriptSource};
 ///
 /// let args = EvalArgs {
@@ -247,7 +246,8 @@ impl TryFrom<EvalCli> for EvalArgs {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::{EvalOptions, Variant};
+/// use nbv_core::health::Variant;
+/// use nbv_lua::EvalOptions;
 /// use nbv_operator::commands::health::eval::{Check, EvalArgs, ObjectSource, ScriptSource, run};
 ///
 /// let args = EvalArgs {

@@ -31,9 +31,8 @@ use std::fmt;
 use std::io::Write;
 use std::path::{Path, PathBuf};
 
-use nbv_core::health::{
-    EvalOptions, HealthScript, HealthScriptError, HealthStatus, LuaHealthRunner, Sandbox,
-};
+use nbv_core::health::{HealthScript, HealthStatus};
+use nbv_lua::{EvalOptions, HealthScriptError, LuaHealthRunner, Sandbox};
 
 use super::customizations::Customizations;
 use super::suite::{ExpectedHealth, SCRIPT_FILE, Suite};
@@ -44,7 +43,7 @@ use super::{SuiteError, TestCli, discovery, health_json, input};
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::Sandbox;
+/// use nbv_lua::Sandbox;
 /// use nbv_operator::commands::health::harness::TestArgs;
 /// use nbv_operator::commands::health::{SandboxFlags, TestCli};
 ///
@@ -217,7 +216,7 @@ impl Report {
 ///
 /// ```
 /// use std::path::PathBuf;
-/// use nbv_core::health::EvalOptions;
+/// use nbv_lua::EvalOptions;
 /// use nbv_operator::commands::health::harness::{TestArgs, run_suites};
 ///
 /// let dirs = vec![PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../examples/health"))];
@@ -360,7 +359,7 @@ fn run_suite(
 ///
 /// ```
 /// use std::path::PathBuf;
-/// use nbv_core::health::EvalOptions;
+/// use nbv_lua::EvalOptions;
 /// use nbv_operator::commands::health::harness::{TestArgs, run};
 ///
 /// let dirs = vec![PathBuf::from("/nonexistent/suites")];

@@ -8,8 +8,8 @@
 //!   `resource_customizations/<group>/<Kind>/`) and compares the results as Argo CD's
 //!   `TestLuaHealthScript` does.
 //!
-//! Both run the scripts in nbv-core's embedded Lua (Lua 5.1 with gopher-lua's `goto`
-//! and number formatting, [`LuaHealthRunner`](nbv_core::health::LuaHealthRunner)), set
+//! Both run the scripts in nbv-lua's embedded Lua (Lua 5.1 with gopher-lua's `goto`
+//! and number formatting, [`LuaHealthRunner`](nbv_lua::LuaHealthRunner)), set
 //! up either as Argo CD's production VM or as its test harness ([`Sandbox`]); see
 //! `docs/health-checks.md`.
 //!
@@ -48,7 +48,8 @@ use std::io::{Read, Write};
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
-use nbv_core::health::{HealthStatus, Sandbox};
+use nbv_core::health::HealthStatus;
+use nbv_lua::Sandbox;
 
 pub use error::{InputError, SuiteError};
 pub use input::MAX_FILE_BYTES;
@@ -160,7 +161,7 @@ pub struct EvalCli {
 ///
 /// ```
 /// use clap::Parser;
-/// use nbv_core::health::Sandbox;
+/// use nbv_lua::Sandbox;
 /// use nbv_operator::cli::{Cli, Command};
 /// use nbv_operator::commands::health::HealthCommand;
 ///
@@ -186,7 +187,7 @@ pub struct TestCli {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::Sandbox;
+/// use nbv_lua::Sandbox;
 /// use nbv_operator::commands::health::SandboxFlags;
 ///
 /// let none = SandboxFlags::default();

@@ -2,7 +2,7 @@
 //!
 //! C Lua 5.1 converts a number with `sprintf("%.14g")` wherever it needs text
 //! (`tostring`, `..`, `print`, `table.concat`, `io.write`), a conversion no metamethod
-//! can intercept. nbv's Lua (`nbv-core/lua`) routes that conversion through a hook,
+//! can intercept. nbv's Lua (`nbv-lua/lua`) routes that conversion through a hook,
 //! `nbv_setnumber2str`; this module sets it, once per process, to
 //! [`NumberFormat::GopherLua`], the rule of gopher-lua's `LNumber.String()`.
 #![allow(unsafe_code)]
@@ -10,7 +10,7 @@
 use std::ffi::c_char;
 use std::sync::Once;
 
-use crate::health::NumberFormat;
+use nbv_core::health::NumberFormat;
 
 /// The hook's signature: write the text of `n`, NUL-terminated, into `s`, at most
 /// `size` bytes in all.

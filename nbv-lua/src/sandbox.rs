@@ -8,7 +8,7 @@
 //! `require("os")` return a module with `time` and `date` only. `string`, `math`,
 //! `io`, `os` and `coroutine` are absent.
 //!
-//! The embedded VM is nbv's Lua 5.1 (`nbv-core/lua`: C Lua 5.1.5 with gopher-lua's
+//! The embedded VM is nbv's Lua 5.1 (`nbv-lua/lua`: C Lua 5.1.5 with gopher-lua's
 //! `goto` and number formatting), set up the same way, with these deliberate
 //! differences, all of them restrictions:
 //!

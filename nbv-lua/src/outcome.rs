@@ -1,5 +1,5 @@
 //! The value a script returns, read the way Argo CD reads it (see
-//! [`crate::health::argocd`]): gopher-json's encoding rules, then Go's decoding into
+//! [`crate::argocd`]): gopher-json's encoding rules, then Go's decoding into
 //! `HealthStatus{Status, Message string}`.
 //!
 //! Only the outcome of that round trip matters (an error, an array, or the two string
@@ -11,8 +11,9 @@ use mlua::{Lua, Table, Value};
 
 use super::EncodeError;
 use super::object::MAX_OBJECT_DEPTH;
-use crate::health::argocd::{decoded_health, go_json_string, go_key_matches};
-use crate::health::{HealthStatus, LuaType};
+use nbv_core::health::{HealthStatus, LuaType, go_json_key_matches};
+
+use crate::argocd::{decoded_health, go_json_string};
 
 /// Why Argo CD gets no health from a returned value.
 pub(super) enum Unreadable {
@@ -175,9 +176,9 @@ fn decode_fields(table: &Table) -> Option<HealthStatus> {
         if let Value::String(key) = key {
             let bytes = key.as_bytes().to_vec();
             if let Ok(name) = std::str::from_utf8(&bytes) {
-                let field = if go_key_matches(name, "STATUS") {
+                let field = if go_json_key_matches(name, "status") {
                     Some(Field::Status)
-                } else if go_key_matches(name, "MESSAGE") {
+                } else if go_json_key_matches(name, "message") {
                     Some(Field::Message)
                 } else {
                     None

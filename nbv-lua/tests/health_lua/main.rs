@@ -1,9 +1,9 @@
-//! The Lua runner (feature `lua`): the shipped scripts run in an Argo CD-equivalent
-//! sandbox agree with the native mapping on arbitrary objects, Argo CD's handling of
-//! return values, the sandboxes' libraries, and containment of hostile scripts.
-#![cfg(feature = "lua")]
+//! The Lua runner: the shipped scripts run in an Argo CD-equivalent sandbox agree with
+//! nbv-core's native mapping on arbitrary objects, Argo CD's handling of return values,
+//! the sandboxes' libraries, and containment of hostile scripts.
 
-#[path = "../health_support/mod.rs"]
+// nbv-core's table of cases and generators of objects, which its native tests use too.
+#[path = "../../../nbv-core/tests/health_support/mod.rs"]
 mod health_support;
 
 use std::num::{NonZeroU64, NonZeroUsize};
@@ -11,9 +11,12 @@ use std::time::Duration;
 
 use health_support::{Outcome, cases, data_dir, job_object};
 use nbv_core::health::{
-    EncodeError, EvalOptions, HealthScript, HealthScriptError, HealthStatus, HealthStatusCode,
-    INVALID_HEALTH_STATUS, LuaHealthRunner, LuaType, MAX_OBJECT_DEPTH, NumberFormat,
-    RuntimeErrorKind, Sandbox, Variant, assess_with,
+    HealthScript, HealthStatus, HealthStatusCode, LuaType, NumberFormat, RuntimeErrorKind, Variant,
+    assess_with,
+};
+use nbv_lua::{
+    EncodeError, EvalOptions, HealthScriptError, INVALID_HEALTH_STATUS, LuaHealthRunner,
+    MAX_OBJECT_DEPTH, Sandbox,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};

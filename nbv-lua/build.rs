@@ -1,15 +1,12 @@
-//! With the `lua` feature: builds the Lua 5.1 of `lua/lua-5.1.5` (gopher-lua's `goto`
-//! and labels, and a hook for number formatting; see `lua/README.md`) as the static
-//! library mlua links against. mlua-sys is built with `external`, so this is the only
+//! Builds the Lua 5.1 of `lua/lua-5.1.5` (gopher-lua's `goto` and labels, and a hook
+//! for number formatting; see `lua/README.md`) as the static library mlua links against. mlua-sys is built with `external`, so this is the only
 //! Lua in the program.
 
 fn main() {
     println!("cargo:rerun-if-changed=build.rs");
-    #[cfg(feature = "lua")]
     build_lua();
 }
 
-#[cfg(feature = "lua")]
 fn build_lua() {
     use std::path::Path;
 
@@ -24,7 +21,7 @@ fn build_lua() {
         build.define("LUA_USE_POSIX", None);
     }
     let mut files: Vec<_> = std::fs::read_dir(source)
-        .expect("nbv-core/lua/lua-5.1.5 is part of the crate")
+        .expect("nbv-lua/lua/lua-5.1.5 is part of the crate")
         .filter_map(|entry| entry.ok().map(|entry| entry.path()))
         .filter(|path| path.extension().is_some_and(|ext| ext == "c"))
         .collect();

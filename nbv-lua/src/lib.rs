@@ -1,6 +1,12 @@
-//! Running a health script the way Argo CD's application controller runs it (feature
-//! `lua`), in nbv's embedded Lua 5.1: C Lua 5.1.5 with gopher-lua's `goto` and labels
-//! and gopher-lua's conversion of numbers to text (`nbv-core/lua/README.md`).
+//! Argo CD's Lua health-check sandbox: a health script run the way Argo CD's
+//! application controller runs it, in nbv's embedded Lua 5.1 — C Lua 5.1.5 with
+//! gopher-lua's `goto` and labels and gopher-lua's conversion of numbers to text
+//! (`nbv-lua/lua/README.md`). `nbv health` runs scripts with it, and its tests prove
+//! that nbv-core's native mapping ([`nbv_core::health::assess_with`]) and the shipped
+//! scripts agree.
+//!
+//! This is the workspace's only C: `build.rs` compiles `lua/` with the `cc` crate and
+//! mlua links to it, so that nbv-core stays free of C and of a C compiler.
 //!
 //! One evaluation is one fresh VM, like Argo CD's `runLua`: the libraries of the
 //! [`Sandbox`], the object as the global `obj` (converted as Argo CD's `decodeValue`
@@ -10,7 +16,7 @@
 //! | the script returns | Argo CD | here |
 //! |---|---|---|
 //! | a table `{status, message}` | that health | `Ok(Some(health))` |
-//! | a table whose status is not one of the six codes | `Unknown`, `Lua returned an invalid health status` | the same, `Ok(Some(…))` |
+//! | a table whose status is not one of the six codes | `Unknown`, [`INVALID_HEALTH_STATUS`] | the same, `Ok(Some(…))` |
 //! | `nil`, nothing, an empty table, an array, or a non-string `status`/`message` | an empty health status | `Ok(None)` |
 //! | a number, string, boolean or function | error `expect table output from Lua script, not <type>` | [`HealthScriptError::NotATable`] |
 //! | a table gopher-json cannot encode | the encoder's error | [`HealthScriptError::Encode`] |
@@ -22,10 +28,33 @@
 //! beyond `time` and `date`, nor any file access.
 //!
 //! The embedded VM prints numbers as gopher-lua does
-//! ([`NumberFormat::GopherLua`](crate::health::NumberFormat::GopherLua)), accepts
-//! `goto` and labels where gopher-lua does, and words errors as Lua 5.1 does;
-//! [`Sandbox::semantics`] gives the native [`Semantics`] that match it exactly.
+//! ([`NumberFormat::GopherLua`]), accepts `goto` and labels where gopher-lua does, and
+//! words errors as Lua 5.1 does; [`Sandbox::semantics`] gives the native [`Semantics`]
+//! that match it exactly.
+//!
+//! # Examples
+//!
+//! ```
+//! use nbv_core::health::{HealthStatusCode, Variant, assess_with};
+//! use nbv_lua::{LuaHealthRunner, Sandbox};
+//! use serde_json::json;
+//!
+//! let obj = json!({"status": {"phase": "ValidationRunning", "podName": "nb-1"}});
+//! let script = Variant::Basic.health_script();
+//! let health = LuaHealthRunner::default().evaluate(&script, &obj)?.unwrap();
+//! assert_eq!(health.status, HealthStatusCode::Progressing);
+//! // The shipped script in the VM and the native mapping agree.
+//! let native = assess_with(&obj, Variant::Basic, Sandbox::Production.semantics());
+//! assert_eq!(native, Ok(Some(health)));
+//! # Ok::<(), nbv_lua::HealthScriptError>(())
+//! ```
 
+// Denied rather than forbidden: the number-format hook (`numbers`) and the VM with
+// every library (`sandbox`) are the places that need it.
+#![deny(unsafe_code)]
+#![warn(missing_docs)]
+
+mod argocd;
 mod error;
 mod guard;
 mod numbers;
@@ -40,11 +69,12 @@ use std::time::Duration;
 use mlua::chunk::ChunkMode;
 use serde_json::Value;
 
+pub use argocd::INVALID_HEALTH_STATUS;
 pub use error::{EncodeError, HealthScriptError};
 pub use object::MAX_OBJECT_DEPTH;
 
-use super::{HealthScript, HealthStatus, NumberFormat, RuntimeErrorKind, Semantics};
 use guard::{Guard, Stop};
+use nbv_core::health::{HealthScript, HealthStatus, NumberFormat, RuntimeErrorKind, Semantics};
 use object::ConversionError;
 use outcome::Unreadable;
 
@@ -53,7 +83,8 @@ use outcome::Unreadable;
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::{NumberFormat, Sandbox};
+/// use nbv_core::health::NumberFormat;
+/// use nbv_lua::Sandbox;
 ///
 /// assert!(!Sandbox::Production.semantics().open_libs);
 /// assert!(Sandbox::TestHarness.semantics().open_libs);
@@ -90,7 +121,7 @@ impl Sandbox {
 ///
 /// ```
 /// use std::num::NonZeroU64;
-/// use nbv_core::health::{EvalOptions, Sandbox};
+/// use nbv_lua::{EvalOptions, Sandbox};
 ///
 /// let options = EvalOptions {
 ///     sandbox: Sandbox::TestHarness,
@@ -152,7 +183,8 @@ pub struct Evaluation {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::{HealthStatusCode, LuaHealthRunner, Variant};
+/// use nbv_core::health::{HealthStatusCode, Variant};
+/// use nbv_lua::LuaHealthRunner;
 /// use serde_json::json;
 ///
 /// let runner = LuaHealthRunner::default();
@@ -160,7 +192,7 @@ pub struct Evaluation {
 /// let health = runner.evaluate(&Variant::Basic.health_script(), &obj)?.unwrap();
 /// assert_eq!(health.status, HealthStatusCode::Progressing);
 /// assert_eq!(health.message, "Building validation environment");
-/// # Ok::<(), nbv_core::health::HealthScriptError>(())
+/// # Ok::<(), nbv_lua::HealthScriptError>(())
 /// ```
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct LuaHealthRunner {
@@ -192,14 +224,15 @@ impl LuaHealthRunner {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::health::{HealthScript, LuaHealthRunner};
+    /// use nbv_core::health::HealthScript;
+    /// use nbv_lua::LuaHealthRunner;
     ///
     /// let script = HealthScript::new("chatty", r#"print("phase", obj.status.phase) return nil"#);
     /// let obj = serde_json::json!({"status": {"phase": "Failed"}});
     /// let evaluation = LuaHealthRunner::default().run(&script, &obj)?;
     /// assert_eq!(evaluation.printed, "phase\tFailed\n");
     /// assert_eq!(evaluation.health, None);
-    /// # Ok::<(), nbv_core::health::HealthScriptError>(())
+    /// # Ok::<(), nbv_lua::HealthScriptError>(())
     /// ```
     pub fn run(
         &self,
@@ -278,13 +311,14 @@ impl LuaHealthRunner {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::{EvalOptions, HealthStatus, HealthStatusCode, Variant, evaluate};
+/// use nbv_core::health::{HealthStatus, HealthStatusCode, Variant};
+/// use nbv_lua::{EvalOptions, evaluate};
 /// use serde_json::json;
 ///
 /// let obj = json!({"status": {"phase": "Failed", "message": "", "retryCount": 0}});
 /// let health = evaluate(&Variant::Basic.health_script(), &obj, &EvalOptions::default())?;
 /// assert_eq!(health, Some(HealthStatus::new(HealthStatusCode::Degraded, " (retry 0/3)")));
-/// # Ok::<(), nbv_core::health::HealthScriptError>(())
+/// # Ok::<(), nbv_lua::HealthScriptError>(())
 /// ```
 pub fn evaluate(
     script: &HealthScript<'_>,

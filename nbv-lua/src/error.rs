@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use crate::health::{LuaType, RuntimeErrorKind};
+use nbv_core::health::{LuaType, RuntimeErrorKind};
 
 /// Why Argo CD cannot turn the table a script returned into JSON (gopher-json's
 /// `Encode`); Argo CD then reports the resource as `Unknown` with the error.
@@ -10,7 +10,7 @@ use crate::health::{LuaType, RuntimeErrorKind};
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::EncodeError;
+/// use nbv_lua::EncodeError;
 ///
 /// assert_eq!(EncodeError::SparseArray.to_string(), "cannot encode sparse array");
 /// ```
@@ -38,7 +38,7 @@ pub enum EncodeError {
     /// NaN or an infinity, which Go's `json.Marshal` rejects.
     #[error("json: unsupported value: a NaN or infinite number")]
     NonFiniteNumber,
-    /// Tables nested deeper than [`MAX_OBJECT_DEPTH`](super::MAX_OBJECT_DEPTH), which Go's
+    /// Tables nested deeper than [`MAX_OBJECT_DEPTH`](crate::MAX_OBJECT_DEPTH), which Go's
     /// JSON scanner rejects.
     #[error("exceeded max depth")]
     TooDeep,
@@ -52,7 +52,8 @@ pub enum EncodeError {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::health::{EvalOptions, HealthScript, HealthScriptError, evaluate};
+/// use nbv_core::health::HealthScript;
+/// use nbv_lua::{EvalOptions, HealthScriptError, evaluate};
 ///
 /// let script = HealthScript::new("typo", "return 1");
 /// let error = evaluate(&script, &serde_json::json!({}), &EvalOptions::default()).unwrap_err();
@@ -75,7 +76,7 @@ pub enum HealthScriptError {
     Runtime {
         /// The script's name.
         script: String,
-        /// The kind of error, comparable with [`ScriptError::kind`](crate::health::ScriptError::kind).
+        /// The kind of error, comparable with [`ScriptError::kind`](nbv_core::health::ScriptError::kind).
         kind: RuntimeErrorKind,
         /// Lua's message, with the script's name and line.
         message: String,

@@ -11,8 +11,6 @@
 use mlua::{Lua, RegistryKey, Table};
 use serde_json::Value;
 
-use crate::health::view::json_number;
-
 /// The deepest nesting of objects and arrays accepted, the limit of Go's JSON scanner
 /// (`maxNestingDepth`), which every JSON object Argo CD handles has passed.
 pub const MAX_OBJECT_DEPTH: usize = 10_000;
@@ -114,4 +112,11 @@ fn scalar(lua: &Lua, value: &Value) -> mlua::Result<mlua::Value> {
         Value::String(s) => mlua::Value::String(lua.create_string(s)?),
         Value::Null | Value::Array(_) | Value::Object(_) => mlua::Value::Nil,
     })
+}
+
+/// The float64 Argo CD's VM holds for a JSON number (`int64` and big integers convert
+/// with round-to-nearest, like `as f64`), as nbv-core's native mapping reads it.
+fn json_number(number: &serde_json::Number) -> f64 {
+    // `as_f64` only fails with serde_json's `arbitrary_precision`, which nbv does not use.
+    number.as_f64().unwrap_or(f64::NAN)
 }
