@@ -12,8 +12,9 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 use chrono::{DateTime, TimeDelta, Utc};
 
 use super::entry::JobEntry;
-use super::index::{Aggregate, AggregateIndex, JobKey};
-use super::parent::{AppId, AppRef, TrackingSettings};
+use super::index::{Aggregate, AggregateIndex};
+use super::keys::{AppId, AppRef, JobKey};
+use super::parent::TrackingSettings;
 use super::publish::{MIN_INTERVAL, PublishDecision, decide_publish};
 use super::status::{NotebookStatus, StatusLimit};
 use crate::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};

@@ -2,7 +2,7 @@
 
 use std::collections::BTreeMap;
 
-use super::index::JobKey;
+use super::keys::JobKey;
 use super::parent::{ParentLookup, TrackingSettings, parent_application};
 use crate::api::{JobPhase, NotebookValidationJob};
 

@@ -2,102 +2,10 @@
 
 use std::collections::hash_map::Entry;
 use std::collections::{BTreeSet, HashMap};
-use std::fmt;
 use std::sync::Arc;
 
-use super::parent::{AppId, AppRef};
-use crate::api::{JobPhase, NotebookValidationJob};
-
-/// A job's identity: its namespace and name.
-///
-/// [`Display`](fmt::Display) gives `namespace/name`, the form listed in `failedJobs`:
-/// an Application may deploy jobs to several namespaces, so the bare name would be
-/// ambiguous.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::aggregate::JobKey;
-///
-/// let job = JobKey::new("ml", "train");
-/// assert_eq!(job.to_string(), "ml/train");
-/// ```
-#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord, Hash)]
-pub struct JobKey {
-    namespace: String,
-    name: String,
-}
-
-impl JobKey {
-    /// The job `name` in `namespace`.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nbv_core::aggregate::JobKey;
-    ///
-    /// assert_eq!(JobKey::new("ml", "train").name(), "train");
-    /// ```
-    pub fn new(namespace: impl Into<String>, name: impl Into<String>) -> Self {
-        JobKey {
-            namespace: namespace.into(),
-            name: name.into(),
-        }
-    }
-
-    /// The key of `job`; `None` when it lacks a namespace or a name.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nbv_core::aggregate::JobKey;
-    /// use nbv_core::api::{NotebookValidationJob, NotebookValidationJobSpec};
-    ///
-    /// let mut job = NotebookValidationJob::new("train", NotebookValidationJobSpec::default());
-    /// assert_eq!(JobKey::of(&job), None);
-    /// job.metadata.namespace = Some("ml".into());
-    /// assert_eq!(JobKey::of(&job), Some(JobKey::new("ml", "train")));
-    /// ```
-    pub fn of(job: &NotebookValidationJob) -> Option<JobKey> {
-        let metadata = &job.metadata;
-        Some(JobKey::new(
-            metadata.namespace.clone()?,
-            metadata.name.clone()?,
-        ))
-    }
-
-    /// The job's namespace.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nbv_core::aggregate::JobKey;
-    ///
-    /// assert_eq!(JobKey::new("ml", "train").namespace(), "ml");
-    /// ```
-    pub fn namespace(&self) -> &str {
-        &self.namespace
-    }
-
-    /// The job's name.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use nbv_core::aggregate::JobKey;
-    ///
-    /// assert_eq!(JobKey::new("ml", "train").name(), "train");
-    /// ```
-    pub fn name(&self) -> &str {
-        &self.name
-    }
-}
-
-impl fmt::Display for JobKey {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}/{}", self.namespace, self.name)
-    }
-}
+use super::keys::{AppId, AppRef, JobKey};
+use crate::api::JobPhase;
 
 /// The outcome counts of one Application's jobs.
 ///

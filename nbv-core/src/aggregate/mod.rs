@@ -50,6 +50,7 @@ mod board;
 mod entry;
 mod index;
 mod instance;
+mod keys;
 mod parent;
 mod preserved;
 mod publish;
@@ -60,11 +61,12 @@ mod status;
 pub use crate::api::JobPhase;
 pub use board::{Board, Due, Publication, PublishOutcome, RETRY_INTERVAL};
 pub use entry::JobEntry;
-pub use index::{Aggregate, AggregateIndex, JobKey};
+pub use index::{Aggregate, AggregateIndex};
 pub use instance::{ARGOCD_API_VERSION, OperatorTracking};
+pub use keys::{AppId, AppPart, AppRef, InvalidAppName, JobKey, ParentSource};
 pub use parent::{
-    AppId, AppPart, AppRef, InvalidAppName, InvalidTrackingMethod, ParentLookup, ParentProblem,
-    ParentSource, TrackingMethod, TrackingSettings, parent_application,
+    InvalidTrackingMethod, ParentLookup, ParentProblem, TrackingMethod, TrackingSettings,
+    parent_application,
 };
 pub use preserved::{application_set_owner, application_status_condition};
 pub use publish::{MIN_INTERVAL, PublishDecision, RESYNC_INTERVAL, decide_publish};
