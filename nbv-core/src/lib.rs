@@ -113,6 +113,8 @@
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
 //! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
 //! | [`text`] | cutting messages to the byte budgets Kubernetes sets |
+//! | [`redact`] | keeping credentials out of what nbv writes for others to read |
+//! | [`kube_names`] | the rules Kubernetes sets for names and label values |
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -126,11 +128,13 @@ pub mod duration;
 pub mod events;
 pub mod health;
 pub mod io;
+pub mod kube_names;
 pub mod models;
 pub mod phase;
 pub mod plan;
 pub mod pod;
 pub mod reconcile;
+pub mod redact;
 pub mod sync;
 pub mod text;
 pub mod triggers;

@@ -4,7 +4,8 @@ use std::fmt::Write;
 
 use crate::api::{NotebookValidationJob, Phase};
 
-use super::{MAX_EVENT_MESSAGE_BYTES, NotificationContext, NotificationReason, redact_secrets};
+use super::{MAX_EVENT_MESSAGE_BYTES, NotificationContext, NotificationReason};
+use crate::redact::redact_secrets;
 
 /// A suggested next step for a failure, chosen from the failure message.
 pub(crate) fn suggested_action(failure: &str) -> &'static str {

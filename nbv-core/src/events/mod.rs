@@ -8,7 +8,6 @@
 //! restarted shell never emits it twice.
 
 mod message;
-mod redact;
 mod refusal;
 mod report;
 
@@ -19,9 +18,10 @@ use serde::Serialize;
 
 use crate::annotations;
 use crate::api::{NotebookValidationJob, Phase};
-use crate::pod::is_label_value;
+use crate::kube_names::is_label_value;
 
-pub use redact::redact_secrets;
+// Redaction at its old path; it lives below both the Events and the Pod.
+pub use crate::redact::redact_secrets;
 pub use refusal::{POD_REFUSED, pod_refused_event};
 pub use report::{Report, ReportReason};
 

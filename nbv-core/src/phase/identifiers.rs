@@ -6,6 +6,8 @@ use std::borrow::Cow;
 use std::fmt;
 use std::str::FromStr;
 
+use crate::kube_names::is_dns_subdomain_in;
+
 /// Longest `reason` the CRD accepts.
 const MAX_REASON_BYTES: usize = 1024;
 /// Longest `type` the CRD accepts.
@@ -339,7 +341,7 @@ const fn type_problem(type_: &[u8]) -> Option<&'static str> {
         slash += 1;
     }
     let name_start = if has_prefix { slash + 1 } else { 0 };
-    if has_prefix && !is_dns_subdomain(type_, 0, slash) {
+    if has_prefix && !is_dns_subdomain_in(type_, 0, slash) {
         return Some("the part before '/' must be a lowercase DNS subdomain such as example.com");
     }
     if name_start == type_.len() {
@@ -358,35 +360,6 @@ const fn type_problem(type_: &[u8]) -> Option<&'static str> {
         i += 1;
     }
     None
-}
-
-/// Whether `bytes[start..end]` is a non-empty sequence of `.`-separated labels
-/// `[a-z0-9]([-a-z0-9]*[a-z0-9])?`.
-pub(crate) const fn is_dns_subdomain(bytes: &[u8], start: usize, end: usize) -> bool {
-    let mut label_start = start;
-    let mut i = start;
-    while i <= end {
-        if i == end || bytes[i] == b'.' {
-            if i == label_start {
-                return false;
-            }
-            if !is_lower_alnum(bytes[label_start]) || !is_lower_alnum(bytes[i - 1]) {
-                return false;
-            }
-            label_start = i + 1;
-        } else {
-            let c = bytes[i];
-            if !(c.is_ascii_lowercase() || c.is_ascii_digit() || c == b'-') {
-                return false;
-            }
-        }
-        i += 1;
-    }
-    true
-}
-
-const fn is_lower_alnum(c: u8) -> bool {
-    c.is_ascii_lowercase() || c.is_ascii_digit()
 }
 
 #[cfg(test)]

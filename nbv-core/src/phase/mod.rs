@@ -78,7 +78,6 @@ pub use conditions::{
     find_condition, remove_condition, set_condition, truncate_message,
 };
 pub use event::{Attempt, Failure, FailureKind, InvalidAttempt, PhaseEvent, PodRef};
-pub(crate) use identifiers::is_dns_subdomain as is_dns_subdomain_in;
 pub use identifiers::{ConditionType, InvalidConditionType, InvalidReason, Reason};
 pub use machine::step;
 pub use retry::{InvalidRetryPolicy, RetryPolicy, backoff};

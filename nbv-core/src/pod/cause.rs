@@ -2,8 +2,8 @@
 
 use std::fmt;
 
-use crate::events::redact_secrets;
 use crate::phase::{Failure, FailureKind, Reason};
+use crate::redact::redact_secrets;
 
 /// Why an attempt failed: the `reason` of the failure, and whether it is transient.
 ///

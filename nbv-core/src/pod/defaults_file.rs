@@ -14,7 +14,8 @@ use super::defaults::{CloneUser, MAX_UID, PodDefaults};
 use super::syntax::{
     MAX_ANNOTATIONS_BYTES, image_problem, key_problem, label_value_problem, quantity_value,
 };
-use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY_LABEL, is_dns_subdomain};
+use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY_LABEL};
+use crate::kube_names::is_dns_subdomain;
 
 /// Label keys nbv sets on its Pods and selects them by: never configurable.
 const RESERVED_LABELS: [&str; 3] = [MANAGED_BY_LABEL, JOB_LABEL, ATTEMPT_LABEL];

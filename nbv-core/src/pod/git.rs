@@ -10,7 +10,7 @@ use k8s_openapi::api::core::v1::{
 };
 
 use crate::api::GitSource;
-use crate::events::redact_secrets;
+use crate::redact::redact_secrets;
 
 use super::PodDefaults;
 use super::error::PodSpecError;

@@ -88,10 +88,9 @@ pub use defaults_file::InvalidPodDefaults;
 pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
 pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
-pub(crate) use names::is_label_value;
-pub use names::{
-    MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN, is_dns_label, is_dns_subdomain, job_label_value, pod_name,
-};
+// The Kubernetes name rules the Pod's names follow, at their old paths.
+pub use crate::kube_names::{MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN, is_dns_label, is_dns_subdomain};
+pub use names::{job_label_value, pod_name};
 pub use observe::{
     DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished,
     reported_predictions,

@@ -4,12 +4,8 @@
 //! operator restart or another replica computes the same name and finds the Pod instead
 //! of creating another.
 
+use crate::kube_names::{MAX_LABEL_LEN, is_dns_label, is_label_value};
 use crate::phase::Attempt;
-
-/// Longest DNS label (RFC 1123) and longest label value.
-pub const MAX_LABEL_LEN: usize = 63;
-/// The longest DNS subdomain: most object names, a label key's prefix.
-pub const MAX_SUBDOMAIN_LEN: usize = 253;
 
 /// Hex digits of the hash added to a shortened or rewritten name. 40 bits: a collision
 /// between two jobs of one namespace needs about a million jobs with long names.
@@ -81,61 +77,6 @@ pub fn job_label_value(job_name: &str) -> String {
             .collect();
         hashed(&safe, MAX_LABEL_LEN, job_name)
     }
-}
-
-/// Whether `value` is a DNS label: 1 to 63 characters, lowercase ASCII letters, digits
-/// and `-`, starting and ending with a letter or digit.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::pod::is_dns_label;
-///
-/// assert!(is_dns_label("train-g3-r1"));
-/// assert!(!is_dns_label("Train"));
-/// assert!(!is_dns_label("a.b"));
-/// assert!(!is_dns_label("-a"));
-/// ```
-pub fn is_dns_label(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    let alnum = |b: &u8| b.is_ascii_lowercase() || b.is_ascii_digit();
-    !bytes.is_empty()
-        && bytes.len() <= MAX_LABEL_LEN
-        && bytes.first().is_some_and(alnum)
-        && bytes.last().is_some_and(alnum)
-        && bytes.iter().all(|b| alnum(b) || *b == b'-')
-}
-
-/// Whether `value` is a DNS subdomain (RFC 1123), as the names of most objects are: at
-/// most 253 characters, `.`-separated labels of lowercase letters, digits and `-`,
-/// each starting and ending with a letter or digit.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::pod::is_dns_subdomain;
-///
-/// assert!(is_dns_subdomain("nbv-operator.v0.2.0"));
-/// assert!(!is_dns_subdomain("Pull"));
-/// assert!(!is_dns_subdomain("a..b"));
-/// assert!(!is_dns_subdomain(""));
-/// ```
-pub fn is_dns_subdomain(value: &str) -> bool {
-    value.len() <= MAX_SUBDOMAIN_LEN
-        && crate::phase::is_dns_subdomain_in(value.as_bytes(), 0, value.len())
-}
-
-/// Whether `value` is a non-empty label value: at most 63 characters, ASCII letters,
-/// digits, `-`, `_` and `.`, starting and ending with a letter or digit.
-pub(crate) fn is_label_value(value: &str) -> bool {
-    let bytes = value.as_bytes();
-    !bytes.is_empty()
-        && bytes.len() <= MAX_LABEL_LEN
-        && bytes.first().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes.last().is_some_and(u8::is_ascii_alphanumeric)
-        && bytes
-            .iter()
-            .all(|b| b.is_ascii_alphanumeric() || matches!(b, b'-' | b'_' | b'.'))
 }
 
 /// `name` rewritten to lowercase letters, digits and `-`.

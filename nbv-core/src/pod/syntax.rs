@@ -8,7 +8,7 @@ use std::sync::LazyLock;
 
 use regex_lite::Regex;
 
-use super::names::{MAX_SUBDOMAIN_LEN, is_dns_subdomain, is_label_value};
+use crate::kube_names::{MAX_SUBDOMAIN_LEN, is_dns_subdomain, is_label_value};
 
 /// The most the annotations of an object may hold, keys and values together.
 pub(super) const MAX_ANNOTATIONS_BYTES: usize = 256 * 1024;

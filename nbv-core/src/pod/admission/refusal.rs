@@ -3,8 +3,8 @@
 
 use std::fmt;
 
-use crate::events::redact_secrets;
 use crate::reconcile::{AnswerClass, ApiAnswer};
+use crate::redact::redact_secrets;
 use crate::text::truncate;
 
 use super::super::FailureCause;

@@ -1,4 +1,5 @@
-//! Keeping credentials out of Event messages.
+//! Keeping credentials out of Event messages and the job's status, which anyone who
+//! can read the namespace sees.
 
 /// Removes what looks like a credential from `text`: the user-info part of URLs
 /// (`https://user:token@host` → `https://***@host`) and the values of `token=`,
@@ -10,7 +11,7 @@
 /// # Examples
 ///
 /// ```
-/// use nbv_core::events::redact_secrets;
+/// use nbv_core::redact::redact_secrets;
 ///
 /// assert_eq!(
 ///     redact_secrets("clone https://bot:ghp_abc@github.com/o/r.git failed"),
