@@ -7,8 +7,8 @@ use crate::checks::CheckPolicy;
 use crate::compare::Settings;
 
 use super::PodDefaults;
+use super::container::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 use super::resources::merge_resources;
-use super::spec::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 
 /// Name of the container that runs the notebook.
 pub const NOTEBOOK_CONTAINER: &str = "notebook";

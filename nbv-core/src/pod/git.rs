@@ -13,8 +13,8 @@ use crate::api::GitSource;
 use crate::redact::redact_secrets;
 
 use super::PodDefaults;
+use super::container::{WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 use super::error::PodSpecError;
-use super::spec::{WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
 
 /// Name of the init container that clones the repository.
 pub const CLONE_CONTAINER: &str = "clone";

@@ -53,6 +53,7 @@
 mod admission;
 mod cause;
 mod classify;
+mod container;
 mod defaults;
 mod defaults_file;
 mod error;

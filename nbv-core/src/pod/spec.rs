@@ -4,8 +4,8 @@
 use std::collections::BTreeSet;
 
 use k8s_openapi::api::core::v1::{
-    Capabilities, Container, EmptyDirVolumeSource, EnvVar, LocalObjectReference, Pod,
-    PodSecurityContext, PodSpec, SeccompProfile, SecurityContext, Volume,
+    EmptyDirVolumeSource, LocalObjectReference, Pod, PodSecurityContext, PodSpec, SeccompProfile,
+    Volume,
 };
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 
@@ -14,6 +14,7 @@ use crate::compare::{InvalidComparison, STRATEGY_ANNOTATION, Settings};
 use crate::models::ServedModel;
 use crate::phase::Attempt;
 
+use super::container::{WORKSPACE, WORKSPACE_VOLUME};
 use super::error::PodSpecError;
 use super::executor::{GoldenComparison, notebook_container};
 use super::git::{GOLDEN_CHECKOUT, GitAccess, NOTEBOOK_CHECKOUT, clone_container};
@@ -23,14 +24,8 @@ use super::timeout::timeout_seconds;
 use super::unimplemented::check_implemented;
 use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
-/// Where the repository is cloned and the notebook runs.
-pub(super) const WORKSPACE: &str = "/workspace";
-/// The emptyDir volume mounted at [`WORKSPACE`].
-pub(super) const WORKSPACE_VOLUME: &str = "nbv-workspace";
 /// Prefix of the volume names nbv uses.
 const RESERVED_PREFIX: &str = "nbv-";
-/// Where a container writes its termination message (the Kubernetes default).
-pub(super) const TERMINATION_LOG: &str = "/dev/termination-log";
 
 /// Volume sources the restricted Pod Security profile allows (field names of
 /// `Volume`).
@@ -247,36 +242,6 @@ pub fn validation_pod(
         }),
         status: None,
     })
-}
-
-/// A container with the restricted profile's settings and a termination message that
-/// falls back to the log tail when the container fails without writing one.
-pub(super) fn restricted_container(name: &str, image: &str) -> Container {
-    Container {
-        name: name.to_owned(),
-        image: Some(image.to_owned()),
-        security_context: Some(SecurityContext {
-            allow_privilege_escalation: Some(false),
-            capabilities: Some(Capabilities {
-                drop: Some(vec!["ALL".to_owned()]),
-                add: None,
-            }),
-            run_as_non_root: Some(true),
-            ..SecurityContext::default()
-        }),
-        termination_message_path: Some(TERMINATION_LOG.to_owned()),
-        termination_message_policy: Some("FallbackToLogsOnError".to_owned()),
-        ..Container::default()
-    }
-}
-
-/// An environment variable with a literal value.
-pub(super) fn env(name: &str, value: &str) -> EnvVar {
-    EnvVar {
-        name: name.to_owned(),
-        value: Some(value.to_owned()),
-        value_from: None,
-    }
 }
 
 /// How a Pod compares with the golden notebook.
