@@ -7,8 +7,12 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ResourceRequirements;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
-use super::DEFAULT_START_GRACE;
 use super::placement::Placement;
+
+/// How long a validation Pod may wait on an image pull or a missing Secret before the
+/// attempt fails: long enough for a registry hiccup or for a Secret applied in the same
+/// sync as the job, short enough that a typo is reported within minutes.
+pub const DEFAULT_START_GRACE: Duration = Duration::from_secs(5 * 60);
 
 /// The default image of the clone containers: a small image with `sh`, git and ssh,
 /// pinned by the digest of its multi-architecture index so that every node runs the

@@ -82,8 +82,8 @@ pub use admission::{
 };
 pub use cause::FailureCause;
 pub use defaults::{
-    CloneUser, DEFAULT_GIT_IMAGE, MAX_UID, NOBODY_UID, OPENSHIFT_SECURITY_GROUP, Platform,
-    PodDefaults,
+    CloneUser, DEFAULT_GIT_IMAGE, DEFAULT_START_GRACE, MAX_UID, NOBODY_UID,
+    OPENSHIFT_SECURITY_GROUP, Platform, PodDefaults,
 };
 pub use defaults_file::InvalidPodDefaults;
 pub use error::PodSpecError;
@@ -92,10 +92,7 @@ pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
 // The Kubernetes name rules the Pod's names follow, at their old paths.
 pub use crate::kube_names::{MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN, is_dns_label, is_dns_subdomain};
 pub use names::{job_label_value, pod_name};
-pub use observe::{
-    DEFAULT_START_GRACE, InvalidValidationPod, observe_pod, pod_ref, pod_vanished,
-    reported_predictions,
-};
+pub use observe::{InvalidValidationPod, observe_pod, pod_ref, pod_vanished, reported_predictions};
 pub use placement::Placement;
 pub(crate) use report::clean as clean_text;
 pub use report::{

@@ -20,11 +20,6 @@ use super::executor::{CHECKS_ENV, GOLDEN_ENV};
 use super::git::{CHECKOUTS, Checkout};
 use super::{ATTEMPT_LABEL, FailureCause, NOTEBOOK_CONTAINER, RunReport, pod_name};
 
-/// How long a validation Pod may wait on an image pull or a missing Secret before the
-/// attempt fails: long enough for a registry hiccup or for a Secret applied in the same
-/// sync as the job, short enough that a typo is reported within minutes.
-pub const DEFAULT_START_GRACE: Duration = Duration::from_secs(5 * 60);
-
 /// The Pod named and labelled as the validation Pod of an attempt.
 ///
 /// # Examples
