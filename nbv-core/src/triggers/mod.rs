@@ -318,7 +318,7 @@ pub fn parse_triggers<'a>(
     if value.chars().all(|c| matches!(c, ' ' | '\t' | '\n' | '\r')) {
         return Ok(TriggerSet::default());
     }
-    let entries = match yaml::parse(value) {
+    let entries = match parse_tree(value) {
         Err(error) => return fail(error),
         Ok(Node::Null) => return Ok(TriggerSet::default()),
         Ok(Node::List(entries)) => entries,
@@ -356,6 +356,16 @@ pub fn parse_triggers<'a>(
         Ok(TriggerSet { triggers, warnings })
     } else {
         Err(TriggerErrors::new(errors, warnings))
+    }
+}
+
+/// Parses `value` (already size-checked) into a tree: by the subset reader when the
+/// value is written in the usual few shapes ([`subset`]), by the general parser
+/// otherwise. Both give the same tree; errors always come from the general parser.
+fn parse_tree(value: &str) -> Result<Node, TriggerError> {
+    match subset::parse(value) {
+        Some(node) => Ok(node),
+        None => yaml::parse_general(value),
     }
 }
 

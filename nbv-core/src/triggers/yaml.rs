@@ -15,7 +15,6 @@ use serde_saphyr::{Error as YamlError, MessageFormatter, UserMessageFormatter};
 
 use super::MAX_ANNOTATION_BYTES;
 use super::error::{TriggerError, ValueKind, YamlLocation};
-use super::subset;
 use super::text::sanitize;
 
 /// Deepest nesting accepted. A trigger list needs two levels (list, entry);
@@ -160,16 +159,6 @@ fn options() -> serde_saphyr::Options {
     }
 }
 
-/// Parses `value` (already size-checked) into a tree: by the subset reader when the
-/// value is written in the usual few shapes ([`subset`]), by the general parser
-/// otherwise. Both give the same tree; errors always come from the general parser.
-pub(crate) fn parse(value: &str) -> Result<Node, TriggerError> {
-    match subset::parse(value) {
-        Some(node) => Ok(node),
-        None => parse_general(value),
-    }
-}
-
 /// Parses `value` with the general YAML parser.
 pub(crate) fn parse_general(value: &str) -> Result<Node, TriggerError> {
     serde_saphyr::from_str_with_options::<Node>(value, options()).map_err(|e| convert(&e))
@@ -225,6 +214,8 @@ fn convert(error: &YamlError) -> TriggerError {
 #[cfg(test)]
 mod tests {
     use super::*;
+    // Through the subset reader first, as a trigger annotation is read.
+    use crate::triggers::parse_tree as parse;
 
     #[test]
     fn scalars_follow_yaml_1_2_core() {
