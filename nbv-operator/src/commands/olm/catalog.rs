@@ -11,89 +11,14 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use serde_json::{Value, json};
 
-use super::csv::{cluster_service_version, csv_name};
+use super::csv::cluster_service_version;
 use super::metadata::bundle_entry;
+use super::release::{PUBLISHED, PUBLISHED_DIR, Release, current, releases};
 use super::semver::Version;
-use super::{CHANNEL, File, OlmError, PACKAGE, VERSION, fbc, icon, parse, sources, yaml};
-
-/// The releases published before this build's, oldest first, each with the
-/// ClusterServiceVersion of its bundle. When a release ships, its CSV
-/// (`bundle/manifests/nbv-operator.clusterserviceversion.yaml`) is added here before
-/// the workspace version is bumped.
-const PUBLISHED: &[(&str, &str)] = &[(
-    "0.1.0",
-    include_str!("releases/nbv-operator.v0.1.0.clusterserviceversion.yaml"),
-)];
-const PUBLISHED_DIR: &str = "nbv-operator/src/commands/olm/releases/";
+use super::{CHANNEL, File, OlmError, PACKAGE, fbc, icon, parse, sources, yaml};
 
 /// Where release bundles are published: `<BUNDLE_REPOSITORY>:v<version>`.
 const BUNDLE_REPOSITORY: &str = "ghcr.io/nbv-dev/nbv-operator-bundle";
-
-/// One release in the upgrade graph.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Release {
-    /// The version (`0.1.0`).
-    pub version: String,
-    /// The CSV name (`nbv-operator.v0.1.0`).
-    pub name: String,
-    /// The CSV this one replaces: the previous release.
-    pub replaces: Option<String>,
-    /// The older releases that may upgrade to this one directly (`>=first <previous`),
-    /// set from the third release on: the second has only one predecessor, which
-    /// `replaces` covers.
-    pub skip_range: Option<String>,
-}
-
-/// The releases with their place in the upgrade graph, oldest first: the published
-/// ones, then this build's.
-///
-/// # Examples
-///
-/// ```
-/// let releases = nbv_operator::commands::olm::releases();
-/// let current = releases.last().expect("at least this release");
-/// assert_eq!(current.version, env!("CARGO_PKG_VERSION"));
-/// assert_eq!(releases[0].replaces, None);
-/// assert!(releases.len() >= 2, "this release upgrades an older one");
-/// ```
-pub fn releases() -> Vec<Release> {
-    let versions: Vec<&str> = PUBLISHED.iter().map(|(v, _)| *v).chain([VERSION]).collect();
-    releases_of(&versions)
-}
-
-fn releases_of(versions: &[&str]) -> Vec<Release> {
-    versions
-        .iter()
-        .enumerate()
-        .map(|(i, version)| Release {
-            version: (*version).to_owned(),
-            name: csv_name(version),
-            replaces: i.checked_sub(1).map(|p| csv_name(versions[p])),
-            skip_range: (i >= 2).then(|| format!(">={} <{}", versions[0], versions[i - 1])),
-        })
-        .collect()
-}
-
-/// This build's release, checked to be newer than every published one.
-pub(super) fn current() -> Result<Release, OlmError> {
-    let this = Version::parse(VERSION);
-    if let Some((published, _)) = PUBLISHED
-        .iter()
-        .find(|(v, _)| this.is_none() || Version::parse(v) >= this)
-    {
-        return Err(OlmError::Source {
-            file: PUBLISHED_DIR,
-            what: format!(
-                "release {published} is published, and this build's version {VERSION} is \
-                 not newer: bump the workspace version"
-            ),
-        });
-    }
-    releases().pop().ok_or_else(|| OlmError::Source {
-        file: PUBLISHED_DIR,
-        what: "no release".to_owned(),
-    })
-}
 
 /// The ClusterServiceVersion of every release, oldest first: the published ones as
 /// kept in `releases/` (checked to be the release they are listed as), this build's
@@ -375,6 +300,7 @@ fn compare_versions(a: &str, b: &str) -> std::cmp::Ordering {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::commands::olm::release::{csv_name, releases_of};
 
     fn versions(list: &[&str]) -> BTreeMap<String, String> {
         list.iter()

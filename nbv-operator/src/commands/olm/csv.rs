@@ -2,9 +2,8 @@
 
 use serde_json::{Value, json};
 
-use super::{
-    CHANNEL, MIN_KUBE_VERSION, OlmError, PACKAGE, VERSION, catalog, icon, parse, parse_all, sources,
-};
+use super::release::current;
+use super::{CHANNEL, MIN_KUBE_VERSION, OlmError, VERSION, icon, parse, parse_all, sources};
 
 const DEPLOYMENT_FILE: &str = "config/manager/deployment.yaml";
 const SERVICE_FILE: &str = "config/manager/service.yaml";
@@ -93,7 +92,7 @@ pub(super) fn cluster_service_version() -> Result<Value, OlmError> {
         ));
     }
     let image = image(&deployment)?;
-    let release = catalog::current()?;
+    let release = current()?;
     let crd = nbv_core::api::crd();
     let crd_name = crd.metadata.name.clone().unwrap_or_default();
 
@@ -189,9 +188,4 @@ pub(super) fn cluster_service_version() -> Result<Value, OlmError> {
         },
         "spec": spec,
     }))
-}
-
-/// The name OLM gives a release's CSV.
-pub(super) fn csv_name(version: &str) -> String {
-    format!("{PACKAGE}.v{version}")
 }

@@ -23,6 +23,7 @@ mod installer;
 mod metadata;
 mod packageserver;
 mod registry_v1;
+mod release;
 mod semver;
 mod upgrades;
 
@@ -32,12 +33,13 @@ use std::path::{Path, PathBuf};
 use clap::Subcommand;
 use serde_json::{Value, json};
 
-pub use catalog::{ChainError, Release, catalog_documents, catalog_files, check_chain, releases};
+pub use catalog::{ChainError, catalog_documents, catalog_files, check_chain};
 pub use fbc::{FbcError, channel_head, validate as validate_catalog};
 pub use installer::{INSTALL_NAMESPACE, INSTALLER, installer_rbac};
 pub use metadata::{csv_metadata, owned_gvks};
 pub use packageserver::{CsvDescription, PackageChannel, PackageManifest, package_manifests};
 pub use registry_v1::{RegistryV1Error, SUPPORTED_KINDS, check_registry_v1};
+pub use release::{Release, releases};
 pub use semver::{Range, Version};
 pub use upgrades::{UpgradeError, upgrade_path};
 
