@@ -99,6 +99,7 @@
 //! | module | decides |
 //! |---|---|
 //! | [`api`] | the `NotebookValidationJob` resource (`mlops.mlops.dev/v1alpha1`) |
+//! | [`api_answer`] | what an answer of the API server means for the request that got it |
 //! | [`annotations`] | every annotation and label key nbv reads or writes |
 //! | [`phase`] | the phase machine, retries and backoff |
 //! | [`triggers`] | parsing and validating `mlops.dev/on-success-trigger` |
@@ -122,6 +123,7 @@ pub mod actions;
 pub mod aggregate;
 pub mod annotations;
 pub mod api;
+pub mod api_answer;
 pub mod checks;
 pub mod compare;
 pub mod duration;

@@ -39,7 +39,7 @@ const NOTIFICATION_TYPE: &str = "pod-refused";
 /// use nbv_core::events::{pod_refused_event, EventType};
 /// use nbv_core::phase::Attempt;
 /// use nbv_core::pod::PodRefusal;
-/// use nbv_core::reconcile::ApiAnswer;
+/// use nbv_core::api_answer::ApiAnswer;
 /// # let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
 /// #     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
 /// #     "metadata": {"name": "train", "namespace": "ml", "uid": "u-1"},

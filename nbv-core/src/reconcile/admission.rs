@@ -58,7 +58,8 @@ pub struct Refused {
 /// use chrono::{TimeZone, Utc};
 /// use nbv_core::phase::{step, Attempt, PhaseEvent, RetryPolicy};
 /// use nbv_core::pod::PodRefusal;
-/// use nbv_core::reconcile::{pod_refused_at, ApiAnswer, RefusalWork};
+/// use nbv_core::api_answer::ApiAnswer;
+/// use nbv_core::reconcile::{pod_refused_at, RefusalWork};
 /// # let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
 /// #     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
 /// #     "metadata": {"name": "train", "namespace": "ml", "generation": 1},

@@ -58,7 +58,6 @@
 //! ```
 
 mod admission;
-mod answer;
 mod argocd_access;
 mod attempt;
 mod carried;
@@ -69,7 +68,8 @@ mod requeue;
 mod settle;
 
 pub use admission::{RefusalWork, Refused, pod_refused_at};
-pub use answer::{AnswerClass, ApiAnswer};
+// The API-answer reading at its old path: it lives below both reconcile and pod.
+pub use crate::api_answer::{AnswerClass, ApiAnswer};
 pub use argocd_access::{
     ARGOCD_ACCESS, ARGOCD_ROLE, ARGOCD_ROLE_FILE, ARGOCD_ROLE_FOUND, ARGOCD_ROLE_MISSING,
     ArgocdAccess, MissingRole, access_condition, without_windows,

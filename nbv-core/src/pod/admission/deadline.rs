@@ -138,7 +138,7 @@ pub fn admission_timeout(
 /// use std::time::Duration;
 /// use chrono::{TimeZone, Utc};
 /// use nbv_core::pod::{Admission, PodRefusal, admission_after};
-/// use nbv_core::reconcile::ApiAnswer;
+/// use nbv_core::api_answer::ApiAnswer;
 ///
 /// let t0 = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
 /// let quota = PodRefusal::of(&ApiAnswer::status(403, "Forbidden", "pods \"p\" is forbidden: exceeded quota: compute, requested: limits.cpu=2, used: limits.cpu=4, limited: limits.cpu=4")).unwrap();
@@ -172,7 +172,7 @@ pub enum Admission {
 /// use std::time::Duration;
 /// use chrono::{TimeZone, Utc};
 /// use nbv_core::pod::{Admission, PodRefusal, admission_after};
-/// use nbv_core::reconcile::ApiAnswer;
+/// use nbv_core::api_answer::ApiAnswer;
 ///
 /// let t0 = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
 /// let down = PodRefusal::of(&ApiAnswer::no_answer("connection refused")).unwrap();
@@ -216,7 +216,7 @@ pub fn admission_after(
 ///
 /// ```
 /// use nbv_core::pod::{PodRefusal, refusal_message};
-/// use nbv_core::reconcile::ApiAnswer;
+/// use nbv_core::api_answer::ApiAnswer;
 ///
 /// let denied = PodRefusal::of(&ApiAnswer::status(403, "Forbidden", "admission webhook \"policy.example.com\" denied the request: no")).unwrap();
 /// assert_eq!(refusal_message(&denied, None),

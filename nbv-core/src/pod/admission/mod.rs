@@ -1,7 +1,7 @@
 //! The API server's refusal to create a validation Pod: what refused it, whether a
 //! retry can help, and until when nbv tries again.
 //!
-//! [`PodRefusal::of`] reads the answer to a Pod create ([`crate::reconcile::ApiAnswer`]:
+//! [`PodRefusal::of`] reads the answer to a Pod create ([`crate::api_answer::ApiAnswer`]:
 //! the HTTP code, reason and message, or no answer) into a [`RefusalKind`] that names
 //! the policy: a schema error, Pod Security admission, OpenShift's SCCs, an admission
 //! webhook (Kyverno, Gatekeeper, …) or a ValidatingAdmissionPolicy, a ResourceQuota

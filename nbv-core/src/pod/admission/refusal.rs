@@ -3,7 +3,7 @@
 
 use std::fmt;
 
-use crate::reconcile::{AnswerClass, ApiAnswer};
+use crate::api_answer::{AnswerClass, ApiAnswer};
 use crate::redact::redact_secrets;
 use crate::text::truncate;
 
@@ -22,7 +22,7 @@ use super::shapes::{
 ///
 /// ```
 /// use nbv_core::pod::{MAX_ANSWER_BYTES, PodRefusal};
-/// use nbv_core::reconcile::ApiAnswer;
+/// use nbv_core::api_answer::ApiAnswer;
 ///
 /// let essay = ApiAnswer::status(403, "Forbidden", "x".repeat(10_000));
 /// assert!(PodRefusal::of(&essay).unwrap().answer.len() <= MAX_ANSWER_BYTES);
@@ -235,7 +235,7 @@ impl fmt::Display for RefusalKind {
 ///
 /// ```
 /// use nbv_core::pod::{PodRefusal, RefusalKind};
-/// use nbv_core::reconcile::ApiAnswer;
+/// use nbv_core::api_answer::ApiAnswer;
 ///
 /// let answer = ApiAnswer::status(403, "Forbidden",
 ///     "pods \"train-g1-r0\" is forbidden: unable to validate against any security context constraint: \

@@ -11,7 +11,7 @@ use std::fmt;
 /// # Examples
 ///
 /// ```
-/// use nbv_core::reconcile::{AnswerClass, ApiAnswer};
+/// use nbv_core::api_answer::{AnswerClass, ApiAnswer};
 ///
 /// let quota = ApiAnswer::status(403, "Forbidden", "pods \"p\" is forbidden: exceeded quota: compute");
 /// assert_eq!(quota.class(), AnswerClass::Forbidden);
@@ -42,7 +42,7 @@ impl ApiAnswer {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::reconcile::ApiAnswer;
+    /// use nbv_core::api_answer::ApiAnswer;
     ///
     /// let invalid = ApiAnswer::status(422, "Invalid", "spec.containers: Required value");
     /// assert_eq!(invalid.to_string(), "422 Invalid: spec.containers: Required value");
@@ -60,7 +60,7 @@ impl ApiAnswer {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::reconcile::ApiAnswer;
+    /// use nbv_core::api_answer::ApiAnswer;
     ///
     /// assert_eq!(ApiAnswer::no_answer("timed out").to_string(), "no answer: timed out");
     /// ```
@@ -75,7 +75,7 @@ impl ApiAnswer {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::reconcile::{AnswerClass, ApiAnswer};
+    /// use nbv_core::api_answer::{AnswerClass, ApiAnswer};
     ///
     /// assert_eq!(ApiAnswer::status(409, "AlreadyExists", "").class(), AnswerClass::Conflict);
     /// ```
@@ -91,7 +91,7 @@ impl ApiAnswer {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::reconcile::ApiAnswer;
+    /// use nbv_core::api_answer::ApiAnswer;
     ///
     /// assert_eq!(ApiAnswer::status(503, "", "busy").message(), "busy");
     /// assert_eq!(ApiAnswer::no_answer("reset").message(), "reset");
@@ -135,7 +135,7 @@ impl fmt::Display for ApiAnswer {
 /// # Examples
 ///
 /// ```
-/// use nbv_core::reconcile::AnswerClass;
+/// use nbv_core::api_answer::AnswerClass;
 ///
 /// assert_eq!(AnswerClass::of(404, ""), AnswerClass::NotFound);
 /// assert_eq!(AnswerClass::of(0, "AlreadyExists"), AnswerClass::Conflict);
@@ -165,7 +165,7 @@ impl AnswerClass {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::reconcile::AnswerClass;
+    /// use nbv_core::api_answer::AnswerClass;
     ///
     /// assert_eq!(AnswerClass::of(403, "Forbidden"), AnswerClass::Forbidden);
     /// assert_eq!(AnswerClass::of(0, ""), AnswerClass::Transient);
