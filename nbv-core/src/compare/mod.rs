@@ -51,6 +51,7 @@
 //! assert_eq!(report.differences[0].kind, DiffKind::OutputContent);
 //! ```
 
+mod markers;
 mod normalize;
 mod outputs;
 mod pattern;
@@ -61,9 +62,9 @@ use serde_json::Value;
 
 use crate::api::ComparisonStrategy;
 
+pub use markers::{ADDRESS_MARKER, MARKER};
 pub use normalize::{
-    ADDRESS, ADDRESS_MARKER, BUILT_IN_TIMESTAMPS, MARKER, NUMBER, mask_timestamps, normalize,
-    numbers_match,
+    ADDRESS, BUILT_IN_TIMESTAMPS, NUMBER, mask_timestamps, normalize, numbers_match,
 };
 pub use report::{
     ComparisonReport, DiffKind, Difference, MAX_CMP_BYTES, ReportedComparison, ReportedDiff,

@@ -6,12 +6,7 @@ use std::sync::LazyLock;
 use regex_lite::{NoExpand, Regex};
 
 use super::Settings;
-
-/// What a masked timestamp becomes. It holds no digit, so no built-in pattern matches
-/// it, and a custom pattern that matches it is refused: masking twice changes nothing.
-pub const MARKER: &str = "<timestamp>";
-/// What a masked object address becomes.
-pub const ADDRESS_MARKER: &str = "0x<address>";
+use super::markers::{ADDRESS_MARKER, MARKER};
 
 /// Built-in timestamp patterns, applied in this order (each in the subset both
 /// engines read alike): ISO 8601 date-times, dates, times of day.

@@ -6,7 +6,7 @@ use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
 use crate::api::{ComparisonConfig, ComparisonStrategy};
 
-use super::normalize::MARKER;
+use super::markers::MARKER;
 use super::pattern;
 
 /// The annotation upstream reads the strategy from, before `comparisonConfig` existed.
