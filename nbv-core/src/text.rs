@@ -32,9 +32,25 @@ pub fn truncate<'a>(text: &'a str, max_bytes: usize, marker: &str) -> Cow<'a, st
     Cow::Owned(format!("{}{marker}", &text[..end]))
 }
 
+/// `text` with control characters but newline and tab made spaces, cut to `limit`
+/// UTF-8 bytes (ending in `...` when cut). `limit` is at least 3.
+pub(crate) fn clean(text: &str, limit: usize) -> String {
+    let text: String = text
+        .chars()
+        .map(|c| {
+            if c < ' ' && c != '\n' && c != '\t' {
+                ' '
+            } else {
+                c
+            }
+        })
+        .collect();
+    truncate(&text, limit, "...").into_owned()
+}
+
 #[cfg(test)]
 mod tests {
-    use super::truncate;
+    use super::{clean, truncate};
 
     #[test]
     fn the_result_fits_and_ends_on_a_character_boundary() {
@@ -62,5 +78,14 @@ mod tests {
         assert_eq!(truncate("😀😀", 5, "..."), "");
         assert_eq!(truncate("abc", 2, "..."), "");
         assert_eq!(truncate("abcd", 3, ""), "abc");
+    }
+
+    #[test]
+    fn cleaning_cuts_on_a_char_boundary_and_marks_the_cut() {
+        assert_eq!(clean("abcdef", 6), "abcdef");
+        assert_eq!(clean("abcdefg", 6), "abc...");
+        assert_eq!(clean("ééé", 6), "ééé");
+        assert_eq!(clean("éééé", 6), "é...");
+        assert_eq!(clean("a\u{1}b\nc\td", 10), "a b\nc\td");
     }
 }

@@ -166,7 +166,7 @@ impl CheckReport {
             .findings
             .iter()
             .map(|f| Finding {
-                message: crate::pod::clean_text(&f.message, MAX_FINDING_MESSAGE),
+                message: crate::text::clean(&f.message, MAX_FINDING_MESSAGE),
                 ..f.clone()
             })
             .partition(|f| f.outcome == Outcome::Fail);

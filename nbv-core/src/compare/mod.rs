@@ -75,7 +75,7 @@ pub use settings::{
     TimestampPattern,
 };
 
-use crate::pod::clean_text as clean;
+use crate::text::clean;
 use outputs::{CodeCell, Item, code_cells};
 use report::MAX_SNIPPET;
 

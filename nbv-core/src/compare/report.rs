@@ -6,7 +6,7 @@ use serde::{Deserialize, Serialize};
 use crate::api::{CellDiff, ComparisonResult, ComparisonStrategy};
 
 use super::settings::strategy_name;
-use crate::pod::clean_text as clean;
+use crate::text::clean;
 
 /// The most the `cmp` key of the termination message takes, serialized.
 pub const MAX_CMP_BYTES: usize = 1536;

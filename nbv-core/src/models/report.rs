@@ -5,7 +5,7 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use crate::api::{ExistingEnvironmentCheck, ModelValidationResult, PredictionCheck};
-use crate::pod::clean_text as clean;
+use crate::text::clean;
 
 /// The most the `mdl` key of the termination message takes, serialized.
 pub const MAX_MDL_BYTES: usize = 512;

@@ -94,7 +94,6 @@ pub use crate::kube_names::{MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN, is_dns_label, is_d
 pub use names::{job_label_value, pod_name};
 pub use observe::{InvalidValidationPod, observe_pod, pod_ref, pod_vanished, reported_predictions};
 pub use placement::Placement;
-pub(crate) use report::clean as clean_text;
 pub use report::{
     CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,
 };

@@ -25,6 +25,7 @@ use crate::api::{CellResult, CellStatus};
 use crate::checks::CheckReport;
 use crate::compare::ReportedComparison;
 use crate::models::{ReportedPrediction, capped_predictions};
+use crate::text::clean;
 
 /// The most a kubelet keeps of a termination message, in bytes.
 pub const MAX_REPORT_BYTES: usize = 4096;
@@ -393,22 +394,6 @@ impl RunError {
     }
 }
 
-/// `text` with control characters but newline and tab made spaces, cut to `limit`
-/// UTF-8 bytes (ending in `...` when cut). `limit` is at least 3.
-pub(crate) fn clean(text: &str, limit: usize) -> String {
-    let text: String = text
-        .chars()
-        .map(|c| {
-            if c < ' ' && c != '\n' && c != '\t' {
-                ' '
-            } else {
-                c
-            }
-        })
-        .collect();
-    crate::text::truncate(&text, limit, "...").into_owned()
-}
-
 fn json<T: Serialize>(value: &T) -> String {
     // Plain structs of strings and numbers: serialization cannot fail.
     serde_json::to_string(value).unwrap_or_default()
@@ -416,18 +401,4 @@ fn json<T: Serialize>(value: &T) -> String {
 
 fn is_zero(n: &u64) -> bool {
     *n == 0
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn cleaning_cuts_on_a_char_boundary_and_marks_the_cut() {
-        assert_eq!(clean("abcdef", 6), "abcdef");
-        assert_eq!(clean("abcdefg", 6), "abc...");
-        assert_eq!(clean("ééé", 6), "ééé");
-        assert_eq!(clean("éééé", 6), "é...");
-        assert_eq!(clean("a\u{1}b\nc\td", 10), "a b\nc\td");
-    }
 }
