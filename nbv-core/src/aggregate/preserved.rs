@@ -12,8 +12,7 @@
 use serde_json::Value;
 
 use crate::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
-use crate::phase::{ConditionStatus, ConditionType, Reason};
-use crate::plan::ConditionUpdate;
+use crate::phase::{ConditionStatus, ConditionType, ConditionUpdate, Reason};
 
 /// The kind of an Argo CD ApplicationSet.
 pub(crate) const APPLICATION_SET_KIND: &str = "ApplicationSet";

@@ -20,6 +20,38 @@ pub const MAX_CONDITION_MESSAGE_BYTES: usize = 32 * 1024;
 /// Appended to a message that [`truncate_message`] shortened.
 pub const TRUNCATION_MARKER: &str = "… [truncated]";
 
+/// A condition to set on the job, as [`set_condition`] takes it.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::phase::{set_condition, ConditionStatus, ConditionType, ConditionUpdate, Reason};
+///
+/// let update = ConditionUpdate {
+///     type_: ConditionType::READY,
+///     status: ConditionStatus::False,
+///     reason: Reason::VALIDATION_FAILED,
+///     message: "cell 4 raised KeyError".to_owned(),
+/// };
+/// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+/// let mut conditions = Vec::new();
+/// let ConditionUpdate { type_, status, reason, message } = &update;
+/// assert!(set_condition(&mut conditions, type_, *status, reason, message, now, None));
+/// assert_eq!(conditions[0].reason, "ValidationFailed");
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct ConditionUpdate {
+    /// Condition type.
+    pub type_: ConditionType,
+    /// Condition status.
+    pub status: ConditionStatus,
+    /// Machine-readable reason.
+    pub reason: Reason,
+    /// Human-readable message.
+    pub message: String,
+}
+
 /// `message` cut to at most [`MAX_CONDITION_MESSAGE_BYTES`] bytes, on a character boundary,
 /// ending with [`TRUNCATION_MARKER`] when something was cut.
 ///

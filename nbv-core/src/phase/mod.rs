@@ -74,8 +74,8 @@ mod transition;
 pub use admitted::{first_refusal, record_admitted, record_refusal};
 pub use adopt::parse_phase;
 pub use conditions::{
-    ConditionStatus, InvalidConditionStatus, MAX_CONDITION_MESSAGE_BYTES, TRUNCATION_MARKER,
-    find_condition, remove_condition, set_condition, truncate_message,
+    ConditionStatus, ConditionUpdate, InvalidConditionStatus, MAX_CONDITION_MESSAGE_BYTES,
+    TRUNCATION_MARKER, find_condition, remove_condition, set_condition, truncate_message,
 };
 pub use event::{Attempt, Failure, FailureKind, InvalidAttempt, PhaseEvent, PodRef};
 pub use identifiers::{ConditionType, InvalidConditionType, InvalidReason, Reason};

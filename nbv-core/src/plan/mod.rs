@@ -80,7 +80,9 @@ pub use cache::{ParsedAnnotations, PlanCache};
 pub use diff::merge_patch;
 pub use key::{EffectKey, RunKey};
 pub use ledger::{EffectRetryPolicy, Outcome, Recorded, record};
-pub use reporting::{ConditionUpdate, SyncStage, conditions, parent_diagnostics, sync_condition};
+// The condition value at its old path; it lives beside set_condition in phase.
+pub use crate::phase::ConditionUpdate;
+pub use reporting::{SyncStage, conditions, parent_diagnostics, sync_condition};
 
 /// What the shell knows beyond the job, and how effects are retried.
 #[derive(Clone, Debug, PartialEq, Eq)]

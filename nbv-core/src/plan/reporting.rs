@@ -7,19 +7,7 @@ use crate::api::EffectLedger;
 use crate::phase::{ConditionStatus, ConditionType, Reason};
 
 use super::Diagnostic;
-
-/// A condition to set on the job, as [`crate::phase::set_condition`] takes it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub struct ConditionUpdate {
-    /// Condition type.
-    pub type_: ConditionType,
-    /// Condition status.
-    pub status: ConditionStatus,
-    /// Machine-readable reason.
-    pub reason: Reason,
-    /// Human-readable message.
-    pub message: String,
-}
+use crate::phase::ConditionUpdate;
 
 /// The `AnnotationsValid` and `EffectsApplied` conditions for a job whose plan found
 /// `diagnostics` and whose run's effects stand as `ledger` says, with `owed` effects

@@ -13,8 +13,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use crate::actions::{Decision, Patch};
 use crate::events::ReportReason;
-use crate::phase::{ConditionStatus, ConditionType, Reason};
-use crate::plan::{ConditionUpdate, Effect, Plan};
+use crate::phase::{ConditionStatus, ConditionType, ConditionUpdate, Reason};
+use crate::plan::{Effect, Plan};
 use crate::triggers::Action;
 
 use super::Reported;

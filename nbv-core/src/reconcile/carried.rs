@@ -4,7 +4,8 @@ use chrono::{DateTime, Utc};
 
 use crate::actions::{SyncReport, TriggerOutcome};
 use crate::events::{Report, ReportReason};
-use crate::plan::{ConditionUpdate, Effect, Outcome, PlannedEffect, SyncStage, sync_condition};
+use crate::phase::ConditionUpdate;
+use crate::plan::{Effect, Outcome, PlannedEffect, SyncStage, sync_condition};
 use crate::triggers::Action;
 
 use super::Wake;

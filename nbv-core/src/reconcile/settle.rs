@@ -5,8 +5,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use crate::api::EffectLedger;
 use crate::events::{Report, ReportReason};
-use crate::phase::{ConditionStatus, set_condition};
-use crate::plan::{ConditionUpdate, EffectRetryPolicy, Plan, PlannedEffect, conditions, record};
+use crate::phase::{ConditionStatus, ConditionUpdate, set_condition};
+use crate::plan::{EffectRetryPolicy, Plan, PlannedEffect, conditions, record};
 
 use super::carried::Meaning;
 use super::{Carried, Reported, Wake, ledger_patch};
