@@ -14,7 +14,7 @@
 //!    Python and a test holds the two together.
 //! 3. The findings come back in the termination message ([`CheckReport`], key `chk`,
 //!    at most [`MAX_CHECKS_BYTES`]). A failing finding fails the job for good
-//!    ([`FailureCause::CheckFailed`](crate::pod::FailureCause::CheckFailed)); warnings
+//!    ([`FailureCause::CheckFailed`](crate::phase::FailureCause::CheckFailed)); warnings
 //!    are recorded in the status condition `ValidationWarnings` and the run's Event.
 //!
 //! A job without `validationConfig` asks for no check.

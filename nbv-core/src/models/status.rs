@@ -4,8 +4,7 @@
 use chrono::{DateTime, Utc};
 
 use crate::api::{ModelValidationResult, NotebookValidationJobStatus};
-use crate::phase::{ConditionStatus, ConditionType, Failure, Reason, set_condition};
-use crate::pod::FailureCause;
+use crate::phase::{ConditionStatus, ConditionType, Failure, FailureCause, Reason, set_condition};
 
 /// The Ready condition's reason while a job waits for its models.
 pub const WAITING_FOR_MODELS: &str = "WaitingForModels";

@@ -61,6 +61,7 @@
 mod admitted;
 mod adopt;
 mod build;
+mod cause;
 mod conditions;
 mod event;
 mod identifiers;
@@ -73,6 +74,7 @@ mod transition;
 
 pub use admitted::{first_refusal, record_admitted, record_refusal};
 pub use adopt::parse_phase;
+pub use cause::FailureCause;
 pub use conditions::{
     ConditionStatus, ConditionUpdate, InvalidConditionStatus, MAX_CONDITION_MESSAGE_BYTES,
     TRUNCATION_MARKER, find_condition, remove_condition, set_condition, truncate_message,

@@ -6,10 +6,10 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{ContainerStateWaiting, ContainerStatus};
 
-use crate::phase::Failure;
+use crate::phase::{Failure, FailureCause};
 
 use super::git::{Checkout, NOTEBOOK_CHECKOUT};
-use super::{FailureCause, RunErrorKind, RunReport};
+use super::{RunErrorKind, RunReport};
 use crate::checks::Outcome;
 
 /// Longest excerpt of a container's output kept in a failure message.

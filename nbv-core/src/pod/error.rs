@@ -5,8 +5,8 @@ use crate::phase::Failure;
 use crate::compare::InvalidComparison;
 use crate::models::ModelSpecError;
 
-use super::FailureCause;
 use super::timeout::InvalidTimeout;
+use crate::phase::FailureCause;
 
 /// A job whose spec cannot become a validation Pod; the message names the field and
 /// says what to change. Retrying cannot help: [`failure`](Self::failure) is the

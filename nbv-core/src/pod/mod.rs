@@ -51,7 +51,6 @@
 //! ```
 
 mod admission;
-mod cause;
 mod classify;
 mod container;
 mod defaults;
@@ -80,7 +79,8 @@ pub use admission::{
     POD_ADMISSION_TIMEOUT_ANNOTATION, PodRefusal, RefusalKind, admission_after, admission_timeout,
     refusal_message,
 };
-pub use cause::FailureCause;
+// Why an attempt failed, at its old path; it lives in phase, below pod and models.
+pub use crate::phase::FailureCause;
 pub use defaults::{
     CloneUser, DEFAULT_GIT_IMAGE, DEFAULT_START_GRACE, MAX_UID, NOBODY_UID,
     OPENSHIFT_SECURITY_GROUP, Platform, PodDefaults,

@@ -10,7 +10,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::Time;
 use crate::api::{CellResult, ComparisonResult};
 use crate::checks::Finding;
 use crate::models::{MODELS_ENV, ReportedPrediction};
-use crate::phase::{Attempt, Failure, PhaseEvent, PodRef};
+use crate::phase::{Attempt, Failure, FailureCause, PhaseEvent, PodRef};
 
 use super::classify::{
     check_failure, classify_output, clone_failure, excerpt, human_seconds, notebook_error,
@@ -18,7 +18,7 @@ use super::classify::{
 };
 use super::executor::{CHECKS_ENV, GOLDEN_ENV};
 use super::git::{CHECKOUTS, Checkout};
-use super::{ATTEMPT_LABEL, FailureCause, NOTEBOOK_CONTAINER, RunReport, pod_name};
+use super::{ATTEMPT_LABEL, NOTEBOOK_CONTAINER, RunReport, pod_name};
 
 /// The Pod named and labelled as the validation Pod of an attempt.
 ///

@@ -9,8 +9,8 @@ use crate::api::NotebookValidationJob;
 use crate::duration::{InvalidDuration, parse_duration};
 use crate::phase::Failure;
 
-use super::super::FailureCause;
 use super::PodRefusal;
+use crate::phase::FailureCause;
 
 /// The annotation that sets a job's pod admission timeout (a duration such as `30m`),
 /// overriding the operator's `--pod-admission-timeout`.

@@ -7,12 +7,12 @@ use crate::api_answer::{AnswerClass, ApiAnswer};
 use crate::redact::redact_secrets;
 use crate::text::truncate;
 
-use super::super::FailureCause;
 use super::shapes::{
     LIMIT_RANGE, POD_SECURITY, QUOTA_EXCEEDED, QUOTA_FAILED, QUOTA_UNKNOWN, RBAC_CANNOT, RBAC_USER,
     SCC, TERMINATING, VAP, WEBHOOK_DENIED, WEBHOOK_FAILED, engine_policies, name_after,
     scc_providers,
 };
+use crate::phase::FailureCause;
 
 /// Longest part of the API server's answer that nbv repeats (in a condition, a status
 /// message, an Event), in bytes: enough for an SCC refusal that lists a few providers,

@@ -1,8 +1,9 @@
-//! Why a validation Pod failed, and whether a retry may help.
+//! Why an attempt failed (its validation Pod, or the wait for its models before it),
+//! and whether a retry may help.
 
 use std::fmt;
 
-use crate::phase::{Failure, FailureKind, Reason};
+use super::{Failure, FailureKind, Reason};
 use crate::redact::redact_secrets;
 
 /// Why an attempt failed: the `reason` of the failure, and whether it is transient.
@@ -16,7 +17,7 @@ use crate::redact::redact_secrets;
 ///
 /// ```
 /// use nbv_core::phase::FailureKind;
-/// use nbv_core::pod::FailureCause;
+/// use nbv_core::phase::FailureCause;
 ///
 /// let failure = FailureCause::NotebookCellFailed.failure("cell 4: KeyError: 'x'");
 /// assert_eq!(failure.reason.as_str(), "NotebookCellFailed");
@@ -184,7 +185,7 @@ impl FailureCause {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::pod::FailureCause;
+    /// use nbv_core::phase::FailureCause;
     ///
     /// assert_eq!(FailureCause::GitCredentialsInvalid.as_str(), "GitCredentialsInvalid");
     /// ```
@@ -242,7 +243,7 @@ impl FailureCause {
     ///
     /// ```
     /// use nbv_core::phase::FailureKind;
-    /// use nbv_core::pod::FailureCause;
+    /// use nbv_core::phase::FailureCause;
     ///
     /// assert_eq!(FailureCause::NodeLost.kind(), FailureKind::Transient);
     /// assert_eq!(FailureCause::Timeout.kind(), FailureKind::Permanent);
@@ -301,7 +302,7 @@ impl FailureCause {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::pod::FailureCause;
+    /// use nbv_core::phase::FailureCause;
     ///
     /// assert_eq!(FailureCause::PodDeleted.reason().as_str(), "PodDeleted");
     /// ```
@@ -318,7 +319,7 @@ impl FailureCause {
     /// # Examples
     ///
     /// ```
-    /// use nbv_core::pod::FailureCause;
+    /// use nbv_core::phase::FailureCause;
     ///
     /// let failure = FailureCause::GitUnreachable
     ///     .failure("fatal: unable to access 'https://bot:ghp_x@example.com/r.git/'");
