@@ -15,7 +15,7 @@
 //!
 //! ```
 //! use nbv_core::io::{ObjectRef, Request, Response};
-//! use nbv_core::reconcile::ApiAnswer;
+//! use nbv_core::api_answer::ApiAnswer;
 //!
 //! let web = ObjectRef::namespaced("apps/v1", "Deployment", "ml", "web");
 //! let request = Request::Get(web.clone());
@@ -37,4 +37,4 @@ pub use request::{Request, Subresource};
 pub use response::Response;
 pub use step::Step;
 
-pub use crate::reconcile::ApiAnswer;
+pub use crate::api_answer::ApiAnswer;
