@@ -122,6 +122,7 @@ pub mod actions;
 pub mod aggregate;
 pub mod annotations;
 pub mod api;
+pub mod carry;
 pub mod checks;
 pub mod compare;
 pub mod duration;
