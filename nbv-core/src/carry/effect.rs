@@ -114,7 +114,7 @@ pub struct Carry {
 enum State {
     PatchJob(JobPatch),
     Trigger(Box<Fire>),
-    SyncResult(SyncResult),
+    SyncResult(Box<SyncResult>),
     Notify(Notify),
     Report(Report),
     /// Nothing to do (a report of an effect that is not abandoned).
@@ -123,6 +123,30 @@ enum State {
 
 impl Carry {
     /// Carries `planned` out for `job` at `now`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::carry::{Carry, CarryFacts, Machine};
+    /// use nbv_core::io::Step;
+    /// use nbv_core::plan::{Effect, EffectKey, PlannedEffect};
+    ///
+    /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}}
+    /// }))?;
+    /// let now = chrono::Utc::now();
+    /// let report = PlannedEffect {
+    ///     key: EffectKey::notify(),
+    ///     effect: Effect::ReportGaveUp { effect: EffectKey::notify(), error: "503".into(), attempts: 5 },
+    /// };
+    /// let mut carry = Carry::start(&job, &report, &CarryFacts::default(), now);
+    /// assert_eq!(carry.next().request().map(ToString::to_string).as_deref(), Some("POST Event ml/"));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn start(
         job: &NotebookValidationJob,
         planned: &PlannedEffect,
@@ -148,7 +172,11 @@ impl Carry {
             Effect::SyncResult {
                 trigger,
                 completed_at,
-            } => State::SyncResult(SyncResult::start(job, trigger.target(), *completed_at)),
+            } => State::SyncResult(Box::new(SyncResult::start(
+                job,
+                trigger.target(),
+                *completed_at,
+            ))),
             Effect::Notify { event } => State::Notify(Notify::start(job, event, facts)),
             effect @ Effect::ReportGaveUp { .. } => match abandonment(effect) {
                 Some(report) => State::Report(Report::start(
@@ -169,7 +197,8 @@ impl Carry {
     }
 
     /// The job as the API server stored it after a wave patch, once written: its
-    /// `resourceVersion` and conditions are the base of the status write that follows.
+    /// `resourceVersion` and conditions are the base of the status write that follows
+    /// (the example of [`Carry::follow`] shows it).
     pub fn stored_job(&self) -> Option<&Value> {
         match &self.state {
             State::PatchJob(patch) => patch.stored(),
@@ -182,6 +211,33 @@ impl Carry {
     /// precondition, so they must be computed from what that version holds (someone
     /// else may have changed them meanwhile), not from the version read before.
     /// Changes nothing for any other effect, or before the patch is written.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::carry::{Carry, CarryFacts, Machine};
+    /// use nbv_core::io::Response;
+    /// use nbv_core::plan::{Effect, EffectKey, PlannedEffect};
+    ///
+    /// let mut job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}}
+    /// }))?;
+    /// let now = chrono::Utc::now();
+    /// let wave = PlannedEffect {
+    ///     key: EffectKey::notify(),
+    ///     effect: Effect::PatchJob { patch: serde_json::json!({"metadata": {"labels": {"a": "b"}}}) },
+    /// };
+    /// let mut carry = Carry::start(&job, &wave, &CarryFacts::default(), now);
+    /// let _patch = carry.next();
+    /// carry.answer(Response::Object(Some(serde_json::json!({"metadata": {"resourceVersion": "12"}}))));
+    /// assert_eq!(carry.stored_job().unwrap()["metadata"]["resourceVersion"], "12");
+    /// carry.follow(&mut job);
+    /// assert_eq!(job.metadata.resource_version.as_deref(), Some("12"));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn follow(&self, job: &mut NotebookValidationJob) {
         let Some(stored) = self.stored_job() else {
             return;
@@ -197,11 +253,43 @@ impl Carry {
     }
 
     /// How a trigger went, once it is done (`None` for any other effect).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::carry::{Carry, CarryFacts, Machine, TriggerStatus};
+    /// use nbv_core::io::{Response, Step};
+    /// use nbv_core::plan::{Effect, EffectKey, PlannedEffect};
+    /// use nbv_core::triggers::Grant;
+    ///
+    /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}}
+    /// }))?;
+    /// let now = chrono::Utc::now();
+    /// let set = nbv_core::triggers::parse_triggers(
+    ///     "- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}", "ml").unwrap();
+    /// let restart = PlannedEffect {
+    ///     key: EffectKey::notify(),
+    ///     effect: Effect::Trigger { trigger: set.triggers()[0].clone(), completed_at: now },
+    /// };
+    /// let mut carry = Carry::start(&job, &restart, &CarryFacts::default(), now);
+    /// assert_eq!(carry.grant(), Some(Grant::SameNamespace), "a trigger in its job's namespace");
+    /// let _read = carry.next();
+    /// carry.answer(Response::Object(None));
+    /// assert!(matches!(carry.next(), Step::Done(_)));
+    /// assert_eq!(carry.trigger_status(), Some(TriggerStatus::Failed), "the Deployment is missing");
+    /// assert!(carry.warnings().is_empty());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn trigger_status(&self) -> Option<TriggerStatus> {
         self.trigger_status
     }
 
-    /// Why a trigger was allowed to act, once it was.
+    /// Why a trigger was allowed to act, once it was (the example of
+    /// [`Carry::trigger_status`] shows it).
     pub fn grant(&self) -> Option<Grant> {
         match &self.state {
             State::Trigger(fire) => fire.grant(),
@@ -209,7 +297,9 @@ impl Carry {
         }
     }
 
-    /// What the shell should log about how the effect went.
+    /// What the shell should log about how the effect went: an AppProject whose sync
+    /// windows cannot be read, pods spared beyond the bound on owner reads (the example
+    /// of [`Carry::trigger_status`] shows it).
     pub fn warnings(&self) -> &[String] {
         match &self.state {
             State::Trigger(fire) => fire.warnings(),
@@ -219,6 +309,32 @@ impl Carry {
 
     /// Whether a notification Event was created now (not found from an earlier
     /// attempt): the moment a run counts as finished.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::carry::{Carry, CarryFacts, Machine};
+    /// use nbv_core::events::{notification, NotificationContext};
+    /// use nbv_core::io::Response;
+    /// use nbv_core::plan::{Effect, EffectKey, PlannedEffect};
+    ///
+    /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}},
+    ///     "status": {"phase": "Succeeded", "startTime": "2026-01-24T22:29:00Z",
+    ///                "completionTime": "2026-01-24T22:30:00Z"}
+    /// }))?;
+    /// let event = notification(&job, &NotificationContext::default()).unwrap();
+    /// let notify = PlannedEffect { key: EffectKey::notify(), effect: Effect::Notify { event } };
+    /// let mut carry = Carry::start(&job, &notify, &CarryFacts::default(), chrono::Utc::now());
+    /// let _post = carry.next();
+    /// carry.answer(Response::Object(Some(serde_json::json!({}))));
+    /// let _done = carry.next();
+    /// assert!(carry.notified());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
     pub fn notified(&self) -> bool {
         self.notified
     }
