@@ -124,6 +124,7 @@ pub mod aggregate;
 pub mod annotations;
 pub mod api;
 pub mod api_answer;
+pub mod carry;
 pub mod checks;
 pub mod compare;
 pub mod duration;

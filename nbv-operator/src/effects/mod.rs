@@ -1,32 +1,11 @@
-//! Carrying out nbv-core's effects on a cluster, each with the smallest API call.
+//! Carrying out nbv-core's effects on a cluster: the operator's driver of the
+//! machines of [`nbv_core::carry`].
 //!
-//! nbv-core decides which effects a job owes ([`nbv_core::plan()`]) and what each trigger
-//! action writes on its target ([`nbv_core::actions`]); an [`Executor`] makes them
-//! happen: it reads, calls the core's decision, writes what it says and classifies
-//! the API server's errors ([`crate::api_error`]). Every write is a JSON merge patch of the fields nbv owns, a create, or a
-//! delete guarded by the object's uid; nothing here ever replaces (`PUT`) an object.
-//!
-//! | effect | calls |
-//! |---|---|
-//! | wave annotations | `PATCH` (merge) the job |
-//! | `restart` Deployment, StatefulSet, DaemonSet | `GET` it; `PATCH` (merge) `spec.template.metadata.annotations["kubectl.kubernetes.io/restartedAt"]` with the resourceVersion read, unless it already restarted at the run's time or later |
-//! | `restart` InferenceService | `GET` it, `LIST` its pods by label, `DELETE` those created before the run ended |
-//! | `restart` any other kind | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners, `DELETE` the pods it owns that predate the run |
-//! | `sync` Application | read it (watch cache), its AppProject's sync windows (watch cache); `PATCH` (merge) `operation` and `status.operationState: null` with the resourceVersion read, unless [`nbv_core::actions::sync::decide`] defers or skips it, or nbv may not read the AppProjects ([`nbv_core::reconcile::without_windows`]: it waits) |
-//! | sync result | read the Application (watch cache); a `core/v1` Event once Argo CD finished the operation |
-//! | `refresh` | read it (an Application from the watch cache, anything else with `GET`); `PATCH` (merge) annotations with the resourceVersion read, unless its timestamp is the run's time or later |
-//! | notification, report | `POST` a `core/v1` Event |
-//! | Application status | `PATCH` (merge) two annotations of the Application |
-//!
-//! Before a trigger acts outside its job's namespace, [`nbv_core::triggers::TriggerAccess`]
-//! must allow it; the executor reads the target `Namespace` (and, for an Application, the
-//! Application) only when the decision needs it, and a refused trigger writes nothing.
-//!
-//! Every effect is idempotent for its run, which covers the window between carrying an
-//! effect out and recording it: a rolling restart or a refresh writes the run's completion
-//! time only over an older one (so a retry never moves it backwards past a newer run), pod
-//! deletion spares pods created after it, a sync is skipped when the Application already
-//! carries the run's marker, and a notification Event has a name derived from the run.
+//! nbv-core decides which effects a job owes ([`nbv_core::plan()`]) and, for each, every
+//! request it takes and what each answer means ([`nbv_core::carry`], whose module
+//! documentation lists the requests of every effect). An [`Executor`] only carries
+//! the requests out, one kube call each (or one read of a watch cache), and answers
+//! them as the core reads answers ([`crate::api_error::answer`]): it decides nothing.
 //!
 //! Kinds that nbv does not know are addressed through [`kube::api::DynamicObject`] with the
 //! resource name guessed from the kind by [`kube::core::ApiResource::from_gvk`]: lowercased
@@ -50,36 +29,30 @@
 //! # }
 //! ```
 
-mod access;
-mod application;
-mod error;
-mod notify;
-mod refresh;
-mod restart;
-mod sync;
-mod target;
-mod trigger;
-mod wave;
+mod calls;
+mod io;
 
 use std::sync::Arc;
 
 use kube::Client;
-use kube::api::{DynamicObject, PatchParams};
+use kube::api::DynamicObject;
 use kube::runtime::reflector::Store;
-use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
-
+use nbv_core::carry::CarryFacts;
 use nbv_core::reconcile::ArgocdAccess;
+use nbv_core::triggers::{DEFAULT_ARGOCD_NAMESPACE, TriggerAccess};
 
 use crate::argocd::AccessWatch;
 use crate::clock::{Clock, SystemClock};
 use crate::projection::CachedApplication;
 
 pub use crate::resources::appproject_resource;
-pub(crate) use access::CACHE_PATIENCE;
-pub use error::EffectError;
+pub(crate) use io::CACHE_PATIENCE;
 pub use nbv_core::actions::{SyncReport, TriggerOutcome};
+pub use nbv_core::carry::Delivery;
+/// An effect that did not take effect: nbv-core's [`Failure`](nbv_core::carry::Failure),
+/// the one classification of what the API server answered.
+pub use nbv_core::carry::Failure as EffectError;
 pub use nbv_core::events::ReportReason;
-pub use notify::Delivery;
 
 /// The name nbv writes under: field manager of its patches, `source.component` and
 /// `reportingComponent` of its Events, initiator of the syncs it starts.
@@ -220,12 +193,15 @@ impl Executor {
         &self.config
     }
 
-    /// Parameters of every patch: nbv's field manager, so that `managedFields` show
-    /// which fields nbv wrote.
-    fn patch_params(&self) -> PatchParams {
-        PatchParams {
-            field_manager: Some(self.config.field_manager.clone()),
-            ..PatchParams::default()
+    /// What the machines of [`nbv_core::carry`] need to know, as of now.
+    fn facts(&self) -> CarryFacts {
+        CarryFacts {
+            trigger_access: self.config.trigger_access.clone(),
+            argocd_namespace: self.config.argocd_namespace.clone(),
+            field_manager: self.config.field_manager.clone(),
+            reporting_instance: self.config.reporting_instance.clone(),
+            argocd_access: self.argocd_access(),
+            projects_cached: self.caches.projects.is_some(),
         }
     }
 }

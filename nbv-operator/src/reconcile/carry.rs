@@ -1,19 +1,18 @@
 //! Carrying a planned effect out: the API calls, and what they came to.
 
 use chrono::{DateTime, Utc};
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
-use kube::api::DynamicObject;
 use nbv_core::api::{NotebookValidationJob, Phase};
+use nbv_core::carry::TriggerStatus as Fired;
 use nbv_core::events::Report;
-use nbv_core::plan::{Effect, Outcome, PlannedEffect};
-use nbv_core::reconcile::{Carried, abandonment};
+use nbv_core::plan::{Effect, PlannedEffect};
+use nbv_core::reconcile::Carried;
 
 use crate::context::Context;
-use crate::effects::{Delivery, EffectError, TriggerOutcome};
 use crate::metrics::TriggerStatus;
 
-/// Carries `planned` out with the smallest API calls, and says what it came to. A
-/// write of the job's own metadata leaves `job` as the API server stored it (its
+/// Carries `planned` out with the smallest API calls (nbv-core's
+/// [`Carry`](nbv_core::carry::Carry), driven by the executor), and says what it came
+/// to. A write of the job's own metadata leaves `job` as the API server stored it (its
 /// `resourceVersion` and conditions), the base of the status write that follows.
 pub(super) async fn carry_out(
     ctx: &Context,
@@ -21,77 +20,23 @@ pub(super) async fn carry_out(
     planned: &PlannedEffect,
     now: DateTime<Utc>,
 ) -> Carried {
-    let ex = &ctx.executor;
-    match &planned.effect {
-        Effect::PatchJob { patch } => {
-            let (namespace, name) = (
-                job.metadata.namespace.as_deref().unwrap_or_default(),
-                job.metadata.name.as_deref().unwrap_or_default(),
-            );
-            let stored = ex.patch_job_metadata(namespace, name, patch).await;
-            if let Ok(stored) = &stored {
-                follow(job, stored);
-            }
-            written(stored.map(drop))
-        }
-        Effect::Trigger {
-            trigger,
-            completed_at,
-        } => {
-            let fired = ex.fire_trigger(job, trigger, *completed_at).await;
-            let status = match &fired {
-                Ok(TriggerOutcome::Deferred { reason, .. }) => {
-                    tracing::info!(job = ?job.metadata.name, %trigger, %reason, "trigger deferred");
-                    TriggerStatus::Deferred
-                }
-                Ok(_) => TriggerStatus::Succeeded,
-                Err(EffectError::Refused(_)) => TriggerStatus::Refused,
-                Err(_) => TriggerStatus::Failed,
-            };
-            ctx.metrics.trigger(trigger.action().as_str(), status);
-            Carried::Trigger(fired.map_err(|e| e.outcome()))
-        }
-        Effect::SyncResult {
-            trigger,
-            completed_at,
-        } => Carried::Sync(
-            ex.sync_result(job, trigger.target(), *completed_at)
-                .await
-                .map_err(|e| e.outcome()),
-        ),
-        Effect::Notify { event } => {
-            let delivered = ex.create_notification(job, event).await;
-            if delivered.as_ref().is_ok_and(|d| *d == Delivery::Created) {
-                validation_finished(ctx, job);
-            }
-            written(delivered.map(|_| ()))
-        }
-        effect @ Effect::ReportGaveUp { .. } => match abandonment(effect) {
-            Some(report) => written(ex.report(job, report.reason, &report.message, now).await),
-            None => Carried::Written(Outcome::Done),
-        },
+    let (carried, carry) = ctx.executor.carry(job, planned, now).await;
+    carry.follow(job);
+    if let (Effect::Trigger { trigger, .. }, Some(fired)) =
+        (&planned.effect, carry.trigger_status())
+    {
+        let status = match fired {
+            Fired::Succeeded => TriggerStatus::Succeeded,
+            Fired::Deferred => TriggerStatus::Deferred,
+            Fired::Refused => TriggerStatus::Refused,
+            Fired::Failed => TriggerStatus::Failed,
+        };
+        ctx.metrics.trigger(trigger.action().as_str(), status);
     }
-}
-
-/// Takes the `resourceVersion` and the conditions of the job as `stored` after a
-/// write: the conditions are written next with that version as a precondition, so
-/// they must be computed from what that version holds (someone else may have changed
-/// them meanwhile), not from the version read before.
-fn follow(job: &mut NotebookValidationJob, stored: &DynamicObject) {
-    job.metadata.resource_version = stored.metadata.resource_version.clone();
-    if let Some(status) = job.status.as_mut() {
-        status.conditions = stored
-            .data
-            .pointer("/status/conditions")
-            .and_then(|c| serde_json::from_value::<Vec<Condition>>(c.clone()).ok());
+    if carry.notified() {
+        validation_finished(ctx, job);
     }
-}
-
-fn written(result: Result<(), EffectError>) -> Carried {
-    Carried::Written(match result {
-        Ok(()) => Outcome::Done,
-        Err(e) => e.outcome(),
-    })
+    carried
 }
 
 /// Counts a run that ended, once: when its notification is created.

@@ -1,0 +1,361 @@
+//! The `restart` action as requests: what [`crate::actions::restart`] decides (a
+//! rolling restart where the workload supports one, otherwise deleting the target's
+//! pods that predate the run), read and written one request at a time.
+
+use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
+use serde_json::Value;
+
+use crate::actions::restart::{
+    Census, MAX_OWNER_LOOKUPS, Owners, PodDeletions, pods_by_label, pods_to_delete, pods_to_list,
+    rolling_restart,
+};
+use crate::actions::{Run, TriggerOutcome, describe};
+use crate::io::{ObjectRef, Request, Response, Step};
+use crate::triggers::TargetRef;
+
+use super::machine::{forward, unexpected};
+use super::target::{PatchWrite, Read};
+use super::{Failure, Machine};
+
+/// Restarting a target for a run.
+///
+/// An InferenceService's pods carry its name in KServe's label: one `LIST` finds them
+/// without reading it. Only a `LIST` that finds none reads the target, since a
+/// misspelled name finds none either and would report success for a restart that
+/// never happened. Any other kind is read first: a workload with a pod template is
+/// restarted by a patch; the pods of anything else are listed by its selector, and
+/// only those it owns (directly or through intermediate owners, read one by one) are
+/// deleted.
+#[derive(Clone, Debug)]
+pub(super) struct Restart {
+    target: TargetRef,
+    run: Run,
+    state: State,
+    /// What the shell should log (an owner bound reached).
+    pub(super) warnings: Vec<String>,
+}
+
+#[derive(Clone, Debug)]
+enum State {
+    /// `LIST` an InferenceService's pods by its label.
+    ListByLabel {
+        selector: String,
+    },
+    /// The label found no pod: `GET` the target to tell a misspelled name.
+    ConfirmTarget {
+        read: Read,
+        pods: Vec<Pod>,
+    },
+    /// `GET` the target.
+    ReadTarget(Read),
+    /// `LIST` the pods the target selects.
+    ListSelected {
+        selector: String,
+        owner_uid: Option<String>,
+    },
+    /// `GET` an intermediate owner of some pods.
+    ReadOwner {
+        owners: Owners,
+        census: Census,
+        reference: OwnerReference,
+    },
+    /// Write a rolling restart.
+    Patch(PatchWrite),
+    /// `DELETE` the pod at `index`, with its uid as precondition.
+    Delete {
+        deletions: PodDeletions,
+        index: usize,
+        deleted: usize,
+    },
+    /// The delete conflicted: `GET` the pod to see whether it is still the same one.
+    StillThere {
+        deletions: PodDeletions,
+        index: usize,
+        deleted: usize,
+        conflict: crate::reconcile::ApiAnswer,
+    },
+    Done(Result<TriggerOutcome, Failure>),
+}
+
+impl Restart {
+    pub(super) fn start(target: &TargetRef, run: &Run) -> Restart {
+        let state = match pods_by_label(target) {
+            Some(query) => State::ListByLabel {
+                selector: query.label_selector,
+            },
+            None => State::ReadTarget(Read::get(target)),
+        };
+        Restart {
+            target: target.clone(),
+            run: run.clone(),
+            state,
+            warnings: Vec::new(),
+        }
+    }
+
+    fn namespace(&self) -> &str {
+        self.target.namespace().as_str()
+    }
+
+    /// The pods a `LIST` answered, or why they cannot be read.
+    fn listed(&self, selector: &str, response: Response) -> Result<Vec<Pod>, Failure> {
+        let namespace = self.namespace();
+        let request = format!("list Pods in {namespace} with labels {selector}");
+        match response {
+            Response::Objects(items) => items
+                .into_iter()
+                .map(serde_json::from_value::<Pod>)
+                .collect::<Result<_, _>>()
+                .map_err(|e| Failure::invalid(request, format!("cannot read a pod: {e}"))),
+            Response::Failed(answer) => Err(Failure::of(
+                request,
+                format!("Pods in {namespace}"),
+                &answer,
+            )),
+            other => Err(unexpected(&request, &other)),
+        }
+    }
+
+    /// Deletes the pods of `census` that predate the run, or says why none is.
+    fn delete(&self, census: Census) -> State {
+        match pods_to_delete(&self.target, census, &self.run).into_write() {
+            Ok(deletions) => self.deleting(deletions, 0, 0),
+            Err(settled) => State::Done(settled.map_err(Failure::from)),
+        }
+    }
+
+    /// The delete of the pod at `index`, or the outcome once none is left.
+    fn deleting(&self, deletions: PodDeletions, index: usize, deleted: usize) -> State {
+        if index < deletions.pods.len() {
+            State::Delete {
+                deletions,
+                index,
+                deleted,
+            }
+        } else {
+            State::Done(Ok(deletions.done(deleted)))
+        }
+    }
+
+    /// The next owner to read for `census`, or the deletions once all are settled.
+    fn owners(&mut self, owners: Owners, mut census: Census) -> State {
+        if let Some(reference) = owners.next_lookup(&census.older) {
+            return State::ReadOwner {
+                owners,
+                census,
+                reference,
+            };
+        }
+        if owners.bounded(&census.older) {
+            self.warnings.push(format!(
+                "{}: more than {MAX_OWNER_LOOKUPS} intermediate owners; remaining pods are spared",
+                describe(&self.target)
+            ));
+        }
+        census.older = owners.owned(census.older);
+        self.delete(census)
+    }
+
+    /// What comes after reading the target (`object`).
+    fn read(&mut self, object: Value) -> State {
+        match pods_to_list(&object, &self.target) {
+            Err(refused) => State::Done(Err(refused.into())),
+            Ok(None) => State::Patch(PatchWrite::start(
+                &self.target,
+                rolling_restart(&object, &self.target, &self.run),
+            )),
+            Ok(Some(query)) => State::ListSelected {
+                selector: query.label_selector,
+                owner_uid: query.owner_uid,
+            },
+        }
+    }
+}
+
+impl Machine for Restart {
+    type Output = Result<TriggerOutcome, Failure>;
+
+    fn next(&mut self) -> Step<Self::Output> {
+        let namespace = self.target.namespace().as_str();
+        let list = |selector: &str| Request::List {
+            kind: ObjectRef::namespaced("v1", "Pod", namespace, ""),
+            label_selector: selector.to_owned(),
+        };
+        match &mut self.state {
+            State::ListByLabel { selector } | State::ListSelected { selector, .. } => {
+                Step::Io(list(selector))
+            }
+            State::ConfirmTarget { read, .. } | State::ReadTarget(read) => forward(read.next()),
+            State::ReadOwner { reference, .. } => Step::Io(Request::Get(ObjectRef::namespaced(
+                reference.api_version.clone(),
+                reference.kind.clone(),
+                namespace,
+                reference.name.clone(),
+            ))),
+            State::Patch(write) => write.next(),
+            State::Delete {
+                deletions, index, ..
+            } => {
+                let pod = &deletions.pods[*index];
+                Step::Io(Request::Delete {
+                    object: pod_ref(namespace, &pod.name),
+                    uid: Some(pod.uid.clone()),
+                })
+            }
+            State::StillThere {
+                deletions, index, ..
+            } => Step::Io(Request::Get(pod_ref(
+                namespace,
+                &deletions.pods[*index].name,
+            ))),
+            State::Done(result) => Step::Done(result.clone()),
+        }
+    }
+
+    fn answer(&mut self, response: Response) {
+        let state = std::mem::replace(&mut self.state, State::Done(Ok(done_placeholder())));
+        self.state = match state {
+            State::ListByLabel { selector } => match self.listed(&selector, response) {
+                Ok(pods) if pods.is_empty() => State::ConfirmTarget {
+                    read: Read::get(&self.target),
+                    pods,
+                },
+                Ok(pods) => self.delete(Census::of(pods, self.run.completed_at)),
+                Err(failure) => State::Done(Err(failure)),
+            },
+            State::ConfirmTarget { mut read, pods } => {
+                read.answer(response);
+                match read.next() {
+                    Step::Io(_) => State::ConfirmTarget { read, pods },
+                    Step::Done(Ok(_)) => self.delete(Census::of(pods, self.run.completed_at)),
+                    Step::Done(Err(failure)) => State::Done(Err(failure)),
+                }
+            }
+            State::ReadTarget(mut read) => {
+                read.answer(response);
+                match read.next() {
+                    Step::Io(_) => State::ReadTarget(read),
+                    Step::Done(Ok(object)) => self.read(object),
+                    Step::Done(Err(failure)) => State::Done(Err(failure)),
+                }
+            }
+            State::ListSelected {
+                selector,
+                owner_uid,
+            } => match self.listed(&selector, response) {
+                Ok(pods) => {
+                    let census = Census::of(pods, self.run.completed_at);
+                    match owner_uid {
+                        Some(uid) => self.owners(Owners::new(&uid), census),
+                        None => self.delete(census),
+                    }
+                }
+                Err(failure) => State::Done(Err(failure)),
+            },
+            State::ReadOwner {
+                mut owners,
+                census,
+                reference,
+            } => {
+                let object = format!("{} {}/{}", reference.kind, self.namespace(), reference.name);
+                match response {
+                    Response::Object(found) => {
+                        let metadata = found.and_then(|found| {
+                            serde_json::from_value::<ObjectMeta>(found["metadata"].clone()).ok()
+                        });
+                        owners.learn(&reference, metadata.as_ref());
+                        self.owners(owners, census)
+                    }
+                    Response::Failed(answer) => {
+                        State::Done(Err(Failure::of(format!("get {object}"), object, &answer)))
+                    }
+                    other => State::Done(Err(unexpected(&format!("get {object}"), &other))),
+                }
+            }
+            State::Patch(mut write) => {
+                write.answer(response);
+                match write.next() {
+                    Step::Done(result) => State::Done(result),
+                    Step::Io(_) => State::Patch(write),
+                }
+            }
+            State::Delete {
+                deletions,
+                index,
+                deleted,
+            } => {
+                let object = format!("Pod {}/{}", self.namespace(), deletions.pods[index].name);
+                match response {
+                    Response::Deleted | Response::Object(_) => {
+                        self.deleting(deletions, index + 1, deleted + 1)
+                    }
+                    Response::Failed(answer) => match answer.class() {
+                        // Gone already: the old pod no longer runs.
+                        crate::reconcile::AnswerClass::NotFound => {
+                            self.deleting(deletions, index + 1, deleted)
+                        }
+                        // A conflict is what a failed uid precondition answers, but not
+                        // only that: only a pod of that name with another uid (or none)
+                        // proves that the old pod is gone.
+                        crate::reconcile::AnswerClass::Conflict => State::StillThere {
+                            deletions,
+                            index,
+                            deleted,
+                            conflict: answer,
+                        },
+                        _ => State::Done(Err(Failure::of(
+                            format!("delete {object}"),
+                            object,
+                            &answer,
+                        ))),
+                    },
+                    other => State::Done(Err(unexpected(&format!("delete {object}"), &other))),
+                }
+            }
+            State::StillThere {
+                deletions,
+                index,
+                deleted,
+                conflict,
+            } => {
+                let pod = &deletions.pods[index];
+                let object = format!("Pod {}/{}", self.namespace(), pod.name);
+                match response {
+                    Response::Object(current) => {
+                        let same = current.is_some_and(|current| {
+                            current["metadata"]["uid"].as_str() == Some(pod.uid.as_str())
+                        });
+                        if same {
+                            // Still the old pod: the restart is retried.
+                            State::Done(Err(Failure::of(
+                                format!("delete {object}"),
+                                object,
+                                &conflict,
+                            )))
+                        } else {
+                            self.deleting(deletions, index + 1, deleted)
+                        }
+                    }
+                    Response::Failed(answer) => {
+                        State::Done(Err(Failure::of(format!("get {object}"), object, &answer)))
+                    }
+                    other => State::Done(Err(unexpected(&format!("get {object}"), &other))),
+                }
+            }
+            done @ State::Done(_) => done,
+        };
+    }
+}
+
+/// A placeholder while a state is taken apart; always replaced before it is seen.
+fn done_placeholder() -> TriggerOutcome {
+    TriggerOutcome::Done {
+        summary: String::new(),
+    }
+}
+
+/// A pod of `namespace` as the requests address it.
+fn pod_ref(namespace: &str, name: &str) -> ObjectRef {
+    ObjectRef::namespaced("v1", "Pod", namespace, name)
+}
