@@ -131,6 +131,7 @@ pub mod duration;
 pub mod events;
 pub mod health;
 pub mod io;
+pub mod job;
 pub mod kube_names;
 pub mod models;
 pub mod phase;

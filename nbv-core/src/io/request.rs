@@ -17,6 +17,7 @@ use super::ObjectRef;
 /// | [`Create`](Request::Create) | `POST` the object | [`Object`](super::Response::Object) (the stored object) |
 /// | [`Patch`](Request::Patch) | `PATCH`, JSON merge patch, nbv's field manager | [`Object`](super::Response::Object) (the stored object) |
 /// | [`Delete`](Request::Delete) | `DELETE`, with the uid as precondition | [`Deleted`](super::Response::Deleted) |
+/// | [`DeleteAll`](Request::DeleteAll) | `DELETE` the collection, by label selector, in the background | [`Objects`](super::Response::Objects) (those deleted) |
 ///
 /// Any of them may be answered [`Failed`](super::Response::Failed) with what the API
 /// server said (or that it said nothing).
@@ -71,6 +72,14 @@ pub enum Request {
         /// A precondition: the uid of the object meant.
         uid: Option<String>,
     },
+    /// Delete every object of `kind` (its name is empty) in its namespace whose labels
+    /// match `label_selector`, their dependents in the background.
+    DeleteAll {
+        /// The kind and namespace.
+        kind: ObjectRef,
+        /// A label selector (`a=b,c!=d`).
+        label_selector: String,
+    },
 }
 
 /// The part of an object a patch writes.
@@ -115,7 +124,7 @@ impl Request {
     pub fn object(&self) -> &ObjectRef {
         match self {
             Request::Get(object) | Request::Cached(object) => object,
-            Request::List { kind, .. } => kind,
+            Request::List { kind, .. } | Request::DeleteAll { kind, .. } => kind,
             Request::Create { object, .. }
             | Request::Patch { object, .. }
             | Request::Delete { object, .. } => object,
@@ -136,7 +145,10 @@ impl Request {
     pub fn writes(&self) -> bool {
         matches!(
             self,
-            Request::Create { .. } | Request::Patch { .. } | Request::Delete { .. }
+            Request::Create { .. }
+                | Request::Patch { .. }
+                | Request::Delete { .. }
+                | Request::DeleteAll { .. }
         )
     }
 }
@@ -149,8 +161,13 @@ impl fmt::Display for Request {
             Request::List {
                 kind,
                 label_selector,
+            }
+            | Request::DeleteAll {
+                kind,
+                label_selector,
             } => {
-                write!(f, "LIST {}", kind.kind)?;
+                let verb = if self.writes() { "DELETE" } else { "LIST" };
+                write!(f, "{verb} {}", kind.kind)?;
                 if let Some(namespace) = &kind.namespace {
                     write!(f, " in {namespace}")?;
                 }
