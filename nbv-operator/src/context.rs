@@ -3,10 +3,11 @@
 use std::sync::{Arc, OnceLock};
 
 use kube::runtime::reflector::{ObjectRef, Store};
-use nbv_core::aggregate::{AppId, TrackingSettings};
+use nbv_core::aggregate::AppId;
 use nbv_core::api::NotebookValidationJob;
-use nbv_core::phase::RetryPolicy;
-use nbv_core::plan::EffectRetryPolicy;
+use nbv_core::io::Response;
+use nbv_core::job::Settings;
+use nbv_core::plan::PlanContext;
 
 use crate::clock::Clock;
 use crate::config::OperatorConfig;
@@ -14,58 +15,55 @@ use crate::effects::{CACHE_PATIENCE, Executor};
 use crate::metrics::Metrics;
 use crate::models::ModelWatch;
 use crate::projection::CachedApplication;
-use crate::reconcile::{ParsedTriggers, RecentLedgers};
+use crate::reconcile::{JobIo, ParsedTriggers};
 use crate::resync::Reconciles;
-use crate::tamper::Tamper;
-use crate::validation_pod::PodRunner;
 
 /// The shared state of the controller.
 pub struct Context {
-    /// The Kubernetes client.
-    pub client: kube::Client,
     /// The controller's configuration.
     pub config: OperatorConfig,
-    /// Carries out effects.
+    /// What every reconcile's job machine runs with.
+    pub settings: Arc<Settings>,
+    /// Carries out effects (and publishes the Applications' status).
     pub executor: Executor,
+    /// What the reconciles read and write through.
+    pub io: Arc<dyn JobIo>,
     /// The Argo CD Applications, from the watch cache (read-only).
     pub applications: Applications,
     /// Prometheus metrics.
     pub metrics: Arc<Metrics>,
     /// The time source.
     pub clock: Arc<dyn Clock>,
-    /// Retries of notebook runs.
-    pub retry_policy: RetryPolicy,
-    /// Retries of failed effects.
-    pub effect_retry: EffectRetryPolicy,
-    /// Starts and observes validation Pods (default mode).
-    pub pods: PodRunner,
     /// The InferenceServices the model gate reads (started by the first job that
     /// validates models).
-    pub models: ModelWatch,
-    /// Ledgers written recently (see [`RecentLedgers`]).
-    pub recent: RecentLedgers,
+    pub models: Arc<ModelWatch>,
     /// The jobs' trigger annotations, parsed (see [`ParsedTriggers`]).
     pub parsed_triggers: ParsedTriggers,
-    /// How jobs are tracked to their parent Application.
-    pub tracking: TrackingSettings,
     /// The reconciles that ended, for the resync's sweep (see [`crate::resync`]).
     pub reconciles: Arc<Reconciles>,
-    /// A deliberate bug the simulation injects to prove its invariants catch it;
-    /// `None` in production (see [`Tamper`]).
-    pub tamper: Option<Arc<dyn Tamper>>,
 }
 
 impl Context {
-    /// Forgets a deleted job's recent ledger, parsed annotation and requeue. Called
-    /// when the watch reports the deletion (a job deleted without a finalizer is never
+    /// Forgets a deleted job's memory, parsed annotation and requeue. Called when the
+    /// watch reports the deletion (a job deleted without a finalizer is never
     /// reconciled again) and when a reconcile finds the job being deleted.
     pub fn job_deleted(&self, job: &NotebookValidationJob) {
         if let Some(uid) = &job.metadata.uid {
-            self.recent.forget(uid);
+            self.io.keep(uid, Default::default());
             self.parsed_triggers.forget(uid);
         }
         if let (Some(namespace), Some(name)) = (&job.metadata.namespace, &job.metadata.name) {
             self.reconciles.forget(namespace, name);
+        }
+    }
+
+    /// What a plan is made with, as far as parsing the trigger annotation needs.
+    pub fn plan_context(&self) -> PlanContext {
+        PlanContext {
+            argocd_namespace: self.settings.argocd_namespace.clone(),
+            max_retries: self.settings.max_retries,
+            retry: self.settings.effect_retry.clone(),
+            application: None,
         }
     }
 }
@@ -162,6 +160,19 @@ impl Applications {
             .get_or_init(|| tokio::time::Instant::now() + CACHE_PATIENCE);
         let mut listed = self.listed.clone();
         let _ = tokio::time::timeout_at(deadline, listed.wait_for(|listed| *listed)).await;
+    }
+
+    /// The Application `namespace/name` as [`find_read`](Self::find_read) reads it,
+    /// as the job machine asks for it: not cached without a cache of Applications.
+    pub async fn cached(&self, namespace: &str, name: &str) -> Response {
+        if self.store.is_none() {
+            return Response::NotCached;
+        }
+        let Ok(app) = AppId::new(Some(namespace), name) else {
+            return Response::Object(None);
+        };
+        let found = self.find_read(&app, [namespace]).await;
+        Response::Object(found.map(|app| app.to_json()))
     }
 
     /// Whether the cache holds the first listing (always true without a cache).

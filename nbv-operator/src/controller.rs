@@ -59,11 +59,9 @@ use crate::metrics::{ClusterView, JobScope, Metrics};
 use crate::models::ModelWatch;
 use crate::projection::{CachedJob, JobFacts, Parents, named_applications, trim_pod};
 use crate::publisher::{JobFeed, Publisher};
-use crate::reconcile::{ParsedTriggers, RecentLedgers, error_policy, reconcile};
+use crate::reconcile::{Cluster, JobIo, ParsedTriggers, error_policy, reconcile};
 use crate::resources::appproject_resource;
 use crate::resync::{self, Listings};
-use crate::tamper::Tamper;
-use crate::validation_pod::PodRunner;
 
 pub use crate::resources::application_resource;
 
@@ -180,7 +178,7 @@ fn watch_jobs(
     namer: Namer,
     listings: Listings,
 ) -> impl Stream<Item = Result<CachedJob, watcher::Error>> + Send + 'static {
-    let tracking = context.tracking.clone();
+    let tracking = context.settings.tracking.clone();
     let argocd_namespace = context.config.argocd_namespace.clone();
     let mut parents = Parents::default();
     watcher(api, watcher::Config::default())
@@ -263,9 +261,13 @@ pub struct Runtime {
     pub clock: Arc<dyn Clock>,
     /// `reportingInstance` of Events (the pod name).
     pub instance: String,
-    /// Deliberate bugs (the simulation's tests only); `None` in `nbv run`.
-    pub tamper: Option<Arc<dyn Tamper>>,
+    /// Wraps the I/O of every reconcile: the simulation injects its faults and its
+    /// deliberate bugs here. `None` in `nbv run`.
+    pub io_layer: Option<IoLayer>,
 }
+
+/// What wraps the I/O of the reconciles (see [`Runtime::io_layer`]).
+pub type IoLayer = Arc<dyn Fn(Arc<dyn JobIo>) -> Arc<dyn JobIo> + Send + Sync>;
 
 /// Runs the controller against `client` until `shutdown` resolves. The same function
 /// runs in production (`nbv run`) and in simulation (`nbv simulate`).
@@ -279,7 +281,7 @@ pub async fn run(
         metrics,
         clock,
         instance,
-        tamper,
+        io_layer,
     } = runtime;
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
@@ -356,7 +358,6 @@ pub async fn run(
     } else {
         crate::pod_settings::for_cluster(&client, config.pod_defaults.clone()).await
     };
-    let mut pods = PodRunner::new(client.clone(), pod_defaults).with_metrics(metrics.clone());
     let mut pod_stream = None;
     let mut pod_store = None;
     if !config.gitops_only {
@@ -364,7 +365,6 @@ pub async fn run(
         let api: Api<Pod> = watched(&client, config.watch_namespace.as_deref());
         let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
         let pod_cache = reflector::store::Writer::<Pod>::default();
-        pods = pods.with_cache(pod_cache.as_reader());
         pod_store = Some(pod_cache.as_reader());
         pod_stream = Some(
             watcher(api, watcher::Config::default().labels(&selector))
@@ -377,28 +377,50 @@ pub async fn run(
     let observed = metrics.clone();
     let _observing = observed.observe(ClusterView {
         jobs: job_store.clone(),
-        pods: pod_store,
+        pods: pod_store.clone(),
         clock: clock.clone(),
     });
     // Jobs that wait for a model are reconciled again when it changes.
     let (wake, woken) = futures::channel::mpsc::unbounded();
-    let models = ModelWatch::new(client.clone(), config.watch_namespace.clone(), wake);
+    let models = Arc::new(ModelWatch::new(
+        client.clone(),
+        config.watch_namespace.clone(),
+        wake,
+    ));
+    let settings = Arc::new(nbv_core::job::Settings {
+        gitops_only: config.gitops_only,
+        retry: retry_policy,
+        max_retries: config.max_retries,
+        effect_retry: EffectRetryPolicy::default(),
+        requeue: config.requeue,
+        pod_defaults,
+        pod_admission_timeout: config.pod_admission_timeout,
+        trigger_access: config.trigger_access.clone(),
+        argocd_namespace: config.argocd_namespace.clone(),
+        application_namespaces: config.application_namespaces.clone(),
+        tracking: tracking.clone(),
+    });
+    let cluster: Arc<dyn JobIo> = Arc::new(Cluster::new(
+        executor.clone(),
+        pod_store,
+        applications.clone(),
+        models.clone(),
+    ));
+    let io = match io_layer {
+        Some(layer) => layer(cluster),
+        None => cluster,
+    };
     let context = Arc::new(Context {
-        tracking,
-        pods,
+        settings,
+        io,
         models,
-        client,
         config,
         executor,
         applications,
         metrics,
         clock,
-        retry_policy,
-        effect_retry: EffectRetryPolicy::default(),
-        recent: RecentLedgers::default(),
         parsed_triggers: ParsedTriggers::default(),
         reconciles: Arc::default(),
-        tamper,
     });
     // Every job, after each listing and every resync, handed over as fast as the
     // controller reconciles (`resync`); a job is requeued alone only when it has

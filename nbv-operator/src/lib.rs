@@ -27,6 +27,5 @@ pub mod resync;
 pub mod server;
 #[cfg(feature = "simulate")]
 pub mod simulate;
-pub mod tamper;
 pub mod telemetry;
 pub mod validation_pod;

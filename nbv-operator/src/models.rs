@@ -8,7 +8,7 @@
 //! A job that waits for a model is woken when that model changes, or when the watch
 //! learns something about the platform: nothing is polled.
 
-use std::collections::{BTreeSet, HashMap, HashSet};
+use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, OnceLock};
 use std::time::Duration;
 
@@ -17,16 +17,14 @@ use futures::channel::mpsc::UnboundedSender;
 use kube::api::{Api, DynamicObject};
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
-use nbv_core::api::{ModelValidationResult, NotebookValidationJob};
-use nbv_core::models::{
-    InferenceService, ModelFacts, ModelGate, ModelRef, ModelSettings, Platform, ServedModel, gate,
-};
-use nbv_core::triggers::TriggerAccess;
+use nbv_core::aggregate::JobKey;
+use nbv_core::io::{ApiAnswer, Response};
+use nbv_core::models::ModelRef;
 use tokio::sync::watch;
 
 use crate::api_error::{ApiErrorClass, classify_status};
 use crate::projection::CachedJob;
-use crate::projection::{inference_service_of, trim_inference_service};
+use crate::projection::{inference_service_json, trim_inference_service};
 use crate::resources::inference_service_resource;
 
 /// How long a gate waits for the watch's first answer before it reports the platform
@@ -84,16 +82,15 @@ impl Waiting {
         }
     }
 
-    fn forget(&self, models: &[ModelRef], job: &ObjectRef<CachedJob>) {
+    /// Keeps `job` waiting for `models` only.
+    fn keep_only(&self, job: &ObjectRef<CachedJob>, models: &[ModelRef]) {
         let mut jobs = self.jobs.lock().unwrap_or_else(|e| e.into_inner());
-        for model in models {
-            if let Some(waiting) = jobs.get_mut(model) {
+        jobs.retain(|model, waiting| {
+            if !models.contains(model) {
                 waiting.remove(job);
-                if waiting.is_empty() {
-                    jobs.remove(model);
-                }
             }
-        }
+            !waiting.is_empty()
+        });
     }
 
     /// The jobs waiting for `model` (every waiting job when `None`), taken off.
@@ -179,49 +176,47 @@ impl ModelWatch {
         Started { store, state, task }
     }
 
-    /// Runs the gate of `job` (its resolved `settings`) at `now`, with `access` the
-    /// rule for models outside the job's namespace. `accepts` answers the opt-in
-    /// annotation of each namespace the gate asks about (read by the caller, which
-    /// holds the client that reads Namespaces). A job that is told to wait is woken
-    /// when one of its models, or the platform, changes.
-    pub async fn gate(
-        &self,
-        job: &NotebookValidationJob,
-        settings: &ModelSettings,
-        access: &TriggerAccess,
-        accepts: &HashMap<String, Option<String>>,
-        now: chrono::DateTime<chrono::Utc>,
-    ) -> ModelGate {
-        // Registered before anything is read, so that a change between the reading and
-        // the registration still wakes the job.
-        let key = ObjectRef::new(job.metadata.name.as_deref().unwrap_or_default())
-            .within(job.metadata.namespace.as_deref().unwrap_or_default());
-        self.waiting.register(&settings.targets, key.clone());
+    /// The InferenceService `namespace/name` as the watch knows it, for the reconcile
+    /// of `job`, answered as its listing was: not served (404), not readable (403),
+    /// not listed yet (not cached), or what the cache holds. The job is registered
+    /// first, so that a change between the reading and the end of its reconcile
+    /// still wakes it ([`waits`](Self::waits) keeps or drops it).
+    pub async fn cached(&self, job: &JobKey, namespace: &str, name: &str) -> Response {
+        let key = ObjectRef::new(job.name()).within(job.namespace());
+        let model = ModelRef::new(namespace.to_owned(), name.to_owned());
+        self.waiting.register(std::slice::from_ref(&model), key);
         let started = self.started();
         let mut state = started.state.clone();
-        // The first gate after the start waits a moment for the first answer; later
+        // The first read after the start waits a moment for the first answer; later
         // ones find it there.
         let _ = tokio::time::timeout(
             FIRST_ANSWER_PATIENCE,
             state.wait_for(|s| *s != WatchState::Listing),
         )
         .await;
-        let facts = Facts {
-            state: state.borrow().clone(),
-            store: &started.store,
-            accepts,
-        };
-        let namespace = job.metadata.namespace.as_deref().unwrap_or_default();
-        let run_started = job
-            .status
-            .as_ref()
-            .and_then(|s| s.start_time)
-            .unwrap_or(now);
-        let decision = gate(settings, namespace, access, &facts, run_started, now);
-        if !matches!(decision, ModelGate::Wait { .. }) {
-            self.waiting.forget(&settings.targets, &key);
+        let state = state.borrow().clone();
+        match state {
+            WatchState::Listing => Response::NotCached,
+            WatchState::NotServed => Response::Failed(ApiAnswer::status(
+                404,
+                "NotFound",
+                "the server could not find the requested resource (inferenceservices.serving.kserve.io)",
+            )),
+            WatchState::Unreadable(why) => {
+                Response::Failed(ApiAnswer::status(403, "Forbidden", why))
+            }
+            WatchState::Listed => {
+                let key = ObjectRef::new_with(name, inference_service_resource()).within(namespace);
+                Response::Object(started.store.get(&key).map(|o| inference_service_json(&o)))
+            }
         }
-        decision
+    }
+
+    /// The reconcile of `job` ended waiting for `models` (none: it does not wait): it
+    /// is woken when one of them changes, and no longer for any other.
+    pub fn waits(&self, job: &JobKey, models: &[ModelRef]) {
+        let key = ObjectRef::new(job.name()).within(job.namespace());
+        self.waiting.keep_only(&key, models);
     }
 }
 
@@ -237,106 +232,5 @@ fn platform_error(error: &watcher::Error) -> Option<WatchState> {
         ApiErrorClass::NotFound => Some(WatchState::NotServed),
         ApiErrorClass::Forbidden => Some(WatchState::Unreadable(status.message.clone())),
         _ => None,
-    }
-}
-
-/// The gate's facts, from the watch.
-struct Facts<'a> {
-    state: WatchState,
-    store: &'a Store<DynamicObject>,
-    accepts: &'a HashMap<String, Option<String>>,
-}
-
-impl ModelFacts for Facts<'_> {
-    fn platform(&self) -> Option<Platform> {
-        match &self.state {
-            WatchState::Listing => None,
-            WatchState::Listed => Some(Platform {
-                served: true,
-                unreadable: None,
-            }),
-            WatchState::NotServed => Some(Platform {
-                served: false,
-                unreadable: None,
-            }),
-            WatchState::Unreadable(why) => Some(Platform {
-                served: true,
-                unreadable: Some(why.clone()),
-            }),
-        }
-    }
-
-    fn inference_service(&self, model: &ModelRef) -> Option<InferenceService> {
-        let key =
-            ObjectRef::new_with(&model.name, inference_service_resource()).within(&model.namespace);
-        self.store
-            .get(&key)
-            .map(|object| inference_service_of(&object))
-    }
-
-    fn synced(&self) -> bool {
-        self.state == WatchState::Listed
-    }
-
-    fn namespace_accepts(&self, namespace: &str) -> Option<String> {
-        self.accepts.get(namespace).cloned().flatten()
-    }
-}
-
-/// The namespaces of `settings`' models whose opt-in annotation the gate may ask
-/// about: outside the job's namespace and not allowed by the operator's flag.
-pub fn namespaces_to_ask(
-    settings: &ModelSettings,
-    job_namespace: &str,
-    access: &TriggerAccess,
-) -> BTreeSet<String> {
-    settings
-        .targets
-        .iter()
-        .map(|model| model.namespace.as_str())
-        .filter(|ns| *ns != job_namespace && !access.allows_namespace(ns))
-        .map(str::to_owned)
-        .collect()
-}
-
-/// What the gate decided, for the phase machine: the models the Pod is told about, or
-/// why it does not start.
-#[derive(Debug)]
-pub enum Admission {
-    /// No model validation, or the gate is open: start the Pod with these models and
-    /// record `result`.
-    Start {
-        /// The models the gate opened for; `None` when it did not run (no model
-        /// validation, or the attempt's Pod exists already).
-        models: Option<Vec<ServedModel>>,
-        /// `status.modelValidationResult`, when the job validates models.
-        result: Option<ModelValidationResult>,
-    },
-    /// Wait, saying why, until `until` at the latest.
-    Wait {
-        /// What the job waits for.
-        message: String,
-        /// When to look again at the latest.
-        until: chrono::DateTime<chrono::Utc>,
-    },
-    /// The job fails.
-    Fail {
-        /// Why, naming the model or the platform.
-        message: String,
-        /// `status.modelValidationResult`.
-        result: ModelValidationResult,
-    },
-}
-
-impl From<ModelGate> for Admission {
-    fn from(decision: ModelGate) -> Self {
-        match decision {
-            ModelGate::Open { models, result } => Admission::Start {
-                models: Some(models),
-                result: Some(result),
-            },
-            ModelGate::Wait { message, until } => Admission::Wait { message, until },
-            ModelGate::Fail { message, result } => Admission::Fail { message, result },
-        }
     }
 }

@@ -131,7 +131,7 @@ pub async fn run(args: RunArgs) -> u8 {
                 metrics: metrics.clone(),
                 clock: Arc::new(SystemClock),
                 instance: instance.clone(),
-                tamper: None,
+                io_layer: None,
             };
             controller::run(client.clone(), runtime, shutdown.clone())
         }

@@ -4,9 +4,7 @@
 use chrono::{DateTime, Utc};
 use kube::api::DynamicObject;
 use nbv_core::api::NotebookValidationJob;
-use nbv_core::carry::{
-    ApplicationStatus, Carry, Fire, JobPatch, NamespaceOptIn, Notify, Report, SyncResult,
-};
+use nbv_core::carry::{ApplicationStatus, Carry, Fire, JobPatch, Notify, Report, SyncResult};
 use nbv_core::plan::{Effect, PlannedEffect};
 use nbv_core::reconcile::Carried;
 use nbv_core::triggers::{TargetRef, Trigger};
@@ -24,7 +22,7 @@ impl Executor {
         planned: &PlannedEffect,
         now: DateTime<Utc>,
     ) -> (Carried, Carry) {
-        let mut carry = Carry::start(job, planned, &self.facts(), now);
+        let mut carry = Carry::start(job, planned, &self.carry_facts(), now);
         let carried = self.drive(&mut carry).await;
         if let Effect::Trigger { trigger, .. } = &planned.effect {
             for warning in carry.warnings() {
@@ -100,7 +98,13 @@ impl Executor {
         trigger: &Trigger,
         completed_at: DateTime<Utc>,
     ) -> Result<TriggerOutcome, EffectError> {
-        let mut fire = Fire::start(job, trigger, completed_at, &self.facts(), self.clock.now());
+        let mut fire = Fire::start(
+            job,
+            trigger,
+            completed_at,
+            &self.carry_facts(),
+            self.clock.now(),
+        );
         let outcome = self.drive(&mut fire).await;
         for warning in fire.warnings() {
             tracing::warn!(trigger = %trigger, "{warning}");
@@ -178,7 +182,7 @@ impl Executor {
         job: &NotebookValidationJob,
         event: &nbv_core::events::NotificationEvent,
     ) -> Result<Delivery, EffectError> {
-        self.drive(&mut Notify::start(job, event, &self.facts()))
+        self.drive(&mut Notify::start(job, event, &self.carry_facts()))
             .await
     }
 
@@ -228,8 +232,14 @@ impl Executor {
         message: &str,
         now: DateTime<Utc>,
     ) -> Result<(), EffectError> {
-        self.drive(&mut Report::start(job, reason, message, now, &self.facts()))
-            .await
+        self.drive(&mut Report::start(
+            job,
+            reason,
+            message,
+            now,
+            &self.carry_facts(),
+        ))
+        .await
     }
 
     /// Applies `patch`, a JSON merge patch of the job's `metadata.annotations` and
@@ -330,11 +340,5 @@ impl Executor {
             patch,
         ))
         .await
-    }
-
-    /// The value of the opt-in annotation on namespace `name` ([`NamespaceOptIn`]);
-    /// `None` when the namespace or the annotation is absent.
-    pub(crate) async fn namespace_opt_in(&self, name: &str) -> Result<Option<String>, EffectError> {
-        self.drive(&mut NamespaceOptIn::start(name)).await
     }
 }

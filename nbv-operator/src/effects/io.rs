@@ -39,7 +39,7 @@ impl Executor {
     }
 
     /// Carries `request` out with one call, or one read of a watch cache.
-    pub(super) async fn run(&self, request: Request) -> Response {
+    pub(crate) async fn run(&self, request: Request) -> Response {
         let result = match request {
             Request::Cached(object) => return self.cached(&object).await,
             Request::Get(object) => match self.api(&object).get(&object.name).await {
@@ -103,6 +103,21 @@ impl Executor {
                     .map(|_| Response::Deleted)
                     .map_err(|e| answer(&e))
             }
+            Request::DeleteAll {
+                kind,
+                label_selector,
+            } => self
+                .api(&kind)
+                .delete_collection(
+                    &DeleteParams::background(),
+                    &ListParams::default().labels(&label_selector),
+                )
+                .await
+                .map(|deleted| {
+                    let items = deleted.left().map(|list| list.items).unwrap_or_default();
+                    Response::Objects(items.iter().map(json).collect())
+                })
+                .map_err(|e| answer(&e)),
         };
         result.unwrap_or_else(Response::Failed)
     }

@@ -194,7 +194,7 @@ impl Executor {
     }
 
     /// What the machines of [`nbv_core::carry`] need to know, as of now.
-    fn facts(&self) -> CarryFacts {
+    pub fn carry_facts(&self) -> CarryFacts {
         CarryFacts {
             trigger_access: self.config.trigger_access.clone(),
             argocd_namespace: self.config.argocd_namespace.clone(),

@@ -200,7 +200,7 @@ pub fn inference_service_of(object: &DynamicObject) -> InferenceService {
 
 /// The object as JSON the way [`InferenceService`] reads it: `data` (spec, status)
 /// with the generation from the metadata, which `DynamicObject` keeps apart.
-fn inference_service_json(object: &DynamicObject) -> serde_json::Value {
+pub(crate) fn inference_service_json(object: &DynamicObject) -> serde_json::Value {
     let mut value = object.data.clone();
     if let Some(fields) = value.as_object_mut() {
         fields.insert(

@@ -1,8 +1,11 @@
 //! Why a reconcile failed.
 
-use crate::validation_pod::PodError;
+use std::time::Duration;
 
-/// Why a reconcile failed; the controller retries it with backoff.
+use nbv_core::job::Failure;
+use nbv_core::reconcile::RequeuePolicy;
+
+/// Why a reconcile failed; the controller retries it.
 #[derive(Debug, thiserror::Error)]
 pub enum Error {
     /// The job lacks a namespace or a name (never the case for objects from a watch).
@@ -11,32 +14,16 @@ pub enum Error {
     /// The job could not be read back from the jobs' cache.
     #[error(transparent)]
     Cache(#[from] crate::projection::UnpackError),
-    /// The validation Pod could not be created or read.
-    #[error("running the validation pod of NotebookValidationJob {job}: {source}")]
-    Pod {
+    /// The job machine stopped: a request failed, or a Pod is in the way.
+    #[error("reconciling NotebookValidationJob {job}: {failure}")]
+    Job {
         /// `namespace/name` of the job.
         job: String,
-        /// What failed.
+        /// What stopped it.
         #[source]
-        source: PodError,
-    },
-    /// The opt-in annotation of a model's namespace could not be read.
-    #[error("checking the models of NotebookValidationJob {job}: {source}")]
-    Models {
-        /// `namespace/name` of the job.
-        job: String,
-        /// What failed.
-        #[source]
-        source: Box<crate::effects::EffectError>,
-    },
-    /// The status could not be written.
-    #[error("writing the status of NotebookValidationJob {job}: {source}")]
-    Status {
-        /// `namespace/name` of the job.
-        job: String,
-        /// The API error.
-        #[source]
-        source: kube::Error,
+        failure: Failure,
+        /// When the machine said to try again.
+        retry: Duration,
     },
 }
 
@@ -46,15 +33,16 @@ impl Error {
         match self {
             Error::Identity => "identity",
             Error::Cache(_) => "cache",
-            Error::Pod { .. } => "pod",
-            Error::Models { .. } => "models",
-            Error::Status { source, .. } if is_conflict(source) => "conflict",
-            Error::Status { .. } => "status",
+            Error::Job { failure, .. } => failure.kind(),
         }
     }
-}
 
-/// Whether the API server refused a write because the object changed meanwhile.
-pub(super) fn is_conflict(e: &kube::Error) -> bool {
-    crate::api_error::is_conflict(e)
+    /// When to try again: when the job machine said, or (for a job that could not be
+    /// read from the cache) after the policy's pause.
+    pub fn retry_after(&self, policy: &RequeuePolicy) -> Duration {
+        match self {
+            Error::Job { retry, .. } => *retry,
+            Error::Identity | Error::Cache(_) => policy.after_error(false),
+        }
+    }
 }

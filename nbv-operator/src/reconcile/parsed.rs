@@ -2,9 +2,8 @@
 
 use std::sync::{Arc, Mutex};
 
-use chrono::{DateTime, Utc};
 use nbv_core::api::NotebookValidationJob;
-use nbv_core::plan::{ParsedAnnotations, Plan, PlanCache, PlanContext, plan_with};
+use nbv_core::plan::{ParsedAnnotations, PlanCache, PlanContext};
 
 /// The core's [`PlanCache`], shared by the reconciles. The lock is held to look an
 /// entry up and to store one, never while parsing: a large annotation does not hold up
@@ -13,20 +12,18 @@ use nbv_core::plan::{ParsedAnnotations, Plan, PlanCache, PlanContext, plan_with}
 pub struct ParsedTriggers(Mutex<PlanCache>);
 
 impl ParsedTriggers {
-    /// The plan of `job`, from its cached parse when its annotation did not change.
-    pub(super) fn plan(
+    /// The parse of `job`'s annotations, cached while they do not change.
+    pub(super) fn parsed(
         &self,
         job: &NotebookValidationJob,
         ctx: &PlanContext,
-        now: DateTime<Utc>,
-    ) -> Plan {
+    ) -> Arc<ParsedAnnotations> {
         let cached = self.lock().get(job, ctx);
-        let parsed = cached.unwrap_or_else(|| {
+        cached.unwrap_or_else(|| {
             let parsed = Arc::new(ParsedAnnotations::of(job, ctx));
             self.lock().insert(job, Arc::clone(&parsed));
             parsed
-        });
-        plan_with(job, ctx, now, &parsed)
+        })
     }
 
     /// Forgets a deleted job's parse.

@@ -93,6 +93,6 @@ pub struct Options {
     /// the operator's libraries.
     pub seed: u64,
     /// A deliberate bug to switch on in the operator (tests of the invariants only),
-    /// handed to it as its [`Tamper`](crate::tamper::Tamper).
+    /// wrapped around the I/O of its reconciles ([`Mutation::layer`]).
     pub mutation: Option<Mutation>,
 }

@@ -13,10 +13,10 @@ use nbv_testkit::invariants::Uptime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+use super::Mutation;
 use crate::config::OperatorConfig;
 use crate::controller::{self, Runtime};
 use crate::metrics::Metrics;
-use crate::tamper::Tamper;
 
 type Shutdown = Shared<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>;
 
@@ -44,7 +44,7 @@ pub(super) struct Operator {
     cluster: FakeCluster,
     config: OperatorConfig,
     /// The deliberate bug every instance runs with, if any.
-    tamper: Option<Arc<dyn Tamper>>,
+    mutation: Option<Mutation>,
     current: Option<Instance>,
     uptimes: Vec<Uptime>,
     /// Names the instances, as Pod names would.
@@ -58,12 +58,12 @@ impl Operator {
     pub fn new(
         cluster: FakeCluster,
         config: OperatorConfig,
-        tamper: Option<Arc<dyn Tamper>>,
+        mutation: Option<Mutation>,
     ) -> Operator {
         Operator {
             cluster,
             config,
-            tamper,
+            mutation,
             current: None,
             uptimes: Vec::new(),
             started: 0,
@@ -90,7 +90,7 @@ impl Operator {
             metrics: Arc::new(Metrics::new()),
             clock: Arc::new(move || clock.now()),
             instance: name.clone(),
-            tamper: self.tamper.clone(),
+            io_layer: self.mutation.map(Mutation::layer),
         };
         let handle = tokio::spawn(controller::run(self.cluster.client(), runtime, shutdown));
         self.current = Some(Instance { stop, handle });

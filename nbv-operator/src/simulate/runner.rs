@@ -2,7 +2,6 @@
 //! paused, current-thread Tokio runtime.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::sync::Arc;
 use std::time::Duration;
 
 use nbv_core::triggers::TriggerAccess;
@@ -21,7 +20,6 @@ use super::timeline::{Log, Who};
 use super::{Options, expect, panics};
 use crate::commands::wait::{WaitArgs, wait};
 use crate::config::OperatorConfig;
-use crate::tamper::Tamper;
 
 /// How often the stand-ins look at the cluster (virtual time).
 const TICK: Duration = Duration::from_secs(1);
@@ -329,11 +327,7 @@ async fn simulate(scenario: &Scenario, options: &Options) -> Result<Report, Simu
     let mut play = Play {
         scenario,
         cluster: cluster.clone(),
-        operator: Operator::new(
-            cluster.clone(),
-            operator_config(scenario),
-            options.mutation.map(|m| Arc::new(m) as Arc<dyn Tamper>),
-        ),
+        operator: Operator::new(cluster.clone(), operator_config(scenario), options.mutation),
         log: Log::default(),
         stats: OperatorStats::default(),
         restart_at: None,
