@@ -9,10 +9,10 @@ mod embed;
 use std::time::Duration;
 
 use chrono::{DateTime, TimeZone, Utc};
-use embed::{COMPONENT, Context, TRIGGERS_NOT_SUPPORTED, run};
+use embed::{COMPONENT, Context, run};
 use nbv_core::api::Phase;
 use nbv_testkit::FakeCluster;
-use nbv_testkit::fixtures::{JobBuilder, namespace};
+use nbv_testkit::fixtures::{JobBuilder, deployment, namespace};
 use serde_json::Value;
 
 fn at(minute: u32) -> DateTime<Utc> {
@@ -129,22 +129,32 @@ async fn a_restart_of_the_operator_repeats_nothing() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn triggers_are_given_up_with_the_reason() {
+async fn a_trigger_restarts_its_deployment_once() {
     let restart = "- {apiVersion: apps/v1, kind: Deployment, name: web, action: restart}";
     let cluster = cluster_with([ended("train", Phase::Succeeded).on_success_trigger(restart)]);
+    cluster.apply_object(deployment("ml", "web")).unwrap();
 
-    let reported = |c: &FakeCluster| {
-        done(&job(c, "train"))
-            .iter()
-            .any(|k| k.starts_with("gave-up/"))
+    let fired = |c: &FakeCluster| {
+        done(&job(c, "train")).contains(&"trigger/restart:apps/Deployment:ml/web")
     };
-    operate(&cluster, reported).await;
+    operate(&cluster, fired).await;
 
     let train = job(&cluster, "train");
-    let failed = &train["status"]["effects"]["failed"];
-    assert_eq!(failed.as_array().map(Vec::len), Some(1), "{train:#}");
-    assert_eq!(failed[0]["key"], "trigger/restart:apps/Deployment:ml/web");
-    assert_eq!(failed[0]["gaveUp"], true);
-    assert_eq!(failed[0]["lastError"], TRIGGERS_NOT_SUPPORTED);
     assert!(done(&train).contains(&"notify"), "{train:#}");
+    let web = cluster
+        .get("deployments", Some("ml"), "web")
+        .expect("the cluster answers")
+        .expect("the Deployment exists");
+    let restarted =
+        &web["spec"]["template"]["metadata"]["annotations"]["kubectl.kubernetes.io/restartedAt"];
+    assert_eq!(
+        restarted, "2026-01-24T22:30:00Z",
+        "the run's completion time"
+    );
+    let reports: Vec<_> = cluster
+        .objects_of("Event")
+        .into_iter()
+        .filter(|e| e["reason"] == "TriggerSucceeded")
+        .collect();
+    assert_eq!(reports.len(), 1, "{reports:#?}");
 }
