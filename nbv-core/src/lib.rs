@@ -134,6 +134,7 @@ pub mod pod;
 pub mod reconcile;
 pub mod sync;
 pub mod text;
+pub mod time;
 pub mod triggers;
 pub mod waves;
 

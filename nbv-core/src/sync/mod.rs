@@ -57,7 +57,8 @@ mod glob;
 mod schedule;
 mod window;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use crate::time::rfc3339;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
@@ -106,10 +107,7 @@ impl SyncRequest {
         initiator: &str,
     ) -> SyncRequest {
         SyncRequest {
-            marker: format!(
-                "{namespace}/{job}@{}",
-                completed_at.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
+            marker: format!("{namespace}/{job}@{}", rfc3339(completed_at)),
             completed_at,
             initiator: initiator.to_owned(),
         }

@@ -5,9 +5,10 @@ use k8s_openapi::jiff::Timestamp;
 use kube::Client;
 use kube::api::{Api, DynamicObject};
 use kube::core::{ApiResource, GroupVersionKind};
-use nbv_core::actions::{Decision, Run, TriggerOutcome, describe, rfc3339};
+use nbv_core::actions::{Decision, Run, TriggerOutcome, describe};
 use nbv_core::aggregate::JobKey;
 use nbv_core::api::NotebookValidationJob;
+use nbv_core::time::rfc3339;
 use nbv_core::triggers::TargetRef;
 use serde_json::Value;
 

@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::api::NotebookValidationJob;
 use crate::duration::{InvalidDuration, parse_duration};
 use crate::phase::Failure;
+use crate::time::rfc3339;
 
 use super::super::FailureCause;
 use super::PodRefusal;
@@ -227,7 +228,7 @@ pub fn refusal_message(refusal: &PodRefusal, deadline: Option<DateTime<Utc>>) ->
         Some(at) => format!(
             "{}; retrying until {}: {}",
             refusal.kind,
-            at.to_rfc3339_opts(SecondsFormat::Secs, true),
+            rfc3339(at),
             refusal.answer
         ),
         None => format!("{}: {}", refusal.kind, refusal.answer),
