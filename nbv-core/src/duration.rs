@@ -52,13 +52,7 @@ impl InvalidDuration {
     }
 
     fn new(text: &str, problem: Problem) -> Self {
-        let mut chars = text.chars();
-        let head: String = chars.by_ref().take(Self::MAX_SHOWN_CHARS).collect();
-        let shown = if chars.next().is_some() {
-            format!("{head:?} (cut; {} bytes in all)", text.len())
-        } else {
-            format!("{head:?}")
-        };
+        let shown = crate::text::quoted_head(text, Self::MAX_SHOWN_CHARS);
         InvalidDuration { shown, problem }
     }
 }

@@ -3,8 +3,12 @@
 use std::fmt::Write;
 
 use crate::api::{NotebookValidationJob, Phase};
+use crate::text::truncate;
 
-use super::{MAX_EVENT_MESSAGE_BYTES, NotificationContext, NotificationReason, redact_secrets};
+use super::{
+    MAX_EVENT_MESSAGE_BYTES, MESSAGE_CUT_MARKER, NotificationContext, NotificationReason,
+    redact_secrets,
+};
 
 /// A suggested next step for a failure, chosen from the failure message.
 pub(crate) fn suggested_action(failure: &str) -> &'static str {
@@ -139,13 +143,13 @@ pub(super) fn render(
     // person needs to act, and they are short.
     let frame = headline.len() + ":\n\n\n".len() + facts.len();
     let room = MAX_EVENT_MESSAGE_BYTES.saturating_sub(frame);
-    let detail = truncate(&detail, room);
+    let detail = truncate(&detail, room, MESSAGE_CUT_MARKER);
     let text = if detail.is_empty() {
         format!("{headline}\n\n{facts}")
     } else {
         format!("{headline}:\n{detail}\n\n{facts}")
     };
-    truncate(&text, MAX_EVENT_MESSAGE_BYTES)
+    truncate(&text, MAX_EVENT_MESSAGE_BYTES, MESSAGE_CUT_MARKER).into_owned()
 }
 
 fn human_duration(secs: i64) -> String {
@@ -154,11 +158,6 @@ fn human_duration(secs: i64) -> String {
         s if s < 3600 => format!("{}m{}s", s / 60, s % 60),
         s => format!("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60),
     }
-}
-
-/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with `…`.
-fn truncate(s: &str, max: usize) -> String {
-    crate::text::truncate(s, max, "…").into_owned()
 }
 
 #[cfg(test)]

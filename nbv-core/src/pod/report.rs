@@ -393,8 +393,11 @@ impl RunError {
     }
 }
 
+/// Ends a text of a report that [`clean`] cut.
+const CUT_MARKER: &str = "...";
+
 /// `text` with control characters but newline and tab made spaces, cut to `limit`
-/// UTF-8 bytes (ending in `...` when cut). `limit` is at least 3.
+/// UTF-8 bytes (ending in [`CUT_MARKER`] when cut). `limit` is at least 3.
 pub(crate) fn clean(text: &str, limit: usize) -> String {
     let text: String = text
         .chars()
@@ -406,7 +409,7 @@ pub(crate) fn clean(text: &str, limit: usize) -> String {
             }
         })
         .collect();
-    crate::text::truncate(&text, limit, "...").into_owned()
+    crate::text::truncate(&text, limit, CUT_MARKER).into_owned()
 }
 
 fn json<T: Serialize>(value: &T) -> String {
