@@ -3,6 +3,7 @@
 use std::fmt::Write;
 
 use crate::api::{NotebookValidationJob, Phase};
+use crate::duration::format_go_seconds;
 use crate::text::truncate;
 
 use super::{
@@ -105,7 +106,7 @@ pub(super) fn render(
         let _ = writeln!(
             facts,
             "Duration: {}",
-            human_duration((end - start).num_seconds().max(0))
+            format_go_seconds(u64::try_from((end - start).num_seconds()).unwrap_or(0))
         );
     }
     if let Some(wave) = ctx.sync_wave {
@@ -150,14 +151,6 @@ pub(super) fn render(
         format!("{headline}:\n{detail}\n\n{facts}")
     };
     truncate(&text, MAX_EVENT_MESSAGE_BYTES, MESSAGE_CUT_MARKER).into_owned()
-}
-
-fn human_duration(secs: i64) -> String {
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{}s", s / 60, s % 60),
-        s => format!("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60),
-    }
 }
 
 #[cfg(test)]

@@ -315,21 +315,9 @@ pub(super) fn excerpt(output: &str) -> String {
     format!("{EXCERPT_CUT_MARKER}{}", tail(&joined, MAX_EXCERPT_BYTES))
 }
 
-/// `90` → `1m30s`, `3600` → `1h`.
+/// `90` → `1m30s`, `3600` → `1h`; a negative count is `0s`.
 pub(super) fn human_seconds(seconds: i64) -> String {
-    let seconds = seconds.max(0);
-    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    let mut text = String::new();
-    if h > 0 {
-        text.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        text.push_str(&format!("{m}m"));
-    }
-    if s > 0 || text.is_empty() {
-        text.push_str(&format!("{s}s"));
-    }
-    text
+    crate::duration::format(Duration::from_secs(u64::try_from(seconds).unwrap_or(0)))
 }
 
 #[cfg(test)]

@@ -63,7 +63,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 pub use glob::glob_match;
-pub use schedule::{Schedule, ScheduleError, parse_go_duration};
+pub use schedule::{Schedule, ScheduleError};
 pub use window::{
     AppTarget, InvalidWindow, OPENING_SEARCH_STARTS, SyncWindow, WindowVerdict, applies_to,
     window_verdict,

@@ -6,7 +6,7 @@ use std::time::Duration;
 use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::api::NotebookValidationJob;
-use crate::duration::{InvalidDuration, parse_duration};
+use crate::duration::{InvalidDuration, format_go_seconds, parse_duration};
 use crate::phase::Failure;
 use crate::time::rfc3339;
 
@@ -197,7 +197,7 @@ pub fn admission_after(
             "{} for {} (the pod admission timeout; {POD_ADMISSION_TIMEOUT_ANNOTATION} or \
              --pod-admission-timeout): {}",
             refusal.kind,
-            human(timeout),
+            format_go_seconds(timeout.as_secs()),
             refusal.answer
         )));
     }
@@ -241,14 +241,4 @@ fn deadline(first_refused: DateTime<Utc>, timeout: Duration) -> DateTime<Utc> {
         .ok()
         .and_then(|d| first_refused.checked_add_signed(d))
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
-}
-
-/// `10m0s`-style text of a duration, as Go prints it (whole seconds).
-fn human(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{}s", s / 60, s % 60),
-        s => format!("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60),
-    }
 }

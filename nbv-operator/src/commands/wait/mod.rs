@@ -24,7 +24,6 @@
 //! to standard error and retried with kube-runtime's default backoff, within the
 //! timeout.
 
-mod format;
 mod jobs;
 mod report;
 
@@ -40,7 +39,8 @@ use nbv_core::api::NotebookValidationJob;
 use nbv_core::text::truncate_chars;
 use nbv_core::waves::{GateDecision, Wave};
 
-pub use format::format_duration;
+/// Writes a duration as `--timeout` reads it (`1h30m`, `1.5s`), for messages.
+pub use nbv_core::duration::format as format_duration;
 pub use nbv_core::duration::{InvalidDuration, parse_duration};
 
 /// The arguments of `nbv wait`.
