@@ -83,7 +83,7 @@ impl Run {
         }
     }
 
-    /// The completion time as nbv writes it on targets ([`rfc3339`](crate::time::rfc3339)).
+    /// The completion time as nbv writes it on targets ([`rfc3339`]).
     pub fn completed(&self) -> String {
         rfc3339(self.completed_at)
     }

@@ -10,7 +10,7 @@
 //!
 //! [`parse_go`] reads all of Go's `time.ParseDuration`, for text that Argo CD reads
 //! with Go (a sync window's `duration`): it accepts more, by design. Both read numbers
-//! and units with the same scanner. [`format`] and [`format_go_seconds`] write
+//! and units with the same scanner. [`format()`] and [`format_go_seconds`] write
 //! durations back.
 
 mod format;

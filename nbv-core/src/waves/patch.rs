@@ -53,7 +53,7 @@ pub enum WaveOutcome {
 /// The patch holds only the keys that change, in the form
 /// `{"metadata":{"annotations":{key: value-or-null}}}`. The wave is written in canonical
 /// form (`+3` and `03` are written as `3`), so an existing `"03"` is rewritten once.
-/// Completion times are written to the second ([`rfc3339`](crate::time::rfc3339)).
+/// Completion times are written to the second ([`rfc3339`]).
 ///
 /// The wave written is the one Argo CD puts the job in ([`effective_wave`]: the
 /// sync-wave, else the Helm hook weight, else 0). Terminal outcomes write nothing for a
