@@ -106,14 +106,15 @@
 //! | [`waves`] | sync-wave annotations and the `block-wave` gate |
 //! | [`aggregate`] | per-Application notebook status and when to publish it |
 //! | [`health`] | the Argo CD health of a job, natively and as shipped Lua |
-//! | [`duration`] | reading a duration written as `spec.timeout` writes it |
+//! | [`duration`] | reading and writing durations: `spec.timeout`'s grammar and Go's (sync windows) |
 //! | [`events`] | the notification Event of a terminal transition |
 //! | [`plan`](mod@plan) | the effects a shell must carry out for a job |
 //! | [`reconcile`] | one reconcile: what a step asks of the Pods, what each carried-out effect means, what to persist, when to look again |
 //! | [`actions`] | what each trigger action does to its target, and how it stands after the shell acted |
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
 //! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
-//! | [`text`] | cutting messages to the byte budgets Kubernetes sets |
+//! | [`text`] | cutting text to a size: the byte budgets Kubernetes sets, values repeated in messages |
+//! | [`time`] | times as nbv writes them: RFC 3339, UTC, whole seconds |
 //! | [`redact`] | keeping credentials out of what nbv writes for others to read |
 //! | [`kube_names`] | the rules Kubernetes sets for names and label values |
 #![forbid(unsafe_code)]
@@ -141,6 +142,7 @@ pub mod reconcile;
 pub mod redact;
 pub mod sync;
 pub mod text;
+pub mod time;
 pub mod triggers;
 pub mod waves;
 

@@ -1,5 +1,8 @@
-//! Cutting text to a byte budget: Kubernetes bounds messages in bytes, and a cut must
-//! fall on a character boundary so the result stays valid UTF-8.
+//! Cutting text to a size, on a character boundary so the result stays valid UTF-8.
+//!
+//! Kubernetes bounds messages in bytes ([`truncate`], [`tail`]); a message that repeats
+//! a value from a user bounds it in characters ([`truncate_chars`], [`head_chars`],
+//! [`quoted_head`]). Each caller keeps its own limit and marker as named constants.
 
 use std::borrow::Cow;
 
@@ -32,8 +35,11 @@ pub fn truncate<'a>(text: &'a str, max_bytes: usize, marker: &str) -> Cow<'a, st
     Cow::Owned(format!("{}{marker}", &text[..end]))
 }
 
+/// Ends a text of a report that [`clean`] cut.
+const CLEAN_CUT_MARKER: &str = "...";
+
 /// `text` with control characters but newline and tab made spaces, cut to `limit`
-/// UTF-8 bytes (ending in `...` when cut). `limit` is at least 3.
+/// UTF-8 bytes (ending in [`CLEAN_CUT_MARKER`] when cut). `limit` is at least 3.
 pub(crate) fn clean(text: &str, limit: usize) -> String {
     let text: String = text
         .chars()
@@ -45,12 +51,87 @@ pub(crate) fn clean(text: &str, limit: usize) -> String {
             }
         })
         .collect();
-    truncate(&text, limit, "...").into_owned()
+    truncate(&text, limit, CLEAN_CUT_MARKER).into_owned()
+}
+
+/// The end of `text` within `max_bytes` bytes, starting on a character boundary (so it
+/// may be a little shorter): for output where only the last lines matter.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::text::tail;
+///
+/// assert_eq!(tail("step 1\nstep 2", 6), "step 2");
+/// assert_eq!(tail("short", 64), "short");
+/// // "é" is two bytes: the cut never splits it.
+/// assert_eq!(tail("aéé", 3), "é");
+/// ```
+pub fn tail(text: &str, max_bytes: usize) -> &str {
+    let mut start = text.len().saturating_sub(max_bytes);
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}
+
+/// The first `max_chars` characters of `text`, and whether any were left out.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::text::head_chars;
+///
+/// assert_eq!(head_chars("née", 2), ("né", true));
+/// assert_eq!(head_chars("née", 3), ("née", false));
+/// ```
+pub fn head_chars(text: &str, max_chars: usize) -> (&str, bool) {
+    match text.char_indices().nth(max_chars) {
+        Some((end, _)) => (&text[..end], true),
+        None => (text, false),
+    }
+}
+
+/// `text` cut to its first `max_chars` characters, followed by `marker` when it was
+/// cut (the marker does not count towards the limit).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::text::truncate_chars;
+///
+/// assert_eq!(truncate_chars("abcdef", 3, "…"), "abc…");
+/// assert_eq!(truncate_chars("abc", 3, "…"), "abc");
+/// ```
+pub fn truncate_chars<'a>(text: &'a str, max_chars: usize, marker: &str) -> Cow<'a, str> {
+    match head_chars(text, max_chars) {
+        (head, true) => Cow::Owned(format!("{head}{marker}")),
+        (whole, false) => Cow::Borrowed(whole),
+    }
+}
+
+/// A value as an error message repeats it: quoted and escaped as Rust's `{:?}` does (one
+/// line, no terminal escapes), cut to `max_chars` characters, and when cut followed by
+/// its whole length, so that a huge value cannot bury the message.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::text::quoted_head;
+///
+/// assert_eq!(quoted_head("1h\n", 64), r#""1h\n""#);
+/// assert_eq!(quoted_head("abcdef", 3), r#""abc" (cut; 6 bytes in all)"#);
+/// ```
+pub fn quoted_head(value: &str, max_chars: usize) -> String {
+    match head_chars(value, max_chars) {
+        (head, true) => format!("{head:?} (cut; {} bytes in all)", value.len()),
+        (whole, false) => format!("{whole:?}"),
+    }
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{clean, truncate};
+    use super::*;
 
     #[test]
     fn the_result_fits_and_ends_on_a_character_boundary() {
@@ -87,5 +168,31 @@ mod tests {
         assert_eq!(clean("ééé", 6), "ééé");
         assert_eq!(clean("éééé", 6), "é...");
         assert_eq!(clean("a\u{1}b\nc\td", 10), "a b\nc\td");
+    }
+
+    #[test]
+    fn the_tail_fits_and_starts_on_a_character_boundary() {
+        let text = "aé€😀".repeat(20);
+        for max in 0..=text.len() + 1 {
+            let end = tail(&text, max);
+            assert!(end.len() <= max && text.ends_with(end), "{max}: {end}");
+            // The longest suffix that fits was kept.
+            let before = text[..text.len() - end.len()].chars().next_back();
+            assert!(before.is_none_or(|c| end.len() + c.len_utf8() > max));
+        }
+    }
+
+    #[test]
+    fn character_cuts_count_characters_not_bytes() {
+        let text = "é😀a".repeat(10);
+        for max in 0..=31 {
+            let (head, cut) = head_chars(&text, max);
+            assert_eq!(head.chars().count(), max.min(30));
+            assert_eq!(cut, max < 30);
+            let marked = truncate_chars(&text, max, "...");
+            assert_eq!(marked.ends_with("..."), cut);
+        }
+        assert_eq!(quoted_head("", 0), r#""""#);
+        assert_eq!(quoted_head("ab", 0), r#""" (cut; 2 bytes in all)"#);
     }
 }

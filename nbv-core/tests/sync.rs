@@ -3,7 +3,7 @@
 use chrono::{DateTime, Duration, TimeZone, Timelike, Utc};
 use nbv_core::sync::{
     AppTarget, Schedule, SyncDecision, SyncProgress, SyncRequest, SyncWindow, WindowVerdict,
-    decide_sync, glob_match, parse_go_duration, sync_progress, window_verdict,
+    decide_sync, glob_match, sync_progress, window_verdict,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};
@@ -257,23 +257,6 @@ fn schedules_read_as_robfig_cron_reads_them() {
     ));
 }
 
-#[test]
-fn go_durations() {
-    assert_eq!(
-        parse_go_duration("1h2m3s").unwrap(),
-        Duration::seconds(3723)
-    );
-    assert_eq!(
-        parse_go_duration(".5s").unwrap(),
-        Duration::milliseconds(500)
-    );
-    assert_eq!(parse_go_duration("1µs").unwrap(), Duration::microseconds(1));
-    assert_eq!(parse_go_duration("0").unwrap(), Duration::zero());
-    for bad in ["1", "h", "1 h", "1.2.3s", "-", "1H", "3000000h"] {
-        assert!(parse_go_duration(bad).is_err(), "{bad:?}");
-    }
-}
-
 /// The brute-force reference of "active": some start minute in (t - d, t).
 fn active_by_scan(
     minute: u32,
@@ -355,13 +338,6 @@ proptest! {
         let prefix = format!("{escaped}*");
         let longer = format!("{text}tail");
         prop_assert!(glob_match(&prefix, &longer));
-    }
-
-    #[test]
-    fn durations_written_by_parts_parse_back(h in 0i64..1000, m in 0i64..1000, s in 0i64..1000, negative in any::<bool>()) {
-        let text = format!("{}{h}h{m}m{s}s", if negative { "-" } else { "" });
-        let expected = Duration::seconds(h * 3600 + m * 60 + s);
-        prop_assert_eq!(parse_go_duration(&text).unwrap(), if negative { -expected } else { expected });
     }
 }
 

@@ -7,9 +7,10 @@ use nbv_core::annotations::{
     ARGOCD_SYNC_WAVE, BLOCK_WAVE, COMPLETION_TIME, WAVE_COMPLETE, WAVE_FAILED,
 };
 use nbv_core::api::JobPhase;
+use nbv_core::time::rfc3339;
 use nbv_core::waves::{
     FailureReason, GateDecision, GateJob, InvalidWaveKind, Wave, WaveOutcome, block_wave,
-    completion_time, effective_wave, gate, sync_wave, wave_patch,
+    effective_wave, gate, sync_wave, wave_patch,
 };
 use proptest::prelude::*;
 use serde_json::Value;
@@ -297,8 +298,8 @@ proptest! {
         }
         let canonical = wave.to_string();
         let (complete, failed, time) = match outcomes.last().unwrap() {
-            WaveOutcome::Succeeded { completed_at } => (Some(canonical), None, Some(completion_time(*completed_at))),
-            WaveOutcome::Failed { completed_at } => (None, Some(canonical), Some(completion_time(*completed_at))),
+            WaveOutcome::Succeeded { completed_at } => (Some(canonical), None, Some(rfc3339(*completed_at))),
+            WaveOutcome::Failed { completed_at } => (None, Some(canonical), Some(rfc3339(*completed_at))),
             WaveOutcome::NewRun => (None, None, None),
         };
         prop_assert_eq!(current.get(WAVE_COMPLETE), complete.as_ref());
@@ -375,7 +376,7 @@ proptest! {
     #[test]
     fn completion_time_is_rfc3339_seconds_utc(outcome in outcome()) {
         if let WaveOutcome::Succeeded { completed_at } | WaveOutcome::Failed { completed_at } = outcome {
-            let text = completion_time(completed_at);
+            let text = rfc3339(completed_at);
             prop_assert!(text.ends_with('Z') && !text.contains('.'), "{}", text);
             let back = DateTime::parse_from_rfc3339(&text).unwrap();
             prop_assert_eq!(back.timestamp(), completed_at.timestamp());
@@ -427,7 +428,7 @@ fn patch_snapshots() {
 #[test]
 fn completion_time_drops_sub_seconds() {
     let t = Utc.timestamp_opt(1_769_293_800, 999_999_999).unwrap();
-    assert_eq!(completion_time(t), "2026-01-24T22:30:00Z");
+    assert_eq!(rfc3339(t), "2026-01-24T22:30:00Z");
 }
 
 #[test]

@@ -8,10 +8,14 @@ use std::fmt;
 use std::io::IsTerminal;
 use std::str::FromStr;
 
+use nbv_core::text::head_chars;
 use tracing::Subscriber;
 use tracing_subscriber::EnvFilter;
 use tracing_subscriber::fmt::MakeWriter;
 use tracing_subscriber::util::SubscriberInitExt;
+
+/// How many characters of a bad setting an error repeats.
+const MAX_SHOWN_CHARS: usize = 64;
 
 /// How log lines are written.
 ///
@@ -64,7 +68,7 @@ impl FromStr for LogFormat {
             "json" => Ok(LogFormat::Json),
             "text" => Ok(LogFormat::Text),
             _ => Err(TelemetryError::UnknownFormat {
-                format: text.chars().take(64).collect(),
+                format: head_chars(text, MAX_SHOWN_CHARS).0.to_owned(),
             }),
         }
     }
@@ -112,7 +116,7 @@ pub enum TelemetryError {
 /// Parses a `RUST_LOG`-style filter.
 fn filter(directives: &str) -> Result<EnvFilter, TelemetryError> {
     EnvFilter::try_new(directives).map_err(|source| TelemetryError::InvalidFilter {
-        filter: directives.chars().take(64).collect(),
+        filter: head_chars(directives, MAX_SHOWN_CHARS).0.to_owned(),
         source,
     })
 }

@@ -31,19 +31,16 @@
 use std::collections::BTreeMap;
 use std::fmt::Display;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use nbv_core::annotations::{
     APP_INSTANCE, APP_PART_OF, ARGOCD_SYNC_WAVE, ARGOCD_TRACKING_ID, BLOCK_WAVE,
     KSERVE_INFERENCESERVICE, ON_SUCCESS_TRIGGER,
 };
 use nbv_core::api::{API_VERSION, GROUP, KIND, NotebookValidationJob, Phase};
 use nbv_core::models::{ModelSettings, Protocol, ServedModel};
+use nbv_core::time::rfc3339;
 use serde::Serialize;
 use serde_json::{Map, Value, json};
-
-fn rfc3339(time: DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
 
 /// Builds a `NotebookValidationJob` manifest.
 ///

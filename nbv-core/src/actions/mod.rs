@@ -42,12 +42,13 @@ pub mod sync;
 
 use std::fmt;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::Value;
 
 use crate::plan::{Outcome, SyncStage};
 use crate::sync::SyncRequest;
+use crate::time::rfc3339;
 use crate::triggers::TargetRef;
 
 /// The run a trigger acts for: the job that ran and when its run ended.
@@ -400,20 +401,6 @@ pub enum SyncReport {
         /// What is known.
         summary: String,
     },
-}
-
-/// The RFC 3339 form nbv writes for a run's completion time: whole seconds, `Z`.
-///
-/// # Examples
-///
-/// ```
-/// use chrono::{TimeZone, Utc};
-///
-/// let at = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
-/// assert_eq!(nbv_core::actions::rfc3339(at), "2026-01-24T22:30:00Z");
-/// ```
-pub fn rfc3339(time: DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// The time already written in `current` when it is not older than `completed_at`

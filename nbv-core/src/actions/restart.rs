@@ -28,9 +28,9 @@ use serde_json::{Value, json};
 
 use super::{
     Already, Decision, Patch, Refused, Run, TriggerOutcome, conditional, describe, done_since,
-    rfc3339,
 };
 use crate::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT};
+use crate::time::rfc3339;
 use crate::triggers::TargetRef;
 
 /// Most intermediate owners (ReplicaSets and the like) read to decide which pods a

@@ -14,10 +14,11 @@
 use chrono::{DateTime, Utc};
 use serde_json::Value;
 
-use super::{Already, Decision, Patch, Refused, Run, SyncReport, describe, rfc3339};
+use super::{Already, Decision, Patch, Refused, Run, SyncReport, describe};
 use crate::sync::{
     RUN_INFO, SyncDecision, SyncProgress, SyncWindow, decide_sync, full_sync_since, sync_progress,
 };
+use crate::time::rfc3339;
 use crate::triggers::TargetRef;
 
 /// What syncing `target` (the Application, as read) for `run` at `now` takes, given

@@ -243,13 +243,7 @@ pub struct ParentLookup {
 }
 
 fn shown(value: &str) -> String {
-    let mut chars = value.chars();
-    let head: String = chars.by_ref().take(MAX_SHOWN_CHARS).collect();
-    if chars.next().is_some() {
-        format!("{head:?} (cut; {} bytes in all)", value.len())
-    } else {
-        format!("{head:?}")
-    }
+    crate::text::quoted_head(value, MAX_SHOWN_CHARS)
 }
 
 /// Splits `a/b` into exactly two parts, as Argo CD's `strings.Split(s, "/")` with a

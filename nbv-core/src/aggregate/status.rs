@@ -2,8 +2,8 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, SecondsFormat, Utc};
-use serde::{Deserialize, Serialize, Serializer};
+use chrono::{DateTime, Utc};
+use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
 use super::index::Aggregate;
@@ -93,10 +93,6 @@ pub struct StatusLimitTooSmall {
     bytes: usize,
 }
 
-fn rfc3339_seconds<S: Serializer>(at: &DateTime<Utc>, serializer: S) -> Result<S::Ok, S::Error> {
-    serializer.serialize_str(&at.to_rfc3339_opts(SecondsFormat::Secs, true))
-}
-
 /// The value of `mlops.dev/notebook-status`: the aggregate at a point in time, with
 /// `failedJobs` capped to a byte budget.
 ///
@@ -126,7 +122,7 @@ pub struct NotebookStatus {
     succeeded: u64,
     failed: u64,
     running: u64,
-    #[serde(serialize_with = "rfc3339_seconds")]
+    #[serde(serialize_with = "crate::time::serialize_rfc3339")]
     last_update: DateTime<Utc>,
     failed_jobs: Vec<String>,
     failed_jobs_omitted: u64,

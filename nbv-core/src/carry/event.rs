@@ -7,12 +7,12 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time
 use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
-use crate::actions::rfc3339;
 use crate::api::{API_VERSION, KIND, NotebookValidationJob};
 use crate::events::{EventType, MAX_EVENT_MESSAGE_BYTES, NotificationEvent, ReportReason};
 use crate::io::{ObjectRef, Request, Response, Step};
 use crate::reconcile::AnswerClass;
 use crate::text::truncate;
+use crate::time::rfc3339;
 
 use super::machine::unexpected;
 use super::target::JobRef;

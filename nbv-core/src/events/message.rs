@@ -3,8 +3,10 @@
 use std::fmt::Write;
 
 use crate::api::{NotebookValidationJob, Phase};
+use crate::duration::format_go_seconds;
+use crate::text::truncate;
 
-use super::{MAX_EVENT_MESSAGE_BYTES, NotificationContext, NotificationReason};
+use super::{MAX_EVENT_MESSAGE_BYTES, MESSAGE_CUT_MARKER, NotificationContext, NotificationReason};
 use crate::redact::redact_secrets;
 
 /// A suggested next step for a failure, chosen from the failure message.
@@ -102,7 +104,7 @@ pub(super) fn render(
         let _ = writeln!(
             facts,
             "Duration: {}",
-            human_duration((end - start).num_seconds().max(0))
+            format_go_seconds(u64::try_from((end - start).num_seconds()).unwrap_or(0))
         );
     }
     if let Some(wave) = ctx.sync_wave {
@@ -140,26 +142,13 @@ pub(super) fn render(
     // person needs to act, and they are short.
     let frame = headline.len() + ":\n\n\n".len() + facts.len();
     let room = MAX_EVENT_MESSAGE_BYTES.saturating_sub(frame);
-    let detail = truncate(&detail, room);
+    let detail = truncate(&detail, room, MESSAGE_CUT_MARKER);
     let text = if detail.is_empty() {
         format!("{headline}\n\n{facts}")
     } else {
         format!("{headline}:\n{detail}\n\n{facts}")
     };
-    truncate(&text, MAX_EVENT_MESSAGE_BYTES)
-}
-
-fn human_duration(secs: i64) -> String {
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{}s", s / 60, s % 60),
-        s => format!("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60),
-    }
-}
-
-/// Cuts `s` to at most `max` bytes on a character boundary, marking the cut with `…`.
-fn truncate(s: &str, max: usize) -> String {
-    crate::text::truncate(s, max, "…").into_owned()
+    truncate(&text, MAX_EVENT_MESSAGE_BYTES, MESSAGE_CUT_MARKER).into_owned()
 }
 
 #[cfg(test)]

@@ -29,6 +29,9 @@ pub use report::{Report, ReportReason};
 /// message that fits is valid for both Event APIs.
 pub const MAX_EVENT_MESSAGE_BYTES: usize = 1024;
 
+/// Ends an Event message that was cut to [`MAX_EVENT_MESSAGE_BYTES`].
+const MESSAGE_CUT_MARKER: &str = "…";
+
 /// Severity of an Event, as Kubernetes spells it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize)]
 pub enum EventType {
@@ -187,11 +190,16 @@ fn event_name(job: &str, reason: NotificationReason, completed_at: DateTime<Utc>
         },
         completed_at.timestamp()
     );
-    let room = 253 - suffix.len();
-    let mut prefix: String = job.chars().take(room).collect();
-    while prefix.len() > room {
-        prefix.pop();
-    }
-    let prefix = prefix.trim_end_matches(['.', '-']);
-    format!("{prefix}{suffix}")
+    name_with_suffix(job, &suffix)
+}
+
+/// The longest name of an object, in bytes.
+const MAX_NAME_BYTES: usize = 253;
+
+/// `job` followed by `suffix`, the job's name cut so that the whole fits the 253-byte
+/// limit of an object name.
+fn name_with_suffix(job: &str, suffix: &str) -> String {
+    let room = MAX_NAME_BYTES.saturating_sub(suffix.len());
+    let prefix = crate::text::truncate(job, room, "");
+    format!("{}{suffix}", prefix.trim_end_matches(['.', '-']))
 }

@@ -9,7 +9,9 @@ use crate::api::NotebookValidationJob;
 use crate::phase::Attempt;
 use crate::pod::{PodRefusal, pod_name};
 
-use super::{EventType, MAX_EVENT_MESSAGE_BYTES, NotificationEvent};
+use super::{
+    EventType, MAX_EVENT_MESSAGE_BYTES, MESSAGE_CUT_MARKER, NotificationEvent, name_with_suffix,
+};
 
 /// The Event `reason` of a refused validation Pod.
 ///
@@ -78,17 +80,10 @@ pub fn pod_refused_event(
             annotations::NOTIFICATION_TYPE.to_owned(),
             NOTIFICATION_TYPE.to_owned(),
         )]),
-        message: crate::text::truncate(&text, MAX_EVENT_MESSAGE_BYTES, "…").into_owned(),
+        message: crate::text::truncate(&text, MAX_EVENT_MESSAGE_BYTES, MESSAGE_CUT_MARKER)
+            .into_owned(),
         job_name,
         job_uid: job.metadata.uid.clone(),
         completed_at: first_refused,
     }
-}
-
-/// `job` followed by `suffix`, the job's name cut so that the whole fits the 253-byte
-/// limit of an object name.
-fn name_with_suffix(job: &str, suffix: &str) -> String {
-    let room = 253usize.saturating_sub(suffix.len());
-    let prefix = crate::text::truncate(job, room, "");
-    format!("{}{suffix}", prefix.trim_end_matches(['.', '-']))
 }

@@ -1,9 +1,10 @@
 //! The human-readable `status.message` of each state, in one place so that the wording
 //! stays consistent (and is reviewed in the snapshots of `tests/phase/sequences.rs`).
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 
 use super::Failure;
+use crate::time::rfc3339;
 
 pub(super) const WAITING_FOR_POD: &str = "Waiting for the validation pod to start";
 pub(super) const WAITING_FOR_BUILD: &str = "Waiting for the image build to start";
@@ -68,7 +69,7 @@ pub(super) fn retry_scheduled(
 ) -> String {
     format!(
         "Retry {retry}/{max} scheduled for {} after a transient failure: {}",
-        at.to_rfc3339_opts(SecondsFormat::Secs, true),
+        rfc3339(at),
         detail(failure)
     )
 }

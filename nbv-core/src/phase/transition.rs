@@ -3,9 +3,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 
 use crate::api::{NotebookValidationJobStatus, Phase};
+use crate::time::rfc3339;
 
 use super::{Attempt, Failure};
 
@@ -83,7 +84,7 @@ impl fmt::Display for ScheduledRetry {
             "retry {}/{} at {} after {}",
             self.retry,
             self.max_retries,
-            self.at.to_rfc3339_opts(SecondsFormat::Secs, true),
+            rfc3339(self.at),
             self.failure.reason
         )?;
         if !self.failure.message.is_empty() {
@@ -163,11 +164,7 @@ impl fmt::Display for Next {
             }
             Next::StartPod(attempt) => write!(f, "start the validation pod of attempt {attempt}"),
             Next::WatchPod(attempt) => write!(f, "watch the validation pod of attempt {attempt}"),
-            Next::WaitUntil(at) => write!(
-                f,
-                "wait until {} for the retry",
-                at.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
+            Next::WaitUntil(at) => write!(f, "wait until {} for the retry", rfc3339(*at)),
             Next::Done => f.write_str("nothing: the run has ended"),
         }
     }

@@ -2,10 +2,10 @@
 
 use std::fmt;
 
-use chrono::SecondsFormat;
 use serde::Serialize;
 
 use crate::api::NotebookValidationJob;
+use crate::time::rfc3339;
 use crate::triggers::Trigger;
 
 /// Identity of a job's run: the spec generation it runs and when it started.
@@ -42,10 +42,7 @@ impl RunKey {
             .or(job.metadata.generation)
             .unwrap_or(0);
         match status.and_then(|s| s.start_time) {
-            Some(start) => RunKey(format!(
-                "g{generation}@{}",
-                start.to_rfc3339_opts(SecondsFormat::Secs, true)
-            )),
+            Some(start) => RunKey(format!("g{generation}@{}", rfc3339(start))),
             None => RunKey(format!("g{generation}")),
         }
     }

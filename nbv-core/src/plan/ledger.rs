@@ -177,6 +177,10 @@ pub fn record(
 }
 
 /// Records a failed attempt; `final_` gives the effect up whatever attempts are left.
+/// Longest `lastError` kept in the ledger, in bytes: the status stays small whatever an
+/// API server answers.
+const MAX_LAST_ERROR_BYTES: usize = 1024;
+
 fn fail(
     mut ledger: EffectLedger,
     key: &EffectKey,
@@ -187,7 +191,7 @@ fn fail(
 ) -> Recorded {
     // A failed attempt means the effect is not in place (any more).
     ledger.done.remove(key.as_str());
-    let error = truncate(error, 1024, "").into_owned();
+    let error = truncate(error, MAX_LAST_ERROR_BYTES, "").into_owned();
     let max = policy.max_attempts();
     let index = match ledger.failed.iter().position(|f| f.key == key.as_str()) {
         Some(i) => i,

@@ -7,6 +7,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::{ContainerStateWaiting, ContainerStatus};
 
 use crate::phase::{Failure, FailureCause};
+use crate::text::tail;
 
 use super::git::{Checkout, NOTEBOOK_CHECKOUT};
 use super::{RunErrorKind, RunReport};
@@ -16,6 +17,9 @@ use crate::checks::Outcome;
 const MAX_EXCERPT_BYTES: usize = 512;
 /// Lines of a container's output kept in a failure message.
 const EXCERPT_LINES: usize = 3;
+
+/// Starts an excerpt whose beginning was cut.
+const EXCERPT_CUT_MARKER: &str = "...";
 
 /// The failure a notebook container reported in its result.
 pub(super) fn notebook_error(report: &RunReport) -> Option<Failure> {
@@ -299,11 +303,7 @@ pub(super) fn with_detail(head: &str, detail: &str) -> String {
 /// The last lines of a container's output, joined by ` | ` and cut to 512 bytes.
 pub(super) fn excerpt(output: &str) -> String {
     // Only the end matters; bound the work on a long message.
-    let mut start = output.len().saturating_sub(8 * MAX_EXCERPT_BYTES);
-    while !output.is_char_boundary(start) {
-        start += 1;
-    }
-    let lines: Vec<&str> = output[start..]
+    let lines: Vec<&str> = tail(output, 8 * MAX_EXCERPT_BYTES)
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
@@ -312,28 +312,12 @@ pub(super) fn excerpt(output: &str) -> String {
     if joined.len() <= MAX_EXCERPT_BYTES {
         return joined;
     }
-    let mut cut = joined.len() - MAX_EXCERPT_BYTES;
-    while !joined.is_char_boundary(cut) {
-        cut += 1;
-    }
-    format!("...{}", &joined[cut..])
+    format!("{EXCERPT_CUT_MARKER}{}", tail(&joined, MAX_EXCERPT_BYTES))
 }
 
-/// `90` → `1m30s`, `3600` → `1h`.
+/// `90` → `1m30s`, `3600` → `1h`; a negative count is `0s`.
 pub(super) fn human_seconds(seconds: i64) -> String {
-    let seconds = seconds.max(0);
-    let (h, m, s) = (seconds / 3600, seconds / 60 % 60, seconds % 60);
-    let mut text = String::new();
-    if h > 0 {
-        text.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        text.push_str(&format!("{m}m"));
-    }
-    if s > 0 || text.is_empty() {
-        text.push_str(&format!("{s}s"));
-    }
-    text
+    crate::duration::format(Duration::from_secs(u64::try_from(seconds).unwrap_or(0)))
 }
 
 #[cfg(test)]

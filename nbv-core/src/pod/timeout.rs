@@ -39,7 +39,7 @@ pub fn timeout_seconds(timeout: Option<&str>) -> Result<i64, InvalidTimeout> {
         return Ok(DEFAULT_TIMEOUT_SECONDS);
     };
     let invalid = |problem| InvalidTimeout {
-        value: text.chars().take(MAX_TIMEOUT_LEN).collect(),
+        value: crate::text::head_chars(text, MAX_TIMEOUT_LEN).0.to_owned(),
         problem,
     };
     if text.len() > MAX_TIMEOUT_LEN {

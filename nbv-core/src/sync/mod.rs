@@ -57,12 +57,13 @@ mod glob;
 mod schedule;
 mod window;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use crate::time::rfc3339;
+use chrono::{DateTime, Utc};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 pub use glob::glob_match;
-pub use schedule::{Schedule, ScheduleError, parse_go_duration};
+pub use schedule::{Schedule, ScheduleError};
 pub use window::{
     AppTarget, InvalidWindow, OPENING_SEARCH_STARTS, SyncWindow, WindowVerdict, applies_to,
     window_verdict,
@@ -106,10 +107,7 @@ impl SyncRequest {
         initiator: &str,
     ) -> SyncRequest {
         SyncRequest {
-            marker: format!(
-                "{namespace}/{job}@{}",
-                completed_at.to_rfc3339_opts(SecondsFormat::Secs, true)
-            ),
+            marker: format!("{namespace}/{job}@{}", rfc3339(completed_at)),
             completed_at,
             initiator: initiator.to_owned(),
         }

@@ -2,16 +2,17 @@
 //!
 //! Argo CD parses `schedule` with robfig/cron v3's parser for five fields (minute, hour,
 //! day of month, month, day of week; no seconds, no `@daily` descriptors) and
-//! `duration` with Go's `time.ParseDuration`. [`Schedule::parse`] accepts exactly what
-//! robfig's parser accepts (`*`, `?`, numbers, `a-b` ranges, `/step`, `N/step` meaning
-//! `N-max/step`, comma lists, `jan`-`dec` and `sun`-`sat` in any case) and rejects
-//! the rest with robfig's reasons; the occurrences are then found with the `croner`
-//! crate. robfig's day rule is kept: when the day-of-month or the day-of-week field is
-//! `*` or `?` (without a step above 1), both must match, otherwise either may.
+//! `duration` with Go's `time.ParseDuration` (nbv's is [`crate::duration::parse_go`]).
+//! [`Schedule::parse`] accepts exactly what robfig's parser accepts (`*`, `?`, numbers,
+//! `a-b` ranges, `/step`, `N/step` meaning `N-max/step`, comma lists, `jan`-`dec` and
+//! `sun`-`sat` in any case) and rejects the rest with robfig's reasons; the occurrences
+//! are then found with the `croner` crate. robfig's day rule is kept: when the
+//! day-of-month or the day-of-week field is `*` or `?` (without a step above 1), both
+//! must match, otherwise either may.
 
 use std::fmt;
 
-use chrono::{DateTime, Datelike, Duration, FixedOffset};
+use chrono::{DateTime, Datelike, FixedOffset};
 use croner::Cron;
 use croner::parser::{CronParser, Seconds, Year};
 
@@ -40,7 +41,7 @@ pub enum ScheduleError {
         /// What is wrong.
         why: String,
     },
-    /// The duration is not a Go duration.
+    /// The duration is not a Go duration ([`crate::duration::parse_go`]).
     #[error("duration {0:?} is not a Go duration (for example \"1h\", \"90m\" or \"1h30m\")")]
     Duration(String),
 }
@@ -267,82 +268,4 @@ impl fmt::Display for Schedule {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.write_str(self.cron.pattern.to_string().as_str())
     }
-}
-
-/// Parses a Go duration (`time.ParseDuration`): an optional sign, then one or more
-/// decimal numbers, each with a unit (`ns`, `us`, `µs`, `ms`, `s`, `m`, `h`); `0` alone
-/// needs no unit.
-///
-/// # Errors
-///
-/// [`ScheduleError::Duration`] for anything else, and for a duration beyond ±292 years.
-///
-/// # Examples
-///
-/// ```
-/// use chrono::Duration;
-/// use nbv_core::sync::parse_go_duration;
-///
-/// assert_eq!(parse_go_duration("1h30m")?, Duration::minutes(90));
-/// assert_eq!(parse_go_duration("1.5h")?, Duration::minutes(90));
-/// assert_eq!(parse_go_duration("-2m")?, Duration::minutes(-2));
-/// assert!(parse_go_duration("1d").is_err());
-/// assert!(parse_go_duration("").is_err());
-/// # Ok::<(), nbv_core::sync::ScheduleError>(())
-/// ```
-pub fn parse_go_duration(text: &str) -> Result<Duration, ScheduleError> {
-    let fail = || ScheduleError::Duration(text.to_owned());
-    let (negative, mut rest) = match text.as_bytes().first() {
-        Some(b'-') => (true, &text[1..]),
-        Some(b'+') => (false, &text[1..]),
-        _ => (false, text),
-    };
-    if rest == "0" {
-        return Ok(Duration::zero());
-    }
-    if rest.is_empty() {
-        return Err(fail());
-    }
-    let mut total: i128 = 0;
-    while !rest.is_empty() {
-        let number_len = rest
-            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
-            .unwrap_or(rest.len());
-        let number = &rest[..number_len];
-        rest = &rest[number_len..];
-        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
-        if (whole.is_empty() && fraction.is_empty()) || fraction.contains('.') {
-            return Err(fail());
-        }
-        let unit_len = rest
-            .find(|c: char| c.is_ascii_digit() || c == '.')
-            .unwrap_or(rest.len());
-        let unit: i128 = match &rest[..unit_len] {
-            "ns" => 1,
-            "us" | "µs" | "μs" => 1_000,
-            "ms" => 1_000_000,
-            "s" => 1_000_000_000,
-            "m" => 60_000_000_000,
-            "h" => 3_600_000_000_000,
-            _ => return Err(fail()),
-        };
-        rest = &rest[unit_len..];
-        let whole: i128 = if whole.is_empty() {
-            0
-        } else {
-            whole.parse().map_err(|_| fail())?
-        };
-        let mut nanos = whole.checked_mul(unit).ok_or_else(fail)?;
-        let mut scale = unit;
-        for digit in fraction.bytes().take(30) {
-            scale /= 10;
-            nanos += i128::from(digit - b'0') * scale;
-        }
-        total = total.checked_add(nanos).ok_or_else(fail)?;
-        if total > i128::from(i64::MAX) {
-            return Err(fail());
-        }
-    }
-    let nanos = i64::try_from(if negative { -total } else { total }).map_err(|_| fail())?;
-    Ok(Duration::nanoseconds(nanos))
 }

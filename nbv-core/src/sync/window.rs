@@ -30,7 +30,8 @@ use chrono::{DateTime, Duration, FixedOffset, Offset, TimeZone, Utc};
 use serde::{Deserialize, Serialize};
 
 use super::glob::glob_match;
-use super::schedule::{Schedule, ScheduleError, parse_go_duration};
+use super::schedule::{Schedule, ScheduleError};
+use crate::duration::parse_go;
 
 /// One entry of an AppProject's `spec.syncWindows`, as Argo CD stores it.
 ///
@@ -299,8 +300,11 @@ pub fn window_verdict(
         if !applies_to(window, target) {
             continue;
         }
-        let parsed = Schedule::parse(&window.schedule)
-            .and_then(|schedule| Ok((schedule, parse_go_duration(&window.duration)?)));
+        let parsed = Schedule::parse(&window.schedule).and_then(|schedule| {
+            let duration =
+                parse_go(&window.duration).map_err(|e| ScheduleError::Duration(e.into_text()))?;
+            Ok((schedule, duration))
+        });
         match parsed {
             Ok((schedule, duration)) => applicable.push(Applicable {
                 index,

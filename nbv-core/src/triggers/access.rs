@@ -291,11 +291,11 @@ const MAX_QUOTED_ENTRIES: usize = 8;
 /// An annotation entry as quoted in a message: a namespace name is at most 63
 /// characters, so anything longer is cut (the value comes from users).
 fn shorten(entry: &str) -> String {
-    match entry.char_indices().nth(63) {
-        Some((end, _)) => format!("{}...", &entry[..end]),
-        None => entry.to_owned(),
-    }
+    crate::text::truncate_chars(entry, MAX_NAMESPACE_CHARS, "...").into_owned()
 }
+
+/// The longest namespace name.
+const MAX_NAMESPACE_CHARS: usize = 63;
 
 /// A trigger that may not act where it points, and what would allow it.
 ///

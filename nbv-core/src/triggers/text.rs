@@ -16,9 +16,8 @@ pub(crate) struct Quoted<'a>(pub(crate) &'a str);
 
 impl fmt::Display for Quoted<'_> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut chars = self.0.chars();
-        let shown: String = chars.by_ref().take(MAX_SHOWN_CHARS).collect();
-        if chars.next().is_some() {
+        let (shown, cut) = crate::text::head_chars(self.0, MAX_SHOWN_CHARS);
+        if cut {
             // `{:?}` on the prefix escapes exactly like the full value would.
             let escaped = format!("{shown:?}");
             let without_closing_quote = &escaped[..escaped.len() - 1];

@@ -37,7 +37,7 @@ mod patch;
 mod wave;
 
 pub use gate::{FailureReason, GateDecision, GateFailure, GateJob, gate};
-pub use patch::{WaveOutcome, completion_time, wave_patch};
+pub use patch::{WaveOutcome, wave_patch};
 pub use wave::{
     EffectiveWave, InvalidWave, InvalidWaveKind, Wave, WaveAnnotationError, block_wave,
     effective_wave, sync_wave,

@@ -2,11 +2,12 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use serde_json::{Map, Value};
 
 use super::wave::{WaveAnnotationError, effective_wave};
 use crate::annotations::{COMPLETION_TIME, WAVE_COMPLETE, WAVE_FAILED};
+use crate::time::rfc3339;
 
 /// What happened to a job's run, as far as its wave annotations are concerned.
 ///
@@ -40,21 +41,6 @@ pub enum WaveOutcome {
     NewRun,
 }
 
-/// Formats a completion time as nbv writes it: RFC 3339, whole seconds, `Z` suffix.
-///
-/// # Examples
-///
-/// ```
-/// use chrono::{TimeZone, Utc};
-/// use nbv_core::waves::completion_time;
-///
-/// let at = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
-/// assert_eq!(completion_time(at), "2026-01-24T22:30:00Z");
-/// ```
-pub fn completion_time(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
-
 /// The JSON merge patch (RFC 7386) that brings a job's wave annotations in line with
 /// `outcome`, or `None` when they already are (so the shell makes no API call).
 ///
@@ -67,7 +53,7 @@ pub fn completion_time(at: DateTime<Utc>) -> String {
 /// The patch holds only the keys that change, in the form
 /// `{"metadata":{"annotations":{key: value-or-null}}}`. The wave is written in canonical
 /// form (`+3` and `03` are written as `3`), so an existing `"03"` is rewritten once.
-/// Completion times are written to the second ([`completion_time`]).
+/// Completion times are written to the second ([`rfc3339`]).
 ///
 /// The wave written is the one Argo CD puts the job in ([`effective_wave`]: the
 /// sync-wave, else the Helm hook weight, else 0). Terminal outcomes write nothing for a
@@ -132,7 +118,7 @@ pub fn wave_patch(
             [
                 (set, Some(wave.to_string())),
                 (clear, None),
-                (COMPLETION_TIME, Some(completion_time(*completed_at))),
+                (COMPLETION_TIME, Some(rfc3339(*completed_at))),
             ]
         }
     };

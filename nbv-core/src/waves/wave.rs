@@ -148,13 +148,7 @@ impl InvalidWave {
     pub const MAX_SHOWN_CHARS: usize = 64;
 
     fn new(value: &str, kind: InvalidWaveKind) -> Self {
-        let mut chars = value.chars();
-        let head: String = chars.by_ref().take(Self::MAX_SHOWN_CHARS).collect();
-        let shown = if chars.next().is_some() {
-            format!("{head:?} (cut; {} bytes in all)", value.len())
-        } else {
-            format!("{head:?}")
-        };
+        let shown = crate::text::quoted_head(value, Self::MAX_SHOWN_CHARS);
         InvalidWave { kind, shown }
     }
 

@@ -4,18 +4,14 @@
 //! Like the stand-ins, these act through the in-memory cluster's direct access, so they
 //! appear in the change history with `Actor::Direct` and never in the request log.
 
-use chrono::{DateTime, SecondsFormat, Utc};
 use nbv_core::annotations::KUBECTL_RESTARTED_AT;
 use nbv_core::api::Phase;
+use nbv_core::time::rfc3339;
 use nbv_testkit::FakeCluster;
 use nbv_testkit::scenario::{ObjectKey, ObjectRef, PhaseWrite};
 use serde_json::{Map, Value, json};
 
 const JOBS: &str = "notebookvalidationjobs";
-
-fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
 
 /// Applies an RFC 7386 JSON merge patch.
 pub(super) fn merge(target: &mut Value, patch: &Value) {

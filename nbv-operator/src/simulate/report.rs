@@ -3,9 +3,10 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
 use nbv_core::api::EffectLedger;
+use nbv_core::time::rfc3339;
 use nbv_testkit::cluster::{Actor, Change, RequestRecord, VerbKind};
 use nbv_testkit::invariants::{TerminalTransition, Violation};
 use nbv_testkit::scenario::Mode;
@@ -295,10 +296,6 @@ pub(super) fn triggers_fired(history: &[Change]) -> Vec<TriggerFired> {
         }
     }
     fired
-}
-
-fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 impl Report {

@@ -8,7 +8,7 @@
 
 use std::collections::BTreeMap;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use nbv_core::annotations::{ARGOCD_REFRESH, KSERVE_INFERENCESERVICE};
 use nbv_core::checks::CheckReport;
 use nbv_core::compare::ReportedComparison;
@@ -17,15 +17,12 @@ use nbv_core::pod::{
     ATTEMPT_LABEL, CellOutcome, MANAGED_BY, MANAGED_BY_LABEL, NOTEBOOK_CONTAINER, ReportedCell,
     RunError, RunErrorKind, RunReport,
 };
+use nbv_core::time::rfc3339;
 use nbv_testkit::FakeCluster;
 use nbv_testkit::scenario::{Mode, ObjectKey, PodOutcome, PodResult};
 use serde_json::{Map, Value, json};
 
 use super::timeline::{Log, Who};
-
-fn rfc3339(at: DateTime<Utc>) -> String {
-    at.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
 
 /// What the kubelet has in store for a validation Pod.
 #[derive(Clone, Debug)]

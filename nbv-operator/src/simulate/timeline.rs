@@ -244,11 +244,7 @@ fn annotation_changes(before: Option<&Value>, after: Option<&Value>, keys: &[&st
 /// The first line of a text, at most `max` characters.
 pub(super) fn first_line(text: &str, max: usize) -> String {
     let line = text.lines().next().unwrap_or_default();
-    let mut cut: String = line.chars().take(max).collect();
-    if line.chars().count() > max {
-        cut.push('…');
-    }
-    cut
+    nbv_core::text::truncate_chars(line, max, "…").into_owned()
 }
 
 /// What nbv's change means, in a few words; nothing for uninteresting ones (Leases).

@@ -1,12 +1,6 @@
 //! Reading and writing `metadata` fields of objects held as JSON.
 
-use chrono::{DateTime, SecondsFormat, Utc};
 use serde_json::{Map, Value};
-
-/// Formats a `metav1.Time`: RFC 3339 in UTC with whole seconds, as the API server does.
-pub(crate) fn format_time(t: DateTime<Utc>) -> String {
-    t.to_rfc3339_opts(SecondsFormat::Secs, true)
-}
 
 /// A string field of `metadata`.
 pub(crate) fn meta_str<'a>(object: &'a Value, field: &str) -> Option<&'a str> {

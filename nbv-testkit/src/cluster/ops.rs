@@ -8,13 +8,13 @@
 
 use std::collections::HashSet;
 
+use nbv_core::time::rfc3339;
 use serde_json::Value;
 
 use super::error::ApiError;
 use super::log::{Actor, PatchType, Verb};
 use super::meta::{
-    finalizers, format_time, generation, generation_relevant, meta_str, metadata_mut, owner_uids,
-    set_meta,
+    finalizers, generation, generation_relevant, meta_str, metadata_mut, owner_uids, set_meta,
 };
 use super::patch::{apply_patch, record_apply_manager};
 use super::resource::ApiResourceSpec;
@@ -253,10 +253,7 @@ impl Store {
         let uid = self.next_uid();
         let metadata = metadata_mut(&mut object);
         metadata.insert("uid".into(), Value::String(uid));
-        metadata.insert(
-            "creationTimestamp".into(),
-            Value::String(format_time(ctx.now)),
-        );
+        metadata.insert("creationTimestamp".into(), Value::String(rfc3339(ctx.now)));
         metadata.insert("generation".into(), Value::from(1));
         metadata.remove("deletionTimestamp");
         metadata.remove("deletionGracePeriodSeconds");
@@ -505,10 +502,7 @@ impl Store {
         }
         let mut marked = current;
         let metadata = metadata_mut(&mut marked);
-        metadata.insert(
-            "deletionTimestamp".into(),
-            Value::String(format_time(ctx.now)),
-        );
+        metadata.insert("deletionTimestamp".into(), Value::String(rfc3339(ctx.now)));
         metadata.insert("deletionGracePeriodSeconds".into(), Value::from(0));
         Deletion::Pending(self.commit(key, Some(marked), ctx))
     }

@@ -11,11 +11,11 @@
 //!   and `$patch` directives are not interpreted.
 
 use chrono::{DateTime, Utc};
+use nbv_core::time::rfc3339;
 use serde_json::{Value, json};
 
 use super::error::ApiError;
 use super::log::PatchType;
-use super::meta::format_time;
 
 /// Applies `body` (the raw PATCH request body) of type `patch_type` to `current`.
 pub(crate) fn apply_patch(
@@ -66,7 +66,7 @@ pub(crate) fn record_apply_manager(object: &mut Value, manager: &str, now: DateT
         "manager": manager,
         "operation": "Apply",
         "apiVersion": api_version,
-        "time": format_time(now),
+        "time": rfc3339(now),
         "fieldsType": "FieldsV1",
         "fieldsV1": {},
     });

@@ -9,8 +9,9 @@ use nbv_core::aggregate::{
     parent_application,
 };
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
+use nbv_core::time::rfc3339;
 
-use super::replay::{Index, ObjKey, RunState, annotations, rfc3339, string_map};
+use super::replay::{Index, ObjKey, RunState, annotations, string_map};
 use super::{Observation, Violation};
 use crate::cluster::Actor;
 

@@ -249,7 +249,7 @@ impl fmt::Display for Violation {
                 f,
                 "invariant {} at {}: {}",
                 self.invariant,
-                replay::rfc3339(at),
+                nbv_core::time::rfc3339(at),
                 self.message
             ),
             None => write!(f, "invariant {}: {}", self.invariant, self.message),

@@ -4,9 +4,10 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use nbv_core::api::Phase;
+use nbv_core::time::rfc3339;
 use serde_json::Value;
 
-use super::replay::{Index, rfc3339, time_at};
+use super::replay::{Index, time_at};
 use super::runs::{records, transitions};
 use super::{Observation, Violation};
 use crate::cluster::Actor;

@@ -9,10 +9,11 @@ use nbv_core::annotations::{
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::plan::{PlanContext, plan};
 use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL};
+use nbv_core::time::rfc3339;
 use serde_json::Value;
 
 use super::diff::{Path, changed_paths, show, starts_with};
-use super::replay::{Index, ObjKey, annotations, group_of, rfc3339, string_map};
+use super::replay::{Index, ObjKey, annotations, group_of, string_map};
 use super::{Observation, Violation};
 use crate::cluster::{Actor, Change, VerbKind};
 use crate::scenario::Mode;

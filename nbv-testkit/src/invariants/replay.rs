@@ -3,7 +3,7 @@
 use std::collections::BTreeMap;
 use std::fmt;
 
-use chrono::{DateTime, SecondsFormat, Utc};
+use chrono::{DateTime, Utc};
 use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_core::plan::RunKey;
 use serde_json::Value;
@@ -138,11 +138,6 @@ pub(crate) fn time_at(object: &Value, pointer: &str) -> Option<DateTime<Utc>> {
         .and_then(Value::as_str)
         .and_then(|s| DateTime::parse_from_rfc3339(s).ok())
         .map(|t| t.with_timezone(&Utc))
-}
-
-/// The RFC 3339 form nbv writes: whole seconds, `Z`.
-pub(crate) fn rfc3339(time: DateTime<Utc>) -> String {
-    time.to_rfc3339_opts(SecondsFormat::Secs, true)
 }
 
 /// What a job's status says about its run, as far as the invariants need it.

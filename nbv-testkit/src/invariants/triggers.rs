@@ -8,10 +8,11 @@ use nbv_core::actions::restart::{Method, predates};
 use nbv_core::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT, RESTART_TIMESTAMP};
 use nbv_core::api::Phase;
 use nbv_core::sync::RUN_INFO;
+use nbv_core::time::rfc3339;
 use nbv_core::triggers::{Action, from_annotations};
 use serde_json::Value;
 
-use super::replay::{Index, ObjKey, annotations, rfc3339, run_start, string_map, time_at};
+use super::replay::{Index, ObjKey, annotations, run_start, string_map, time_at};
 use super::runs::{Transition, ledger, records, transitions};
 use super::{Observation, Violation};
 use crate::cluster::{Actor, Change};

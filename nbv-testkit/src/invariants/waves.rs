@@ -25,13 +25,13 @@ fn describe(outcome: &WaveOutcome) -> String {
         WaveOutcome::Succeeded { completed_at } => {
             format!(
                 "a run that succeeded at {}",
-                super::replay::rfc3339(*completed_at)
+                nbv_core::time::rfc3339(*completed_at)
             )
         }
         WaveOutcome::Failed { completed_at } => {
             format!(
                 "a run that failed at {}",
-                super::replay::rfc3339(*completed_at)
+                nbv_core::time::rfc3339(*completed_at)
             )
         }
         WaveOutcome::NewRun => "a run that has not ended".to_owned(),

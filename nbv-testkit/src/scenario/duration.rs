@@ -91,17 +91,13 @@ pub fn parse_duration(text: &str) -> Result<Duration, InvalidDuration> {
 pub fn format_duration(duration: Duration) -> String {
     let secs = duration.as_secs();
     let millis = duration.subsec_millis();
-    let (h, m, s) = (secs / 3600, secs % 3600 / 60, secs % 60);
-    let mut out = String::new();
-    if h > 0 {
-        out.push_str(&format!("{h}h"));
-    }
-    if m > 0 {
-        out.push_str(&format!("{m}m"));
-    }
-    if s > 0 {
-        out.push_str(&format!("{s}s"));
-    }
+    // Whole seconds as nbv writes them everywhere; the rest in `ms`, since a scenario's
+    // times take no fractions.
+    let mut out = if secs > 0 {
+        nbv_core::duration::format(Duration::from_secs(secs))
+    } else {
+        String::new()
+    };
     if millis > 0 {
         out.push_str(&format!("{millis}ms"));
     }
@@ -141,5 +137,14 @@ mod tests {
         assert_eq!(parse_duration(" 7s "), Ok(Duration::from_secs(7)));
         assert_eq!(parse_duration("0"), Ok(Duration::ZERO));
         assert_eq!(parse_duration("24h"), Ok(MAX_DURATION));
+    }
+
+    #[test]
+    fn writes_only_the_parts_that_are_not_zero() {
+        assert_eq!(format_duration(Duration::from_millis(500)), "500ms");
+        assert_eq!(format_duration(Duration::from_secs(3600)), "1h");
+        assert_eq!(format_duration(Duration::from_millis(3_600_007)), "1h7ms");
+        assert_eq!(format_duration(Duration::from_secs(125)), "2m5s");
+        assert_eq!(format_duration(Duration::from_nanos(999_999)), "0s");
     }
 }

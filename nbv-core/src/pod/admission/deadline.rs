@@ -3,11 +3,12 @@
 
 use std::time::Duration;
 
-use chrono::{DateTime, SecondsFormat, TimeDelta, Utc};
+use chrono::{DateTime, TimeDelta, Utc};
 
 use crate::api::NotebookValidationJob;
-use crate::duration::{InvalidDuration, parse_duration};
+use crate::duration::{InvalidDuration, format_go_seconds, parse_duration};
 use crate::phase::Failure;
+use crate::time::rfc3339;
 
 use super::PodRefusal;
 use crate::phase::FailureCause;
@@ -196,7 +197,7 @@ pub fn admission_after(
             "{} for {} (the pod admission timeout; {POD_ADMISSION_TIMEOUT_ANNOTATION} or \
              --pod-admission-timeout): {}",
             refusal.kind,
-            human(timeout),
+            format_go_seconds(timeout.as_secs()),
             refusal.answer
         )));
     }
@@ -227,7 +228,7 @@ pub fn refusal_message(refusal: &PodRefusal, deadline: Option<DateTime<Utc>>) ->
         Some(at) => format!(
             "{}; retrying until {}: {}",
             refusal.kind,
-            at.to_rfc3339_opts(SecondsFormat::Secs, true),
+            rfc3339(at),
             refusal.answer
         ),
         None => format!("{}: {}", refusal.kind, refusal.answer),
@@ -240,14 +241,4 @@ fn deadline(first_refused: DateTime<Utc>, timeout: Duration) -> DateTime<Utc> {
         .ok()
         .and_then(|d| first_refused.checked_add_signed(d))
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
-}
-
-/// `10m0s`-style text of a duration, as Go prints it (whole seconds).
-fn human(duration: Duration) -> String {
-    let secs = duration.as_secs();
-    match secs {
-        s if s < 60 => format!("{s}s"),
-        s if s < 3600 => format!("{}m{}s", s / 60, s % 60),
-        s => format!("{}h{}m{}s", s / 3600, (s % 3600) / 60, s % 60),
-    }
 }

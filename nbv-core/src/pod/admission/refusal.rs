@@ -29,6 +29,9 @@ use crate::phase::FailureCause;
 /// ```
 pub const MAX_ANSWER_BYTES: usize = 2048;
 
+/// Ends an answer that was cut to [`MAX_ANSWER_BYTES`].
+const ANSWER_CUT_MARKER: &str = "… [cut]";
+
 /// Who or what refused the validation Pod, as read from the API server's answer.
 ///
 /// # Examples
@@ -263,7 +266,7 @@ impl PodRefusal {
         let text = redact_secrets(answer.to_string().trim());
         Some(PodRefusal {
             kind,
-            answer: truncate(&text, MAX_ANSWER_BYTES, "… [cut]").into_owned(),
+            answer: truncate(&text, MAX_ANSWER_BYTES, ANSWER_CUT_MARKER).into_owned(),
         })
     }
 }

@@ -24,7 +24,6 @@
 //! to standard error and retried with kube-runtime's default backoff, within the
 //! timeout.
 
-mod format;
 mod jobs;
 mod report;
 
@@ -37,9 +36,11 @@ use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, store::Writer};
 use kube::runtime::{WatchStreamExt, watcher};
 use nbv_core::api::NotebookValidationJob;
+use nbv_core::text::truncate_chars;
 use nbv_core::waves::{GateDecision, Wave};
 
-pub use format::format_duration;
+/// Writes a duration as `--timeout` reads it (`1h30m`, `1.5s`), for messages.
+pub use nbv_core::duration::format as format_duration;
 pub use nbv_core::duration::{InvalidDuration, parse_duration};
 
 /// The arguments of `nbv wait`.
@@ -258,6 +259,8 @@ fn timed_out(args: &WaitArgs, progress: &Progress) -> String {
 
 /// How many characters of a message from the API server an error line shows.
 const MAX_MESSAGE_CHARS: usize = 300;
+/// Ends a message of the API server that was cut to [`MAX_MESSAGE_CHARS`].
+const MESSAGE_CUT_MARKER: &str = "...";
 
 /// A watch error in one line: what failed, the HTTP status and the API server's
 /// message, without the debug dump of kube's own `Display`.
@@ -305,13 +308,7 @@ fn api_status(status: &kube::core::Status) -> String {
 }
 
 fn cut(text: &str) -> String {
-    let mut chars = text.chars();
-    let head: String = chars.by_ref().take(MAX_MESSAGE_CHARS).collect();
-    if chars.next().is_some() {
-        format!("{head}...")
-    } else {
-        head
-    }
+    truncate_chars(text, MAX_MESSAGE_CHARS, MESSAGE_CUT_MARKER).into_owned()
 }
 
 /// The message for an error that retrying cannot fix, or `None` for one worth

@@ -46,7 +46,7 @@ fn shown(value: &str) -> String {
     if plain {
         value.to_owned()
     } else {
-        let head: String = value.chars().take(MAX_VALUE_CHARS).collect();
+        let (head, _) = nbv_core::text::head_chars(value, MAX_VALUE_CHARS);
         format!("{head:?}")
     }
 }

@@ -1,16 +1,28 @@
-//! Durations written as in `spec.timeout`: `30s`, `10m`, `1h30m`, `1.5h`, `250ms`.
+//! Durations: the two grammars nbv reads and how it writes them.
 //!
-//! The one reading of a duration nbv has: `spec.timeout` ([`crate::pod::timeout_seconds`]),
-//! `nbv wait --timeout` and the scenario files of the simulation use it.
+//! [`parse_duration`] reads durations written as in `spec.timeout`: `30s`, `10m`,
+//! `1h30m`, `1.5h`, `250ms`. It is nbv's own reading of a duration: `spec.timeout`
+//! ([`crate::pod::timeout_seconds`]), `nbv wait --timeout` and the scenario files of the
+//! simulation use it. Its syntax is the CRD's pattern for `spec.timeout`,
+//! `^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`: one or more numbers, each with an optional decimal
+//! fraction and a unit, without spaces or signs. It is the subset of Go's
+//! `time.ParseDuration` that the CRD admits.
 //!
-//! The syntax is the CRD's pattern for `spec.timeout`, `^([0-9]+(\.[0-9]+)?(ms|s|m|h))+$`:
-//! one or more numbers, each with an optional decimal fraction and a unit, without
-//! spaces or signs. It is the subset of Go's `time.ParseDuration` that the CRD admits.
+//! [`parse_go`] reads all of Go's `time.ParseDuration`, for text that Argo CD reads
+//! with Go (a sync window's `duration`): it accepts more, by design. Both read numbers
+//! and units with the same scanner. [`format()`] and [`format_go_seconds`] write
+//! durations back.
+
+mod format;
+mod go;
+mod scan;
 
 use std::fmt;
 use std::time::Duration;
 
-const NANOS_PER_SEC: u128 = 1_000_000_000;
+pub use format::{format, format_go_seconds};
+pub use go::{InvalidGoDuration, parse_go};
+use scan::{NANOS_PER_HOUR, NANOS_PER_MILLI, NANOS_PER_MINUTE, NANOS_PER_SEC, nanos, number};
 
 /// A string that is not a duration; the message says where and what was expected.
 ///
@@ -52,13 +64,7 @@ impl InvalidDuration {
     }
 
     fn new(text: &str, problem: Problem) -> Self {
-        let mut chars = text.chars();
-        let head: String = chars.by_ref().take(Self::MAX_SHOWN_CHARS).collect();
-        let shown = if chars.next().is_some() {
-            format!("{head:?} (cut; {} bytes in all)", text.len())
-        } else {
-            format!("{head:?}")
-        };
+        let shown = crate::text::quoted_head(text, Self::MAX_SHOWN_CHARS);
         InvalidDuration { shown, problem }
     }
 }
@@ -168,28 +174,23 @@ pub fn parse_exact(text: &str) -> Result<Exact, InvalidDuration> {
     let mut finer = false;
     let mut pos = 0;
     while pos < bytes.len() {
-        let whole_start = pos;
-        pos += digits(&bytes[pos..]);
-        if pos == whole_start {
+        let number = number(bytes, pos);
+        if number.whole.is_empty() {
             let found = char_at(text, pos).unwrap_or('\u{fffd}');
             return Err(fail(Problem::NumberExpected { at: pos, found }));
         }
-        let whole = &bytes[whole_start..pos];
-        let mut fraction: &[u8] = &[];
-        if bytes.get(pos) == Some(&b'.') {
-            pos += 1;
-            let start = pos;
-            pos += digits(&bytes[pos..]);
-            if pos == start {
-                let found = char_at(text, pos);
-                return Err(fail(Problem::FractionExpected { at: pos, found }));
-            }
-            fraction = &bytes[start..pos];
+        if let Some(dot) = number.dot
+            && number.fraction.is_empty()
+        {
+            let at = dot + 1;
+            let found = char_at(text, at);
+            return Err(fail(Problem::FractionExpected { at, found }));
         }
+        pos = number.end;
         let (unit_nanos, unit_len) = match &bytes[pos..] {
-            [b'm', b's', ..] => (1_000_000, 2),
-            [b'h', ..] => (3600 * NANOS_PER_SEC, 1),
-            [b'm', ..] => (60 * NANOS_PER_SEC, 1),
+            [b'm', b's', ..] => (NANOS_PER_MILLI, 2),
+            [b'h', ..] => (NANOS_PER_HOUR, 1),
+            [b'm', ..] => (NANOS_PER_MINUTE, 1),
             [b's', ..] => (NANOS_PER_SEC, 1),
             [] => return Err(fail(Problem::UnitExpected { at: pos })),
             _ => {
@@ -198,8 +199,7 @@ pub fn parse_exact(text: &str) -> Result<Exact, InvalidDuration> {
             }
         };
         pos += unit_len;
-        let (term, cut) =
-            amount(whole, fraction, unit_nanos).ok_or_else(|| fail(Problem::TooLong))?;
+        let (term, cut) = nanos(&number, unit_nanos).ok_or_else(|| fail(Problem::TooLong))?;
         finer |= cut;
         total = total
             .checked_add(term)
@@ -207,9 +207,9 @@ pub fn parse_exact(text: &str) -> Result<Exact, InvalidDuration> {
     }
     let secs = u64::try_from(total / NANOS_PER_SEC).map_err(|_| fail(Problem::TooLong))?;
     // The remainder is below one second, so it fits in u32.
-    let nanos = u32::try_from(total % NANOS_PER_SEC).map_err(|_| fail(Problem::TooLong))?;
+    let subsec = u32::try_from(total % NANOS_PER_SEC).map_err(|_| fail(Problem::TooLong))?;
     Ok(Exact {
-        duration: Duration::new(secs, nanos),
+        duration: Duration::new(secs, subsec),
         finer,
     })
 }
@@ -218,32 +218,4 @@ pub fn parse_exact(text: &str) -> Result<Exact, InvalidDuration> {
 /// stops after ASCII bytes.
 fn char_at(text: &str, pos: usize) -> Option<char> {
     text.get(pos..).and_then(|rest| rest.chars().next())
-}
-
-/// How many ASCII digits `bytes` starts with.
-fn digits(bytes: &[u8]) -> usize {
-    bytes.iter().take_while(|b| b.is_ascii_digit()).count()
-}
-
-/// `whole.fraction` units in nanoseconds, or `None` on overflow. The fraction is
-/// truncated to whole nanoseconds: each digit is worth a tenth of the previous one.
-fn amount(whole: &[u8], fraction: &[u8], unit_nanos: u128) -> Option<(u128, bool)> {
-    let mut number: u128 = 0;
-    for digit in whole {
-        number = number
-            .checked_mul(10)?
-            .checked_add(u128::from(digit - b'0'))?;
-    }
-    let mut nanos = number.checked_mul(unit_nanos)?;
-    let mut place = unit_nanos;
-    let mut cut = false;
-    for digit in fraction {
-        place /= 10;
-        if place == 0 {
-            cut |= *digit != b'0';
-            continue;
-        }
-        nanos = nanos.checked_add(u128::from(digit - b'0') * place)?;
-    }
-    Some((nanos, cut))
 }
