@@ -520,6 +520,71 @@ fn a_forbidden_write_is_given_up_and_an_overloaded_server_is_retried() {
     }
 }
 
+#[test]
+fn an_abandoned_effect_is_reported_under_a_name_the_api_server_generates() {
+    let planned = PlannedEffect {
+        key: EffectKey::notify(),
+        effect: Effect::ReportGaveUp {
+            effect: EffectKey::notify(),
+            error: "403 forbidden".into(),
+            attempts: 5,
+        },
+    };
+    let mut carry = Carry::start(&job(), &planned, &CarryFacts::default(), now());
+    let Step::Io(Request::Create { body, .. }) = carry.next() else {
+        panic!("one POST")
+    };
+    assert_eq!(body["metadata"]["generateName"], "train.");
+    assert_eq!(body["reason"], "EffectAbandoned");
+    assert_eq!(body["involvedObject"]["uid"], "u-job");
+    let done = run(
+        &mut carry,
+        vec![("POST Event ml/", status(503, "ServiceUnavailable"))],
+    );
+    assert!(
+        matches!(done, Carried::Written(Outcome::Failed(_))),
+        "{done:?}"
+    );
+}
+
+#[test]
+fn the_application_status_patch_writes_only_its_two_annotations() {
+    let summary = json!({"metadata": {"annotations": {"mlops.dev/notebook-summary": "1/1"}}});
+    let mut write = ApplicationStatus::start("argocd", "fraud", &summary);
+    let done = run(
+        &mut write,
+        vec![("PATCH Application argocd/fraud", status(404, "NotFound"))],
+    );
+    assert_eq!(
+        done,
+        Err(Failure::NotFound {
+            object: "Application argocd/fraud".into()
+        })
+    );
+    let labels = json!({"metadata": {"labels": {"a": "b"}}});
+    let mut refused = ApplicationStatus::start("argocd", "fraud", &labels);
+    let done = run(&mut refused, vec![]);
+    assert!(matches!(done, Err(Failure::Invalid { .. })), "{done:?}");
+}
+
+#[test]
+fn a_namespace_that_cannot_be_read_fails_the_trigger_with_what_was_asked() {
+    let mut opt_in = NamespaceOptIn::start("serving");
+    let done = run(
+        &mut opt_in,
+        vec![("GET Namespace serving", status(403, "Forbidden"))],
+    );
+    let Err(failure) = done else {
+        panic!("{done:?}")
+    };
+    assert!(
+        failure
+            .to_string()
+            .starts_with("get Namespace serving: forbidden"),
+        "{failure}"
+    );
+}
+
 /// Any answer a shell could give, to any request.
 fn any_response() -> impl Strategy<Value = Response> {
     let codes = prop::sample::select(vec![
