@@ -6,7 +6,9 @@ use crate::api::{BuildStatus, NotebookValidationJobStatus, Phase};
 
 use super::pod_events::fail;
 use super::record::{enter, out_of_phase};
-use super::{BuildStage, Failure, Ignored, Reason, Run, RunState, messages, truncate_message};
+use super::{
+    Build, BuildStage, Failure, Ignored, Reason, Run, RunState, messages, truncate_message,
+};
 
 type Status = NotebookValidationJobStatus;
 
@@ -19,15 +21,18 @@ pub(super) fn build_started(
     now: DateTime<Utc>,
 ) -> Result<RunState, Ignored> {
     match state {
-        RunState::Initializing(run) => match run.build {
+        RunState::Initializing(run) => match run.build.stage {
             BuildStage::Pending => {
                 let next = RunState::Building(Run {
-                    build: BuildStage::Running,
+                    build: Build {
+                        stage: BuildStage::Running,
+                        name: Some(build_name.to_owned()),
+                        ..run.build.clone()
+                    },
                     ..run.clone()
                 });
                 next.write(s);
                 let build = s.build_status.get_or_insert_with(BuildStatus::default);
-                build.build_name = Some(build_name.to_owned());
                 build.start_time = Some(now);
                 enter(s, Phase::Building, messages::building(build_name), now);
                 Ok(next)
@@ -35,22 +40,26 @@ pub(super) fn build_started(
             BuildStage::NotRequested => Err(Ignored::BuildNotRequested),
             _ => Err(out_of_phase("BuildStarted", Phase::Initializing)),
         },
-        RunState::Building(_) => {
-            let build = s.build_status.get_or_insert_with(BuildStatus::default);
-            match build.build_name.as_deref() {
-                Some(current) if current == build_name => Ok(state.clone()),
-                Some(current) => Err(Ignored::OtherBuild {
-                    event: build_name.to_owned(),
-                    current: current.to_owned(),
-                }),
-                // Adopted from another operator without a name: record it.
-                None => {
-                    build.build_name = Some(build_name.to_owned());
-                    enter(s, Phase::Building, messages::building(build_name), now);
-                    Ok(state.clone())
-                }
+        RunState::Building(run) => match run.build.name.as_deref() {
+            Some(current) if current == build_name => Ok(state.clone()),
+            Some(current) => Err(Ignored::OtherBuild {
+                event: build_name.to_owned(),
+                current: current.to_owned(),
+            }),
+            // Adopted from another operator without a name: record it.
+            None => {
+                let next = RunState::Building(Run {
+                    build: Build {
+                        name: Some(build_name.to_owned()),
+                        ..run.build.clone()
+                    },
+                    ..run.clone()
+                });
+                next.write(s);
+                enter(s, Phase::Building, messages::building(build_name), now);
+                Ok(next)
             }
-        }
+        },
         _ => Err(out_of_phase("BuildStarted", phase_of(state))),
     }
 }
@@ -62,14 +71,9 @@ pub(super) fn build_succeeded(
     image: &str,
     now: DateTime<Utc>,
 ) -> Result<RunState, Ignored> {
-    if let RunState::BuildComplete(_) = state {
+    if let RunState::BuildComplete(run) = state {
         // The same result observed again.
-        let same = s
-            .build_status
-            .as_ref()
-            .and_then(|b| b.image_reference.as_deref())
-            == Some(image);
-        return if same {
+        return if run.build.image.as_deref() == Some(image) {
             Ok(state.clone())
         } else {
             Err(out_of_phase("BuildSucceeded", Phase::BuildComplete))
@@ -77,12 +81,15 @@ pub(super) fn build_succeeded(
     }
     let run = ensure_build_underway(state, "BuildSucceeded")?;
     let next = RunState::BuildComplete(Run {
-        build: BuildStage::Complete,
+        build: Build {
+            stage: BuildStage::Complete,
+            image: Some(image.to_owned()),
+            ..run.build.clone()
+        },
         ..run.clone()
     });
     next.write(s);
     let build = s.build_status.get_or_insert_with(BuildStatus::default);
-    build.image_reference = Some(image.to_owned());
     build.completion_time = Some(now);
     enter(s, Phase::BuildComplete, messages::built(image), now);
     Ok(next)
@@ -99,7 +106,10 @@ pub(super) fn build_failed(
     let run = ensure_build_underway(state, "BuildFailed")?;
     let failure = Failure::permanent(reason.clone(), message);
     let run = Run {
-        build: BuildStage::Failed,
+        build: Build {
+            stage: BuildStage::Failed,
+            ..run.build.clone()
+        },
         ..run.clone()
     };
     // A build that was never attempted did not fail: the job did.
@@ -121,7 +131,7 @@ pub(super) fn build_failed(
 fn ensure_build_underway<'a>(state: &'a RunState, event: &'static str) -> Result<&'a Run, Ignored> {
     match state {
         RunState::Building(run) => Ok(run),
-        RunState::Initializing(run) => match run.build {
+        RunState::Initializing(run) => match run.build.stage {
             BuildStage::Pending => Ok(run),
             BuildStage::NotRequested => Err(Ignored::BuildNotRequested),
             _ => Err(out_of_phase(event, Phase::Initializing)),

@@ -12,8 +12,8 @@ use super::conditions::dedupe_conditions;
 use super::pod_events::{admit_pod, pod_failed, pod_running, pod_succeeded, record_warnings};
 use super::record::{build_phase, current_attempt, retry_due, set_ready, set_retrying};
 use super::{
-    BuildStage, ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason, RetryPolicy,
-    Run, RunState, ScheduledRetry, Transition, messages, remove_condition,
+    Build, BuildStage, ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason,
+    RetryPolicy, Run, RunState, ScheduledRetry, Transition, messages, remove_condition,
 };
 
 type Status = NotebookValidationJobStatus;
@@ -168,7 +168,7 @@ fn apply(
             reason, message, ..
         } => build_failed(&state, &mut s, reason, message, now)?,
         PhaseEvent::PodRunning { pod } => {
-            admit_pod(&state, run, &s, pod)?;
+            admit_pod(&state, run, pod)?;
             pod_running(&state, run, &mut s, pod, now)
         }
         PhaseEvent::PodSucceeded {
@@ -178,7 +178,7 @@ fn apply(
             comparison,
             warnings,
         } => {
-            admit_pod(&state, run, &s, pod)?;
+            admit_pod(&state, run, pod)?;
             s.comparison_result = comparison.clone();
             let state = pod_succeeded(run, &mut s, pod, results, message.as_deref(), now, policy);
             record_warnings(&mut s, warnings, now);
@@ -191,7 +191,7 @@ fn apply(
             comparison,
             warnings,
         } => {
-            admit_pod(&state, run, &s, pod)?;
+            admit_pod(&state, run, pod)?;
             s.comparison_result = comparison.clone();
             let (state, retry_scheduled) =
                 pod_failed(run, &mut s, pod, failure, results, now, policy);
@@ -233,11 +233,13 @@ fn observe(
             retry_scheduled: None,
         };
     }
-    let state = state.adopted(generation);
+    let mut state = state.adopted(generation);
     let mut s = before.clone();
     settle(&mut s, &state, now);
-    if state.retry_due(policy).is_some_and(|due| due <= now) {
-        resume(&mut s, &state, now, policy);
+    if let RunState::Initializing(run) = &state
+        && state.retry_due(policy).is_some_and(|due| due <= now)
+    {
+        state = resume(&mut s, run, now, policy);
     }
     Applied::to(s, state)
 }
@@ -262,17 +264,14 @@ fn new_run(
         messages::WAITING_FOR_POD
     };
     let state = RunState::Initializing(Run {
-        generation: Some(generation),
-        started_at: now,
-        retries: 0,
-        last_retry_at: None,
         // A pending build records, for the rest of the run, that the run builds its
         // image: the spec cannot change within a run (that would be a new run).
         build: if build_requested {
-            BuildStage::Pending
+            Build::requested()
         } else {
-            BuildStage::NotRequested
+            Build::default()
         },
+        ..Run::new(Some(generation), now)
     });
     let mut s = Status {
         conditions: Some(conditions),
@@ -284,13 +283,16 @@ fn new_run(
     (s, state)
 }
 
-/// The retry's backoff has elapsed: the retry attempt starts. Depends only on the
-/// status, so a later `Observe` finds nothing more to change.
-fn resume(s: &mut Status, state: &RunState, now: DateTime<Utc>, policy: &RetryPolicy) {
-    let retry = state.run().map_or(0, Run::retry_count);
-    let message = messages::retry_started(retry, policy.max_retries());
+/// The retry's backoff has elapsed: the retry attempt of `run` starts. Depends only on
+/// the status, so a later `Observe` finds nothing more to change.
+fn resume(s: &mut Status, run: &Run, now: DateTime<Utc>, policy: &RetryPolicy) -> RunState {
+    let message = messages::retry_started(run.retry_count(), policy.max_retries());
     // The failed attempt's pod and results are superseded by the new attempt's.
-    s.validation_pod_name = None;
+    let next = RunState::Initializing(Run {
+        pod: None,
+        ..run.clone()
+    });
+    next.write(s);
     s.results = None;
     s.comparison_result = None;
     // The refusals of the failed attempt's Pod do not concern the retry's (whose
@@ -307,6 +309,7 @@ fn resume(s: &mut Status, state: &RunState, now: DateTime<Utc>, policy: &RetryPo
         now,
     );
     set_ready(s, &Reason::of_phase(Phase::Initializing), now);
+    next
 }
 
 /// Whether the event may apply to the run `state` records; the run when it may.
@@ -356,7 +359,7 @@ fn next(state: &RunState, now: DateTime<Utc>, policy: &RetryPolicy) -> Next {
         RunState::Building(_) => Next::WatchBuild { generation },
         RunState::BuildComplete(_) => Next::StartPod(attempt),
         RunState::ValidationRunning(_) => Next::WatchPod(attempt),
-        _ => match run.build {
+        _ => match run.build.stage {
             BuildStage::Pending => Next::StartBuild { generation },
             BuildStage::Running => Next::WatchBuild { generation },
             _ => match state.retry_due(policy) {

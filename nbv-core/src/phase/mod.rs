@@ -85,5 +85,5 @@ pub(crate) use identifiers::is_dns_subdomain as is_dns_subdomain_in;
 pub use identifiers::{ConditionType, InvalidConditionType, InvalidReason, Reason};
 pub use machine::step;
 pub use retry::{InvalidRetryPolicy, RetryPolicy, backoff};
-pub use run::{BuildStage, Run, RunState};
+pub use run::{Build, BuildStage, Run, RunState};
 pub use transition::{Ignored, Next, ScheduledRetry, Transition};

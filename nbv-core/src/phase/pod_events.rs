@@ -14,12 +14,7 @@ use super::{
 type Status = NotebookValidationJobStatus;
 
 /// Whether a Pod event is about the current attempt of `run` and may apply in `state`.
-pub(super) fn admit_pod(
-    state: &RunState,
-    run: &Run,
-    s: &Status,
-    pod: &PodRef,
-) -> Result<(), Ignored> {
+pub(super) fn admit_pod(state: &RunState, run: &Run, pod: &PodRef) -> Result<(), Ignored> {
     let current = run.attempt();
     if current != Some(pod.attempt) {
         return Err(Ignored::OtherAttempt {
@@ -29,8 +24,10 @@ pub(super) fn admit_pod(
     }
     match state {
         RunState::Building(_) => Err(Ignored::BuildNotComplete),
-        RunState::Initializing(run) if run.build.is_underway() => Err(Ignored::BuildNotComplete),
-        RunState::ValidationRunning(_) => match s.validation_pod_name.as_deref() {
+        RunState::Initializing(run) if run.build.stage.is_underway() => {
+            Err(Ignored::BuildNotComplete)
+        }
+        RunState::ValidationRunning(run) => match run.pod.as_deref() {
             Some(current) if current != pod.name => Err(Ignored::OtherPod {
                 event: pod.name.clone(),
                 current: current.to_owned(),
@@ -49,14 +46,11 @@ pub(super) fn pod_running(
     pod: &PodRef,
     now: DateTime<Utc>,
 ) -> RunState {
-    if matches!(state, RunState::ValidationRunning(_))
-        && s.validation_pod_name.as_deref() == Some(&pod.name)
-    {
+    if matches!(state, RunState::ValidationRunning(_)) && run.pod.as_deref() == Some(&pod.name) {
         return state.clone();
     }
-    let next = RunState::ValidationRunning(run.clone());
+    let next = RunState::ValidationRunning(with_pod(run, pod));
     next.write(s);
-    s.validation_pod_name = Some(pod.name.clone());
     s.results = None;
     enter(
         s,
@@ -79,11 +73,10 @@ pub(super) fn pod_succeeded(
 ) -> RunState {
     let retries = run.retry_count();
     let next = RunState::Succeeded {
-        run: run.clone(),
+        run: with_pod(run, pod),
         completed_at: run.not_before(now),
     };
     next.write(s);
-    s.validation_pod_name = Some(pod.name.clone());
     s.results = non_empty(results);
     s.message = Some(truncate_message(&messages::succeeded(retries, summary)).into_owned());
     set_ready(s, &Reason::VALIDATION_SUCCEEDED, now);
@@ -112,7 +105,7 @@ pub(super) fn pod_failed(
 ) -> (RunState, Option<ScheduledRetry>) {
     let retries = run.retry_count();
     let max = policy.max_retries();
-    s.validation_pod_name = Some(pod.name.clone());
+    let run = &with_pod(run, pod);
     s.results = non_empty(results);
     let retries_left = run.retries < max;
     let next = match failure.kind {
@@ -207,6 +200,14 @@ pub(super) fn fail(
         set_retrying(s, ConditionStatus::False, &reason, &message, now);
     }
     next
+}
+
+/// `run` with `pod` as the attempt's Pod.
+fn with_pod(run: &Run, pod: &PodRef) -> Run {
+    Run {
+        pod: Some(pod.name.clone()),
+        ..run.clone()
+    }
 }
 
 /// Records the check warnings of the attempt that ended: the `ValidationWarnings`

@@ -26,9 +26,10 @@ type Status = NotebookValidationJobStatus;
 /// assert!(BuildStage::Running.is_underway());
 /// assert!(!BuildStage::NotRequested.is_underway());
 /// ```
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum BuildStage {
     /// The run builds no image (no build status, or one without a phase).
+    #[default]
     NotRequested,
     /// The build is requested and not started.
     Pending,
@@ -76,19 +77,78 @@ impl BuildStage {
     pub const fn is_underway(self) -> bool {
         matches!(self, BuildStage::Pending | BuildStage::Running)
     }
+}
 
-    /// Writes the stage into `status.buildStatus.phase`, keeping the build's other
-    /// fields (name, image, times), which are the build's record.
-    fn write(self, status: &mut Status) {
-        match (self.phase(), status.build_status.as_mut()) {
-            (None, None) => {}
-            (phase, Some(build)) => build.phase = phase,
-            (Some(phase), None) => {
+/// A run's image build: where it stands, and the names that tell one build and its
+/// image from another (`status.buildStatus`).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::phase::{Build, BuildStage};
+///
+/// let build = Build::requested();
+/// assert_eq!(build.stage, BuildStage::Pending);
+/// assert_eq!(Build::default().stage, BuildStage::NotRequested);
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Hash)]
+pub struct Build {
+    /// Where the build stands (`buildStatus.phase`).
+    pub stage: BuildStage,
+    /// The build object (`buildStatus.buildName`); `None` until the build started, or
+    /// for a build adopted from another operator without one.
+    pub name: Option<String>,
+    /// The built image (`buildStatus.imageReference`).
+    pub image: Option<String>,
+}
+
+impl Build {
+    /// A build that is requested and not started.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::phase::Build;
+    ///
+    /// assert_eq!(Build::requested().name, None);
+    /// ```
+    pub const fn requested() -> Self {
+        Build {
+            stage: BuildStage::Pending,
+            name: None,
+            image: None,
+        }
+    }
+
+    /// The build `status.buildStatus` records.
+    fn of(status: &Status) -> Self {
+        let build = status.build_status.as_ref();
+        Build {
+            stage: BuildStage::of(status),
+            name: build.and_then(|b| b.build_name.clone()),
+            image: build.and_then(|b| b.image_reference.clone()),
+        }
+    }
+
+    /// Writes the build into `status.buildStatus`, keeping the build's other fields
+    /// (message, times, strategy), which are its record.
+    fn write(&self, status: &mut Status) {
+        let phase = self.stage.phase();
+        match status.build_status.as_mut() {
+            Some(build) => {
+                build.phase = phase;
+                build.build_name.clone_from(&self.name);
+                build.image_reference.clone_from(&self.image);
+            }
+            None if *self != Build::default() => {
                 status.build_status = Some(BuildStatus {
-                    phase: Some(phase),
+                    phase,
+                    build_name: self.name.clone(),
+                    image_reference: self.image.clone(),
                     ..BuildStatus::default()
                 });
             }
+            None => {}
         }
     }
 }
@@ -98,21 +158,17 @@ impl BuildStage {
 /// [`RunState::read`] gives only runs that keep these rules:
 /// `retries ≤ max_retries` of the policy it read with; no `last_retry_at` without a
 /// retry; `started_at ≤ last_retry_at`; and the build agrees with the phase (a run
-/// that has retried, or is past its build, has no build underway).
+/// that has retried, or is past its build, has no build underway; `Initializing` has
+/// no running build).
 ///
 /// # Examples
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use nbv_core::phase::{Attempt, BuildStage, Run};
+/// use nbv_core::phase::{Attempt, Run};
 ///
-/// let run = Run {
-///     generation: Some(2),
-///     started_at: Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap(),
-///     retries: 1,
-///     last_retry_at: None,
-///     build: BuildStage::NotRequested,
-/// };
+/// let started = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+/// let run = Run { retries: 1, ..Run::new(Some(2), started) };
 /// assert_eq!(run.attempt(), Some(Attempt { generation: 2, retry: 1 }));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -127,11 +183,15 @@ pub struct Run {
     /// When the last retry was scheduled (`status.lastRetryTime`).
     pub last_retry_at: Option<DateTime<Utc>>,
     /// The run's image build.
-    pub build: BuildStage,
+    pub build: Build,
+    /// The validation Pod of the current attempt, or of the last one when the run
+    /// waits for a retry's backoff or has ended (`status.validationPodName`).
+    pub pod: Option<String>,
 }
 
 impl Run {
-    /// The attempt the run is at, once its generation is known.
+    /// A run of `generation` started at `started_at`, before anything happened in it:
+    /// no retry, no build, no pod.
     ///
     /// # Examples
     ///
@@ -139,8 +199,33 @@ impl Run {
     /// use chrono::Utc;
     /// use nbv_core::phase::{BuildStage, Run};
     ///
-    /// let run = Run { generation: None, started_at: Utc::now(), retries: 0, last_retry_at: None, build: BuildStage::NotRequested };
-    /// assert_eq!(run.attempt(), None);
+    /// let run = Run::new(Some(1), Utc::now());
+    /// assert_eq!((run.retries, run.build.stage, run.pod), (0, BuildStage::NotRequested, None));
+    /// ```
+    pub const fn new(generation: Option<i64>, started_at: DateTime<Utc>) -> Self {
+        Run {
+            generation,
+            started_at,
+            retries: 0,
+            last_retry_at: None,
+            build: Build {
+                stage: BuildStage::NotRequested,
+                name: None,
+                image: None,
+            },
+            pod: None,
+        }
+    }
+
+    /// The attempt the run is at, once its generation is known.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::Utc;
+    /// use nbv_core::phase::Run;
+    ///
+    /// assert_eq!(Run::new(None, Utc::now()).attempt(), None);
     /// ```
     pub const fn attempt(&self) -> Option<Attempt> {
         match self.generation {
@@ -173,7 +258,7 @@ impl Run {
 ///
 /// Read from the wire status with [`read`](Self::read), written back with
 /// [`write`](Self::write). What the state does not hold (the message, the conditions,
-/// the results, the names of the build and the pod) stays the status's record.
+/// the results, the build's message and times) stays the status's record.
 ///
 /// # Examples
 ///
@@ -260,7 +345,7 @@ impl RunState {
     /// };
     /// let state = RunState::read(&status, now, &RetryPolicy::default());
     /// assert_eq!(state.phase(), Some(Phase::Building));
-    /// assert_eq!(state.run().map(|run| run.build), Some(BuildStage::Running));
+    /// assert_eq!(state.run().map(|run| run.build.stage), Some(BuildStage::Running));
     /// ```
     pub fn read(status: &Status, now: DateTime<Utc>, policy: &RetryPolicy) -> Self {
         let Some(mut phase) = status.phase.map(Phase::migrated) else {
@@ -274,12 +359,12 @@ impl RunState {
         // The build and the phase tell the same story: a run that has had a pod (it is
         // past `BuildComplete`, or it has retried) has its image; a build that runs
         // runs in `Building`.
-        let mut build = BuildStage::of(status);
+        let mut build = Build::of(status);
         let past_build =
             matches!(phase, Phase::BuildComplete | Phase::ValidationRunning) || retries > 0;
-        if build.is_underway() && past_build {
-            build = BuildStage::Complete;
-        } else if phase == Phase::Initializing && build == BuildStage::Running {
+        if build.stage.is_underway() && past_build {
+            build.stage = BuildStage::Complete;
+        } else if phase == Phase::Initializing && build.stage == BuildStage::Running {
             phase = Phase::Building;
         }
 
@@ -299,6 +384,7 @@ impl RunState {
             retries: u32::try_from(retries).unwrap_or(0),
             last_retry_at,
             build,
+            pod: status.validation_pod_name.clone(),
         };
         match phase {
             Phase::Building => RunState::Building(run),
@@ -311,18 +397,19 @@ impl RunState {
     }
 
     /// Writes the state into `status`: its phase, `observedGeneration`, the run's
-    /// times and retry count, and the build's phase. The rest of the status (message,
-    /// conditions, results, names of the build and the pod) is left as it is.
+    /// times and retry count, the build's phase, name and image, and the pod's name.
+    /// The rest of the status (message, conditions, results, the build's message and
+    /// times) is left as it is.
     ///
     /// # Examples
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
     /// use nbv_core::api::{NotebookValidationJobStatus, Phase};
-    /// use nbv_core::phase::{BuildStage, Run, RunState};
+    /// use nbv_core::phase::{Run, RunState};
     ///
     /// let t = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
-    /// let run = Run { generation: Some(1), started_at: t, retries: 0, last_retry_at: None, build: BuildStage::NotRequested };
+    /// let run = Run::new(Some(1), t);
     /// let mut status = NotebookValidationJobStatus { message: Some("kept".into()), ..Default::default() };
     /// RunState::Succeeded { run, completed_at: t }.write(&mut status);
     /// assert_eq!(status.phase, Some(Phase::Succeeded));
@@ -340,6 +427,7 @@ impl RunState {
         status.retry_count = Some(run.retry_count());
         status.last_retry_time = run.last_retry_at;
         status.completion_time = self.completed_at();
+        status.validation_pod_name.clone_from(&run.pod);
         run.build.write(status);
     }
 
@@ -410,10 +498,10 @@ impl RunState {
     ///
     /// ```
     /// use chrono::{Duration, TimeZone, Utc};
-    /// use nbv_core::phase::{BuildStage, RetryPolicy, Run, RunState};
+    /// use nbv_core::phase::{RetryPolicy, Run, RunState};
     ///
     /// let t = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
-    /// let run = Run { generation: Some(1), started_at: t, retries: 2, last_retry_at: Some(t), build: BuildStage::NotRequested };
+    /// let run = Run { retries: 2, last_retry_at: Some(t), ..Run::new(Some(1), t) };
     /// let due = RunState::Initializing(run).retry_due(&RetryPolicy::default());
     /// assert_eq!(due, Some(t + Duration::minutes(2)));
     /// ```
@@ -569,23 +657,29 @@ pub(super) mod tests {
             BuildStage::Complete,
             BuildStage::Failed,
         ];
+        let name = || prop::option::of(prop::sample::select(vec!["a", "b"]));
         (
-            0usize..7,
-            prop::option::of(1i64..=3),
-            arb_time(),
-            0..=policy.max_retries(),
-            prop::option::of(0i64..600),
-            prop::sample::select(stages),
-            0i64..600,
+            (
+                0usize..7,
+                prop::option::of(1i64..=3),
+                arb_time(),
+                0..=policy.max_retries(),
+                prop::option::of(0i64..600),
+                0i64..600,
+            ),
+            (prop::sample::select(stages), name(), name(), name()),
         )
             .prop_map(
-                |(variant, generation, started_at, retries, retry_after, build, end_after)| {
+                |(
+                    (variant, generation, started_at, retries, retry_after, end_after),
+                    (stage, build_name, image, pod),
+                )| {
                     let last_retry_at = retry_after
                         .filter(|_| retries > 0)
                         .map(|m| started_at + TimeDelta::minutes(m));
                     // A run that has retried, or is past its build, has none underway.
                     let past_build = retries > 0 || matches!(variant, 3 | 4);
-                    let build = match build {
+                    let stage = match stage {
                         stage if stage.is_underway() && past_build => BuildStage::Complete,
                         BuildStage::Running if variant == 1 => BuildStage::Complete,
                         stage => stage,
@@ -595,7 +689,12 @@ pub(super) mod tests {
                         started_at,
                         retries,
                         last_retry_at,
-                        build,
+                        build: Build {
+                            stage,
+                            name: build_name.map(|n| format!("build-{n}")),
+                            image: image.map(|i| format!("img:{i}")),
+                        },
+                        pod: pod.map(|p| format!("pod-{p}")),
                     };
                     let completed_at =
                         last_retry_at.unwrap_or(started_at) + TimeDelta::minutes(end_after);
