@@ -535,7 +535,7 @@ impl RunState {
 }
 
 #[cfg(test)]
-pub(super) mod tests {
+mod tests {
     use std::time::Duration;
 
     use chrono::{TimeDelta, TimeZone};
@@ -551,12 +551,12 @@ pub(super) mod tests {
         Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap() + TimeDelta::minutes(minutes)
     }
 
-    pub(crate) fn arb_time() -> impl Strategy<Value = DateTime<Utc>> {
+    fn arb_time() -> impl Strategy<Value = DateTime<Utc>> {
         (-30i64..600, prop_oneof![Just(0u32), 0u32..1_000_000_000])
             .prop_map(|(minutes, nanos)| at(minutes) + TimeDelta::nanoseconds(i64::from(nanos)))
     }
 
-    pub(crate) fn arb_policy() -> impl Strategy<Value = RetryPolicy> {
+    fn arb_policy() -> impl Strategy<Value = RetryPolicy> {
         (0u32..5, 1u64..300, 1u32..4, 0u64..3600).prop_map(|(max, base, factor, extra)| {
             RetryPolicy::new(
                 max,
@@ -598,7 +598,7 @@ pub(super) mod tests {
 
     /// Any status the API server could hold: every phase (legacy ones too), counts out
     /// of range, times in any order, duplicated or disagreeing conditions.
-    pub(crate) fn arb_status() -> impl Strategy<Value = Status> {
+    fn arb_status() -> impl Strategy<Value = Status> {
         (
             (
                 prop::option::of(prop::sample::select(Phase::ALL.to_vec())),
