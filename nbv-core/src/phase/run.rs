@@ -328,7 +328,8 @@ impl RunState {
     /// - a completion time exists exactly when the phase is terminal (`now` when
     ///   missing).
     ///
-    /// Reading what [`write`](Self::write) wrote gives the state back.
+    /// Reading what [`write`](Self::write) wrote gives the state back, for every state
+    /// whose run keeps the rules of [`Run`] under `policy` (every state `read` gives).
     ///
     /// # Examples
     ///
