@@ -4,16 +4,16 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 
-use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase};
+use crate::api::{BuildPhase, NotebookValidationJobStatus, Phase};
 
-use super::adopt::normalize;
+use super::adopt::settle;
 use super::build::{build_failed, build_started, build_succeeded};
 use super::conditions::dedupe_conditions;
 use super::pod_events::{admit_pod, pod_failed, pod_running, pod_succeeded, record_warnings};
 use super::record::{build_phase, current_attempt, retry_due, set_ready, set_retrying};
 use super::{
-    ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason, RetryPolicy, ScheduledRetry,
-    Transition, messages, remove_condition,
+    Build, BuildStage, ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason,
+    RetryPolicy, Run, RunState, ScheduledRetry, Transition, messages, remove_condition,
 };
 
 type Status = NotebookValidationJobStatus;
@@ -77,10 +77,11 @@ pub fn step(
     let before = status.cloned().unwrap_or_default();
     let (applied, ignored) = match apply(&before, event, now, policy) {
         Ok(applied) => (applied, None),
-        Err(ignored) => (Applied::of(before.clone()), Some(ignored)),
+        Err(ignored) => (Applied::unchanged(before.clone()), Some(ignored)),
     };
     let Applied {
         status: after,
+        state,
         run_started,
         retry_scheduled,
     } = applied;
@@ -88,7 +89,10 @@ pub fn step(
     let entered = after
         .phase
         .filter(|phase| run_started || Some(*phase) != previous);
-    let next = next(&after, now, policy);
+    let next = match &state {
+        Some(state) => next(state, now, policy),
+        None => next_as_recorded(&after, now, policy),
+    };
     let requeue_after = match next {
         Next::WaitUntil(at) => Some((at - now).to_std().unwrap_or(Duration::ZERO)),
         _ => None,
@@ -108,14 +112,27 @@ pub fn step(
 /// An event that was applied: the new status and what happened on the way.
 struct Applied {
     status: Status,
+    /// The run `status` records; `None` for a status returned as it was given, which
+    /// the machine has not read (nor repaired).
+    state: Option<RunState>,
     run_started: bool,
     retry_scheduled: Option<ScheduledRetry>,
 }
 
 impl Applied {
-    fn of(status: Status) -> Self {
+    fn unchanged(status: Status) -> Self {
         Applied {
             status,
+            state: None,
+            run_started: false,
+            retry_scheduled: None,
+        }
+    }
+
+    fn to(status: Status, state: RunState) -> Self {
+        Applied {
+            status,
+            state: Some(state),
             run_started: false,
             retry_scheduled: None,
         }
@@ -135,33 +152,24 @@ fn apply(
     {
         return Ok(observe(before, *generation, *build_requested, now, policy));
     }
-    admit(before, event)?;
+    // Read at the edge: repairing the status may have moved the phase.
+    let state = RunState::read(before, now, policy);
+    let run = admit(&state, event)?;
     let mut s = before.clone();
-    normalize(&mut s, now, policy);
-    // Read after normalizing: repairing the status may have moved the phase.
-    let phase = s.phase.unwrap_or(Phase::Initializing);
-    let applied = |s| Ok(Applied::of(s));
-    match event {
+    settle(&mut s, &state, now);
+    let state = match event {
         // Handled above; kept so that the match stays exhaustive without a wildcard.
-        PhaseEvent::Observe { .. } => applied(s),
+        PhaseEvent::Observe { .. } => state.clone(),
         PhaseEvent::BuildStarted { build_name, .. } => {
-            build_started(&mut s, phase, build_name, now)?;
-            applied(s)
+            build_started(&state, &mut s, build_name, now)?
         }
-        PhaseEvent::BuildSucceeded { image, .. } => {
-            build_succeeded(&mut s, phase, image, now)?;
-            applied(s)
-        }
+        PhaseEvent::BuildSucceeded { image, .. } => build_succeeded(&state, &mut s, image, now)?,
         PhaseEvent::BuildFailed {
             reason, message, ..
-        } => {
-            build_failed(&mut s, phase, reason, message, now)?;
-            applied(s)
-        }
+        } => build_failed(&state, &mut s, reason, message, now)?,
         PhaseEvent::PodRunning { pod } => {
-            admit_pod(&s, phase, pod)?;
-            pod_running(&mut s, phase, pod, now);
-            applied(s)
+            admit_pod(&state, run, pod)?;
+            pod_running(&state, run, &mut s, pod, now)
         }
         PhaseEvent::PodSucceeded {
             pod,
@@ -170,11 +178,11 @@ fn apply(
             comparison,
             warnings,
         } => {
-            admit_pod(&s, phase, pod)?;
+            admit_pod(&state, run, pod)?;
             s.comparison_result = comparison.clone();
-            pod_succeeded(&mut s, pod, results, message.as_deref(), now, policy);
+            let state = pod_succeeded(run, &mut s, pod, results, message.as_deref(), now, policy);
             record_warnings(&mut s, warnings, now);
-            applied(s)
+            state
         }
         PhaseEvent::PodFailed {
             pod,
@@ -183,17 +191,20 @@ fn apply(
             comparison,
             warnings,
         } => {
-            admit_pod(&s, phase, pod)?;
+            admit_pod(&state, run, pod)?;
             s.comparison_result = comparison.clone();
-            let retry_scheduled = pod_failed(&mut s, pod, failure, results, now, policy);
+            let (state, retry_scheduled) =
+                pod_failed(run, &mut s, pod, failure, results, now, policy);
             record_warnings(&mut s, warnings, now);
-            Ok(Applied {
+            return Ok(Applied {
                 status: s,
+                state: Some(state),
                 run_started: false,
                 retry_scheduled,
-            })
+            });
         }
-    }
+    };
+    Ok(Applied::to(s, state))
 }
 
 /// Starts a run, adopts a status written by another operator, or starts a due retry.
@@ -204,32 +215,43 @@ fn observe(
     now: DateTime<Utc>,
     policy: &RetryPolicy,
 ) -> Applied {
-    let starts_run = match (before.phase, before.observed_generation) {
-        (None, _) => true,
-        (Some(_), Some(observed)) => observed != generation,
+    let state = RunState::read(before, now, policy);
+    let starts_run = match state.run() {
+        None => true,
         // A run recorded without observedGeneration was written by another operator:
         // adopt it rather than throw away a run in progress.
-        (Some(_), None) => false,
+        Some(run) => run
+            .generation
+            .is_some_and(|observed| observed != generation),
     };
     if starts_run {
+        let (status, state) = new_run(before, generation, build_requested, now);
         return Applied {
-            status: new_run(before, generation, build_requested, now),
+            status,
+            state: Some(state),
             run_started: true,
             retry_scheduled: None,
         };
     }
+    let mut state = state.adopted(generation);
     let mut s = before.clone();
-    s.observed_generation = Some(generation);
-    normalize(&mut s, now, policy);
-    if retry_due(&s, policy).is_some_and(|due| due <= now) {
-        resume(&mut s, now, policy);
+    settle(&mut s, &state, now);
+    if let RunState::Initializing(run) = &state
+        && state.retry_due(policy).is_some_and(|due| due <= now)
+    {
+        state = resume(&mut s, run, now, policy);
     }
-    Applied::of(s)
+    Applied::to(s, state)
 }
 
 /// A fresh run: everything that belongs to a run is reset; conditions of other types
 /// (owned by other parts of nbv) are kept.
-fn new_run(before: &Status, generation: i64, build_requested: bool, now: DateTime<Utc>) -> Status {
+fn new_run(
+    before: &Status,
+    generation: i64,
+    build_requested: bool,
+    now: DateTime<Utc>,
+) -> (Status, RunState) {
     let mut conditions = before.conditions.clone().unwrap_or_default();
     dedupe_conditions(&mut conditions);
     remove_condition(&mut conditions, &ConditionType::RETRYING);
@@ -241,32 +263,36 @@ fn new_run(before: &Status, generation: i64, build_requested: bool, now: DateTim
     } else {
         messages::WAITING_FOR_POD
     };
+    let state = RunState::Initializing(Run {
+        // A pending build records, for the rest of the run, that the run builds its
+        // image: the spec cannot change within a run (that would be a new run).
+        build: if build_requested {
+            Build::requested()
+        } else {
+            Build::default()
+        },
+        ..Run::new(Some(generation), now)
+    });
     let mut s = Status {
-        phase: Some(Phase::Initializing),
         conditions: Some(conditions),
-        start_time: Some(now),
         message: Some(message.to_owned()),
-        retry_count: Some(0),
-        // A pending build status records, for the rest of the run, that the run builds
-        // its image: the spec cannot change within a run (that would be a new run).
-        build_status: build_requested.then(|| BuildStatus {
-            phase: Some(BuildPhase::Pending),
-            ..BuildStatus::default()
-        }),
-        observed_generation: Some(generation),
         ..Status::default()
     };
+    state.write(&mut s);
     set_ready(&mut s, &Reason::of_phase(Phase::Initializing), now);
-    s
+    (s, state)
 }
 
-/// The retry's backoff has elapsed: the retry attempt starts. Depends only on the
-/// status, so a later `Observe` finds nothing more to change.
-fn resume(s: &mut Status, now: DateTime<Utc>, policy: &RetryPolicy) {
-    let retry = s.retry_count.unwrap_or(0);
-    let message = messages::retry_started(retry, policy.max_retries());
+/// The retry's backoff has elapsed: the retry attempt of `run` starts. Depends only on
+/// the status, so a later `Observe` finds nothing more to change.
+fn resume(s: &mut Status, run: &Run, now: DateTime<Utc>, policy: &RetryPolicy) -> RunState {
+    let message = messages::retry_started(run.retry_count(), policy.max_retries());
     // The failed attempt's pod and results are superseded by the new attempt's.
-    s.validation_pod_name = None;
+    let next = RunState::Initializing(Run {
+        pod: None,
+        ..run.clone()
+    });
+    next.write(s);
     s.results = None;
     s.comparison_result = None;
     // The refusals of the failed attempt's Pod do not concern the retry's (whose
@@ -283,26 +309,73 @@ fn resume(s: &mut Status, now: DateTime<Utc>, policy: &RetryPolicy) {
         now,
     );
     set_ready(s, &Reason::of_phase(Phase::Initializing), now);
+    next
 }
 
-/// Whether the event may apply to the run `before` records.
-fn admit(before: &Status, event: &PhaseEvent) -> Result<(), Ignored> {
-    let phase = before.phase.map(Phase::migrated).ok_or(Ignored::NoRun)?;
-    if phase.is_terminal() {
-        return Err(Ignored::RunEnded { phase });
-    }
-    let current = before.observed_generation.ok_or(Ignored::NotObserved)?;
+/// Whether the event may apply to the run `state` records; the run when it may.
+fn admit<'a>(state: &'a RunState, event: &PhaseEvent) -> Result<&'a Run, Ignored> {
+    let run = match state {
+        RunState::NotStarted => return Err(Ignored::NoRun),
+        RunState::Succeeded { .. } => {
+            return Err(Ignored::RunEnded {
+                phase: Phase::Succeeded,
+            });
+        }
+        RunState::Failed { .. } => {
+            return Err(Ignored::RunEnded {
+                phase: Phase::Failed,
+            });
+        }
+        RunState::Initializing(run)
+        | RunState::Building(run)
+        | RunState::BuildComplete(run)
+        | RunState::ValidationRunning(run) => run,
+    };
+    let current = run.generation.ok_or(Ignored::NotObserved)?;
     if event.generation() != current {
         return Err(Ignored::OtherRun {
             event: event.generation(),
             current,
         });
     }
-    Ok(())
+    Ok(run)
 }
 
-/// What the shell does next, from the status alone.
-fn next(s: &Status, now: DateTime<Utc>, policy: &RetryPolicy) -> Next {
+/// What the shell does next in `state`.
+fn next(state: &RunState, now: DateTime<Utc>, policy: &RetryPolicy) -> Next {
+    let run = match state {
+        RunState::NotStarted => return Next::Observe,
+        RunState::Succeeded { .. } | RunState::Failed { .. } => return Next::Done,
+        RunState::Initializing(run)
+        | RunState::Building(run)
+        | RunState::BuildComplete(run)
+        | RunState::ValidationRunning(run) => run,
+    };
+    let Some(attempt) = run.attempt() else {
+        return Next::Observe;
+    };
+    let generation = attempt.generation;
+    match state {
+        RunState::Building(_) => Next::WatchBuild { generation },
+        RunState::BuildComplete(_) => Next::StartPod(attempt),
+        RunState::ValidationRunning(_) => Next::WatchPod(attempt),
+        _ => match run.build.stage {
+            BuildStage::Pending => Next::StartBuild { generation },
+            BuildStage::Running => Next::WatchBuild { generation },
+            _ => match state.retry_due(policy) {
+                Some(due) if due > now => Next::WaitUntil(due),
+                _ => Next::StartPod(attempt),
+            },
+        },
+    }
+}
+
+/// What the shell does next, from a status returned as it was given because the event
+/// was ignored. Such a status may be one the machine has not repaired (an event
+/// delivered before the first `Observe`), so it is read as it stands, not as a
+/// [`RunState`]: the answer is the one the status itself gives, until `Observe`
+/// adopts it.
+fn next_as_recorded(s: &Status, now: DateTime<Utc>, policy: &RetryPolicy) -> Next {
     let Some(phase) = s.phase.map(Phase::migrated) else {
         return Next::Observe;
     };

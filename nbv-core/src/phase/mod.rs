@@ -12,7 +12,9 @@
 //! [`step`] is a pure function from a status, an observed [`PhaseEvent`] and the time to
 //! a [`Transition`]: the new status, whether it changed, the phase entered, and the
 //! [`Next`] thing the shell does (start the build or the attempt's Pod, watch it, or
-//! wait for a retry). A controller's reconcile is:
+//! wait for a retry). It reads the status as a [`RunState`] (repairing what
+//! contradicts), decides on that typed state and the event, and writes the new state
+//! back. A controller's reconcile is:
 //!
 //! 1. `step` with [`PhaseEvent::observe`] of the job: starts a run when there is none or
 //!    the spec changed, adopts a status written by another operator (legacy phases
@@ -70,6 +72,7 @@ mod messages;
 mod pod_events;
 mod record;
 mod retry;
+mod run;
 mod transition;
 
 pub use admitted::{first_refusal, record_admitted, record_refusal};
@@ -83,4 +86,5 @@ pub use event::{Attempt, Failure, FailureKind, InvalidAttempt, PhaseEvent, PodRe
 pub use identifiers::{ConditionType, InvalidConditionType, InvalidReason, Reason};
 pub use machine::step;
 pub use retry::{InvalidRetryPolicy, RetryPolicy, backoff};
+pub use run::{Build, BuildStage, Run, RunState};
 pub use transition::{Ignored, Next, ScheduledRetry, Transition};

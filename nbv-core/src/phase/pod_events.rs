@@ -2,40 +2,32 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::api::{BuildPhase, CellResult, NotebookValidationJobStatus, Phase};
+use crate::api::{CellResult, NotebookValidationJobStatus, Phase};
 use crate::checks::Finding;
 
-use super::record::{
-    add, after_run_times, build_phase, current_attempt, enter, has_retrying, non_empty, set_ready,
-    set_retrying,
-};
+use super::record::{add, enter, has_retrying, non_empty, set_ready, set_retrying};
 use super::{
     ConditionStatus, ConditionType, Failure, FailureKind, Ignored, PodRef, Reason, RetryPolicy,
-    ScheduledRetry, messages, truncate_message,
+    Run, RunState, ScheduledRetry, messages, truncate_message,
 };
 
 type Status = NotebookValidationJobStatus;
 
-/// Whether a Pod event is about the current attempt and may apply in `phase`.
-pub(super) fn admit_pod(s: &Status, phase: Phase, pod: &PodRef) -> Result<(), Ignored> {
-    let current = current_attempt(s);
+/// Whether a Pod event is about the current attempt of `run` and may apply in `state`.
+pub(super) fn admit_pod(state: &RunState, run: &Run, pod: &PodRef) -> Result<(), Ignored> {
+    let current = run.attempt();
     if current != Some(pod.attempt) {
         return Err(Ignored::OtherAttempt {
             event: pod.attempt,
             current: current.unwrap_or(pod.attempt),
         });
     }
-    match phase {
-        Phase::Building => Err(Ignored::BuildNotComplete),
-        Phase::Initializing
-            if matches!(
-                build_phase(s),
-                Some(BuildPhase::Pending | BuildPhase::Running)
-            ) =>
-        {
+    match state {
+        RunState::Building(_) => Err(Ignored::BuildNotComplete),
+        RunState::Initializing(run) if run.build.stage.is_underway() => {
             Err(Ignored::BuildNotComplete)
         }
-        Phase::ValidationRunning => match s.validation_pod_name.as_deref() {
+        RunState::ValidationRunning(run) => match run.pod.as_deref() {
             Some(current) if current != pod.name => Err(Ignored::OtherPod {
                 event: pod.name.clone(),
                 current: current.to_owned(),
@@ -46,11 +38,19 @@ pub(super) fn admit_pod(s: &Status, phase: Phase, pod: &PodRef) -> Result<(), Ig
     }
 }
 
-pub(super) fn pod_running(s: &mut Status, phase: Phase, pod: &PodRef, now: DateTime<Utc>) {
-    if phase == Phase::ValidationRunning && s.validation_pod_name.as_deref() == Some(&pod.name) {
-        return;
+/// The attempt's Pod runs: the run enters `ValidationRunning`.
+pub(super) fn pod_running(
+    state: &RunState,
+    run: &Run,
+    s: &mut Status,
+    pod: &PodRef,
+    now: DateTime<Utc>,
+) -> RunState {
+    if matches!(state, RunState::ValidationRunning(_)) && run.pod.as_deref() == Some(&pod.name) {
+        return state.clone();
     }
-    s.validation_pod_name = Some(pod.name.clone());
+    let next = RunState::ValidationRunning(with_pod(run, pod));
+    next.write(s);
     s.results = None;
     enter(
         s,
@@ -58,21 +58,26 @@ pub(super) fn pod_running(s: &mut Status, phase: Phase, pod: &PodRef, now: DateT
         messages::validating(&pod.name),
         now,
     );
+    next
 }
 
+/// The attempt's Pod validated the notebook: the run succeeds.
 pub(super) fn pod_succeeded(
+    run: &Run,
     s: &mut Status,
     pod: &PodRef,
     results: &[CellResult],
     summary: Option<&str>,
     now: DateTime<Utc>,
     policy: &RetryPolicy,
-) {
-    let retries = s.retry_count.unwrap_or(0);
-    s.validation_pod_name = Some(pod.name.clone());
+) -> RunState {
+    let retries = run.retry_count();
+    let next = RunState::Succeeded {
+        run: with_pod(run, pod),
+        completed_at: run.not_before(now),
+    };
+    next.write(s);
     s.results = non_empty(results);
-    s.phase = Some(Phase::Succeeded);
-    s.completion_time = Some(after_run_times(s, now));
     s.message = Some(truncate_message(&messages::succeeded(retries, summary)).into_owned());
     set_ready(s, &Reason::VALIDATION_SUCCEEDED, now);
     if has_retrying(s) {
@@ -85,61 +90,77 @@ pub(super) fn pod_succeeded(
             now,
         );
     }
+    next
 }
 
-/// Fails the run or schedules a retry; returns the retry scheduled.
+/// Fails the run or schedules a retry; returns the new state and the retry scheduled.
 pub(super) fn pod_failed(
+    run: &Run,
     s: &mut Status,
     pod: &PodRef,
     failure: &Failure,
     results: &[CellResult],
     now: DateTime<Utc>,
     policy: &RetryPolicy,
-) -> Option<ScheduledRetry> {
-    let retries = s.retry_count.unwrap_or(0);
+) -> (RunState, Option<ScheduledRetry>) {
+    let retries = run.retry_count();
     let max = policy.max_retries();
-    s.validation_pod_name = Some(pod.name.clone());
+    let run = &with_pod(run, pod);
     s.results = non_empty(results);
-    let retries_left = u32::try_from(retries).is_ok_and(|r| r < max);
-    match failure.kind {
+    let retries_left = run.retries < max;
+    let next = match failure.kind {
         FailureKind::Transient if retries_left => {
-            return Some(schedule_retry(s, failure, now, policy));
+            let (next, retry) = schedule_retry(run, s, failure, now, policy);
+            return (next, Some(retry));
         }
         FailureKind::Transient if max == 0 => {
-            fail(s, failure, messages::failed(failure), None, now)
+            fail(run, s, failure, messages::failed(failure), None, now)
         }
         FailureKind::Transient => {
             let retrying = (Reason::RETRIES_EXHAUSTED, messages::retry_gave_up(retries));
             let text = messages::retries_exhausted(retries, failure);
-            fail(s, failure, text, Some(retrying), now);
+            fail(run, s, failure, text, Some(retrying), now)
         }
         FailureKind::Permanent => {
             let retrying = (
                 Reason::PERMANENT_FAILURE,
                 messages::retry_stopped(retries, max),
             );
-            fail(s, failure, messages::failed(failure), Some(retrying), now);
+            fail(
+                run,
+                s,
+                failure,
+                messages::failed(failure),
+                Some(retrying),
+                now,
+            )
         }
-    }
-    None
+    };
+    (next, None)
 }
 
-pub(super) fn schedule_retry(
+/// Schedules the next retry of `run` (which has retries left): the run waits in
+/// `Initializing` until the backoff has elapsed.
+fn schedule_retry(
+    run: &Run,
     s: &mut Status,
     failure: &Failure,
     now: DateTime<Utc>,
     policy: &RetryPolicy,
-) -> ScheduledRetry {
-    let retry = s.retry_count.unwrap_or(0).saturating_add(1);
-    let retry_number = u32::try_from(retry).unwrap_or(0);
+) -> (RunState, ScheduledRetry) {
+    let retry_number = run.retries.saturating_add(1);
     // Never before the run's earlier times, even when this replica's clock is behind
     // the one that recorded them.
-    let scheduled = after_run_times(s, now);
+    let scheduled = run.not_before(now);
     let at = add(scheduled, policy.backoff(retry_number));
+    let next = RunState::Initializing(Run {
+        retries: retry_number,
+        last_retry_at: Some(scheduled),
+        ..run.clone()
+    });
+    next.write(s);
+    let retry = next.run().map_or(0, Run::retry_count);
     let message = messages::retry_scheduled(retry, policy.max_retries(), at, failure);
-    s.retry_count = Some(retry);
-    s.last_retry_time = Some(scheduled);
-    s.phase = Some(Phase::Initializing);
     s.message = Some(truncate_message(&message).into_owned());
     set_retrying(
         s,
@@ -149,29 +170,43 @@ pub(super) fn schedule_retry(
         now,
     );
     set_ready(s, &Reason::of_phase(Phase::Initializing), now);
-    ScheduledRetry {
+    let scheduled = ScheduledRetry {
         retry: retry_number,
         max_retries: policy.max_retries(),
         at,
         failure: failure.clone(),
-    }
+    };
+    (next, scheduled)
 }
 
-/// Ends the run in `Failed`. `retrying` is the reason and message with which a
+/// Ends `run` in `Failed`. `retrying` is the reason and message with which a
 /// `Retrying` condition, if the run has one, turns `False`.
 pub(super) fn fail(
+    run: &Run,
     s: &mut Status,
     failure: &Failure,
     message: String,
     retrying: Option<(Reason, String)>,
     now: DateTime<Utc>,
-) {
-    s.phase = Some(Phase::Failed);
-    s.completion_time = Some(after_run_times(s, now));
+) -> RunState {
+    let next = RunState::Failed {
+        run: run.clone(),
+        completed_at: run.not_before(now),
+    };
+    next.write(s);
     s.message = Some(truncate_message(&message).into_owned());
     set_ready(s, &failure.reason, now);
     if let Some((reason, message)) = retrying.filter(|_| has_retrying(s)) {
         set_retrying(s, ConditionStatus::False, &reason, &message, now);
+    }
+    next
+}
+
+/// `run` with `pod` as the attempt's Pod.
+fn with_pod(run: &Run, pod: &PodRef) -> Run {
+    Run {
+        pod: Some(pod.name.clone()),
+        ..run.clone()
     }
 }
 

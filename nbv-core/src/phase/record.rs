@@ -47,14 +47,6 @@ pub(super) fn add(time: DateTime<Utc>, duration: Duration) -> DateTime<Utc> {
         .unwrap_or(DateTime::<Utc>::MAX_UTC)
 }
 
-/// `now`, or the run's latest recorded time if that is later.
-pub(super) fn after_run_times(s: &Status, now: DateTime<Utc>) -> DateTime<Utc> {
-    [s.start_time, s.last_retry_time]
-        .into_iter()
-        .flatten()
-        .fold(now, DateTime::max)
-}
-
 pub(super) fn build_phase(s: &Status) -> Option<BuildPhase> {
     s.build_status.as_ref().and_then(|b| b.phase)
 }
