@@ -104,7 +104,8 @@ impl Cluster {
         if let Some(fault) = self.faults.remove(&number) {
             // A conflict is what a write answers when the object changed; to a create
             // it means the object exists, which a fault must not pretend.
-            let conflict = fault.class() == nbv_core::reconcile::AnswerClass::Conflict;
+            let conflict =
+                matches!(&fault, ApiAnswer::Status { reason, .. } if reason == "Conflict");
             if conflict && !matches!(request, Request::Patch { .. }) {
                 return Response::Failed(ApiAnswer::status(503, "ServiceUnavailable", "busy"));
             }

@@ -2,6 +2,7 @@
 //! asks, in which order, and that every effect happens once whatever the answers.
 
 mod cluster;
+mod pods;
 
 use std::sync::Arc;
 
@@ -22,7 +23,7 @@ fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap()
 }
 
-fn job_of(cluster: &Cluster) -> NotebookValidationJob {
+pub(crate) fn job_of(cluster: &Cluster) -> NotebookValidationJob {
     let stored = cluster
         .get("NotebookValidationJob", "ml", "train")
         .expect("the job")
@@ -31,12 +32,12 @@ fn job_of(cluster: &Cluster) -> NotebookValidationJob {
 }
 
 /// One reconcile of the job as `cluster` holds it, driven to its end.
-fn reconcile(cluster: &mut Cluster, memory: Memory, now: DateTime<Utc>) -> Done {
+pub(crate) fn reconcile(cluster: &mut Cluster, memory: Memory, now: DateTime<Utc>) -> Done {
     reconcile_view(cluster, &job_of(cluster), memory, now)
 }
 
 /// One reconcile of `job` as observed (possibly an older view than the cluster's).
-fn reconcile_view(
+pub(crate) fn reconcile_view(
     cluster: &mut Cluster,
     job: &NotebookValidationJob,
     memory: Memory,
