@@ -301,7 +301,7 @@ impl Reconcile {
             }
             Step::Done(Err(failure)) => Then::Done(Err(failure)),
             Step::Done(Ok(advanced)) => {
-                self.wake.after(advanced.requeue);
+                self.wake.merge(advanced.wake);
                 self.waits_for = advanced.waits_for;
                 let announce = advanced.announce;
                 let patch = advanced

@@ -1,7 +1,5 @@
 //! What carrying out one planned effect came to, and what that means for the job.
 
-use chrono::{DateTime, Utc};
-
 use crate::actions::{SyncReport, TriggerOutcome};
 use crate::events::{Report, ReportReason};
 use crate::phase::ConditionUpdate;
@@ -110,10 +108,6 @@ pub(super) struct Meaning {
     pub wake: Wake,
 }
 
-/// The time a deferral waits for is the first instant of a sync window; the window is
-/// only open a moment after it.
-const AFTER_OPENING: chrono::Duration = chrono::Duration::seconds(1);
-
 impl Meaning {
     /// What carrying out `planned` came to; `shows_sync`: whether the job shows how its
     /// syncs stand ([`crate::plan::Plan::shows_sync`]).
@@ -129,12 +123,9 @@ impl Meaning {
             (Effect::Trigger { trigger, .. }, Carried::Trigger(result)) => {
                 let is_sync = trigger.action() == Action::Sync;
                 match result {
-                    Ok(TriggerOutcome::Deferred { reason, until }) => {
-                        let mut wake = Wake::default();
-                        match until {
-                            Some(at) => wake.at(later(at)),
-                            None => wake.busy(),
-                        }
+                    Ok(deferred @ TriggerOutcome::Deferred { .. }) => {
+                        let wake = deferred.wake();
+                        let reason = deferred.summary();
                         Meaning {
                             reported: is_sync.then(|| {
                                 Reported::announced(
@@ -175,8 +166,6 @@ impl Meaning {
                 Ok(SyncReport::InProgress { summary }) => {
                     // Not an effect owed: the trigger took effect, and Argo CD may take
                     // its time. Only looked at again soon.
-                    let mut wake = Wake::default();
-                    wake.busy();
                     Meaning {
                         reported: shows_sync.then(|| {
                             Reported::quiet(sync_condition(
@@ -184,7 +173,7 @@ impl Meaning {
                                 &format!("{trigger}: {summary}"),
                             ))
                         }),
-                        wake,
+                        wake: Wake::followed(),
                         ..Meaning::default()
                     }
                 }
@@ -243,10 +232,6 @@ fn finished(stage: SyncStage, reason: ReportReason, message: String) -> Meaning 
         report: Some(Report::new(reason, message)),
         ..Meaning::default()
     }
-}
-
-fn later(at: DateTime<Utc>) -> DateTime<Utc> {
-    at.checked_add_signed(AFTER_OPENING).unwrap_or(at)
 }
 
 fn kind(effect: &Effect) -> &'static str {
