@@ -272,7 +272,10 @@ impl Patch {
 /// How long after the instant a sync window opens a deferred sync is tried again.
 const AFTER_OPENING: chrono::Duration = chrono::Duration::seconds(1);
 
-/// How firing a trigger went, when it did not fail.
+/// How firing a trigger went, when it did not fail: the action's result, from which
+/// the ledger's record ([`TriggerOutcome::outcome`]), the look again
+/// ([`TriggerOutcome::wake`]) and the metrics' label
+/// ([`TriggerStatus::of`](crate::carry::TriggerStatus::of)) are derived.
 ///
 /// # Examples
 ///

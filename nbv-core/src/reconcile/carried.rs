@@ -8,7 +8,9 @@ use crate::triggers::Action;
 
 use super::Wake;
 
-/// What the shell saw when it carried out a planned effect.
+/// What the shell saw when it carried out a planned effect: the action's result, which
+/// [`Settlement::record`](super::Settlement::record) turns into the ledger's record of
+/// it, an [`Outcome`] (a write's result already is one: it took effect or failed).
 ///
 /// # Examples
 ///
