@@ -441,6 +441,29 @@ pub enum SyncReport {
     },
 }
 
+impl SyncReport {
+    /// When to look at the job again because of where the sync stands: while Argo CD
+    /// has not finished it, after the deferred retry; once it ended, nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::actions::SyncReport;
+    /// use nbv_core::reconcile::Wake;
+    ///
+    /// let running = SyncReport::InProgress { summary: "the sync is running".into() };
+    /// assert_eq!(running.wake(), Wake::followed());
+    /// let replaced = SyncReport::Replaced { summary: "another operation ran".into() };
+    /// assert_eq!(replaced.wake(), Wake::default());
+    /// ```
+    pub fn wake(&self) -> Wake {
+        match self {
+            SyncReport::InProgress { .. } => Wake::followed(),
+            SyncReport::Finished { .. } | SyncReport::Replaced { .. } => Wake::default(),
+        }
+    }
+}
+
 /// The time already written in `current` when it is not older than `completed_at`
 /// (both compared at the whole seconds nbv writes): the target then already carries
 /// this run's effect or a newer run's, and writing would move it backwards. A value

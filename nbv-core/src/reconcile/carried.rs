@@ -124,25 +124,23 @@ impl Meaning {
         match (&planned.effect, carried) {
             (Effect::Trigger { trigger, .. }, Carried::Trigger(result)) => {
                 let is_sync = trigger.action() == Action::Sync;
-                match result {
-                    Ok(deferred @ TriggerOutcome::Deferred { .. }) => {
-                        let wake = deferred.wake();
-                        let reason = deferred.summary();
-                        Meaning {
-                            reported: is_sync.then(|| {
-                                Reported::announced(
-                                    sync_condition(
-                                        SyncStage::Deferred,
-                                        &format!("{trigger}: {reason}"),
-                                    ),
-                                    ReportReason::SyncDeferred,
-                                )
-                            }),
-                            owed: true,
-                            wake,
-                            ..Meaning::default()
-                        }
-                    }
+                let wake = result
+                    .as_ref()
+                    .map_or_else(|_| Wake::default(), TriggerOutcome::wake);
+                let meaning = match result {
+                    Ok(TriggerOutcome::Deferred { reason, .. }) => Meaning {
+                        reported: is_sync.then(|| {
+                            Reported::announced(
+                                sync_condition(
+                                    SyncStage::Deferred,
+                                    &format!("{trigger}: {reason}"),
+                                ),
+                                ReportReason::SyncDeferred,
+                            )
+                        }),
+                        owed: true,
+                        ..Meaning::default()
+                    },
                     Ok(done) => {
                         let message = format!("{trigger}: {}", done.summary());
                         let stage = done.sync_stage();
@@ -162,53 +160,59 @@ impl Meaning {
                         outcome: Some(failed),
                         ..Meaning::default()
                     },
-                }
+                };
+                Meaning { wake, ..meaning }
             }
-            (Effect::SyncResult { trigger, .. }, Carried::Sync(result)) => match result {
-                Ok(SyncReport::InProgress { summary }) => {
+            (Effect::SyncResult { trigger, .. }, Carried::Sync(result)) => {
+                let wake = result
+                    .as_ref()
+                    .map_or_else(|_| Wake::default(), SyncReport::wake);
+                let meaning = match result {
                     // Not an effect owed: the trigger took effect, and Argo CD may take
                     // its time. Only looked at again soon.
-                    Meaning {
+                    Ok(SyncReport::InProgress { summary }) => Meaning {
                         reported: shows_sync.then(|| {
                             Reported::quiet(sync_condition(
                                 SyncStage::Started,
                                 &format!("{trigger}: {summary}"),
                             ))
                         }),
-                        wake: Wake::followed(),
                         ..Meaning::default()
+                    },
+                    Ok(SyncReport::Finished {
+                        succeeded: false,
+                        summary,
+                    }) => finished(
+                        SyncStage::Failed,
+                        ReportReason::SyncFailed,
+                        format!("{trigger}: {summary}"),
+                    ),
+                    // Nothing to record on a job that does not show its syncs: the ledger
+                    // keeps no record of the end, so the sync is looked at again on later
+                    // reconciles, in the watch cache, at no request, and still reads as
+                    // ended (a later full sync reads as having deployed the run too).
+                    Ok(SyncReport::Finished { .. } | SyncReport::Replaced { .. })
+                        if !shows_sync =>
+                    {
+                        Meaning::default()
                     }
-                }
-                Ok(SyncReport::Finished {
-                    succeeded: false,
-                    summary,
-                }) => finished(
-                    SyncStage::Failed,
-                    ReportReason::SyncFailed,
-                    format!("{trigger}: {summary}"),
-                ),
-                // Nothing to record on a job that does not show its syncs: the ledger
-                // keeps no record of the end, so the sync is looked at again on later
-                // reconciles, in the watch cache, at no request, and still reads as
-                // ended (a later full sync reads as having deployed the run too).
-                Ok(SyncReport::Finished { .. } | SyncReport::Replaced { .. }) if !shows_sync => {
-                    Meaning::default()
-                }
-                Ok(SyncReport::Finished { summary, .. }) => finished(
-                    SyncStage::Succeeded,
-                    ReportReason::SyncSucceeded,
-                    format!("{trigger}: {summary}"),
-                ),
-                Ok(SyncReport::Replaced { summary }) => finished(
-                    SyncStage::Replaced,
-                    ReportReason::SyncReplaced,
-                    format!("{trigger}: {summary}"),
-                ),
-                Err(failed) => Meaning {
-                    outcome: Some(failed),
-                    ..Meaning::default()
-                },
-            },
+                    Ok(SyncReport::Finished { summary, .. }) => finished(
+                        SyncStage::Succeeded,
+                        ReportReason::SyncSucceeded,
+                        format!("{trigger}: {summary}"),
+                    ),
+                    Ok(SyncReport::Replaced { summary }) => finished(
+                        SyncStage::Replaced,
+                        ReportReason::SyncReplaced,
+                        format!("{trigger}: {summary}"),
+                    ),
+                    Err(failed) => Meaning {
+                        outcome: Some(failed),
+                        ..Meaning::default()
+                    },
+                };
+                Meaning { wake, ..meaning }
+            }
             (_, Carried::Written(outcome)) => Meaning {
                 outcome: Some(outcome),
                 ..Meaning::default()

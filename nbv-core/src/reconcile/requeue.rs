@@ -59,7 +59,8 @@ const MIN_WAIT: Duration = Duration::from_millis(100);
 /// Why a job is to be looked at again, gathered over one reconcile: the one answer
 /// every decision gives to "when to look again" (the phase's [`PodWork::wake`], the
 /// model gate's [`ModelGate::wake`], a refused Pod's [`RefusalWork::wake`], the
-/// plan's [`Plan::wake`], a trigger's [`TriggerOutcome::wake`]), folded together with
+/// plan's [`Plan::wake`], a trigger's [`TriggerOutcome::wake`], a followed sync's
+/// [`SyncReport::wake`]), folded together with
 /// [`Wake::merge`] and turned into a wait only once, at the end of the job machine
 /// ([`Done::requeue`]).
 ///
@@ -68,6 +69,7 @@ const MIN_WAIT: Duration = Duration::from_millis(100);
 /// [`RefusalWork::wake`]: super::RefusalWork::wake
 /// [`Plan::wake`]: crate::plan::Plan::wake
 /// [`TriggerOutcome::wake`]: crate::actions::TriggerOutcome::wake
+/// [`SyncReport::wake`]: crate::actions::SyncReport::wake
 /// [`Done::requeue`]: crate::job::Done::requeue
 ///
 /// # Examples
