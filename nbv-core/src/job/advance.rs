@@ -108,7 +108,8 @@ enum Ask {
 /// What [`Advance::answer`] should do next, once an answer is taken.
 enum Then {
     Ask(Request),
-    Finish(Result<Advanced, Failure>),
+    /// The result, boxed: it holds a whole status.
+    Finish(Result<Box<Advanced>, Failure>),
 }
 
 impl Advance {
@@ -153,7 +154,7 @@ impl Advance {
     pub(super) fn next(&mut self) -> Step<Result<Advanced, Failure>> {
         match self.decide() {
             Then::Ask(request) => Step::Io(request),
-            Then::Finish(result) => self.finish(result),
+            Then::Finish(result) => self.finish(result.map(|advanced| *advanced)),
         }
     }
 
@@ -209,7 +210,7 @@ impl Advance {
                 if let Response::Object(Some(pod)) = response {
                     self.record_predictions(parse_pod(pod).as_ref());
                 }
-                Then::Finish(Ok(self.advanced()))
+                Then::Finish(Ok(Box::new(self.advanced())))
             }
             State::Decide | State::Done => Then::Finish(Err(Failure::Unexpected {
                 request: request.to_string(),
@@ -218,7 +219,7 @@ impl Advance {
         };
         match then {
             Then::Ask(request) => Step::Io(request),
-            Then::Finish(result) => self.finish(result),
+            Then::Finish(result) => self.finish(result.map(|advanced| *advanced)),
         }
     }
 
@@ -588,7 +589,7 @@ impl Advance {
                 self.state = State::Predictions;
                 Then::Ask(Request::Cached(pod_ref(&self.namespace, &pod)))
             }
-            _ => Then::Finish(Ok(self.advanced())),
+            _ => Then::Finish(Ok(Box::new(self.advanced()))),
         }
     }
 
