@@ -47,6 +47,7 @@ use serde::Serialize;
 use serde_json::Value;
 
 use crate::plan::{Outcome, SyncStage};
+use crate::reconcile::Wake;
 use crate::sync::SyncRequest;
 use crate::time::rfc3339;
 use crate::triggers::TargetRef;
@@ -268,7 +269,13 @@ impl Patch {
     }
 }
 
-/// How firing a trigger went, when it did not fail.
+/// How long after the instant a sync window opens a deferred sync is tried again.
+const AFTER_OPENING: chrono::Duration = chrono::Duration::seconds(1);
+
+/// How firing a trigger went, when it did not fail: the action's result, from which
+/// the ledger's record ([`TriggerOutcome::outcome`]), the look again
+/// ([`TriggerOutcome::wake`]) and the metrics' label
+/// ([`TriggerStatus::of`](crate::carry::TriggerStatus::of)) are derived.
 ///
 /// # Examples
 ///
@@ -346,6 +353,37 @@ impl TriggerOutcome {
         }
     }
 
+    /// When to look at the job again because of this outcome: a deferred trigger a
+    /// second after the sync window it waits for opens, or, when it waits for an
+    /// operation to end, after the deferred retry; a trigger that took effect asks
+    /// for nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::actions::TriggerOutcome;
+    /// use nbv_core::reconcile::Wake;
+    ///
+    /// let opens = Utc.with_ymd_and_hms(2026, 1, 24, 23, 0, 0).unwrap();
+    /// let closed = TriggerOutcome::Deferred { reason: "a sync window is closed".into(), until: Some(opens) };
+    /// assert_eq!(closed.wake(), Wake::by(opens + chrono::Duration::seconds(1)));
+    /// let busy = TriggerOutcome::Deferred { reason: "an operation is running".into(), until: None };
+    /// assert_eq!(busy.wake(), Wake::followed());
+    /// assert_eq!(TriggerOutcome::Done { summary: String::new() }.wake(), Wake::default());
+    /// ```
+    pub fn wake(&self) -> Wake {
+        match self {
+            // The time a deferral waits for is the first instant of a sync window;
+            // the window is only open a moment after it.
+            TriggerOutcome::Deferred {
+                until: Some(at), ..
+            } => Wake::by(at.checked_add_signed(AFTER_OPENING).unwrap_or(*at)),
+            TriggerOutcome::Deferred { until: None, .. } => Wake::followed(),
+            TriggerOutcome::Done { .. } | TriggerOutcome::AlreadyDone { .. } => Wake::default(),
+        }
+    }
+
     /// What happened, in words: the summary, or what a deferred trigger waits for.
     ///
     /// # Examples
@@ -401,6 +439,29 @@ pub enum SyncReport {
         /// What is known.
         summary: String,
     },
+}
+
+impl SyncReport {
+    /// When to look at the job again because of where the sync stands: while Argo CD
+    /// has not finished it, after the deferred retry; once it ended, nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::actions::SyncReport;
+    /// use nbv_core::reconcile::Wake;
+    ///
+    /// let running = SyncReport::InProgress { summary: "the sync is running".into() };
+    /// assert_eq!(running.wake(), Wake::followed());
+    /// let replaced = SyncReport::Replaced { summary: "another operation ran".into() };
+    /// assert_eq!(replaced.wake(), Wake::default());
+    /// ```
+    pub fn wake(&self) -> Wake {
+        match self {
+            SyncReport::InProgress { .. } => Wake::followed(),
+            SyncReport::Finished { .. } | SyncReport::Replaced { .. } => Wake::default(),
+        }
+    }
 }
 
 /// The time already written in `current` when it is not older than `completed_at`

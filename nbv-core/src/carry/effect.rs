@@ -64,7 +64,10 @@ impl Default for CarryFacts {
     }
 }
 
-/// How a trigger went, as the shell counts it.
+/// How a trigger went, as the shell counts it: a label derived from the trigger's
+/// result ([`TriggerStatus::of`]), never state of its own; the result itself is a
+/// [`TriggerOutcome`] or a [`Failure`], and the ledger's record of it an
+/// [`Outcome`].
 ///
 /// # Examples
 ///
@@ -86,6 +89,31 @@ pub enum TriggerStatus {
 }
 
 impl TriggerStatus {
+    /// How a trigger with this result went: deferred, taken effect (or found in
+    /// place), refused by the confused-deputy rule, or failed.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::actions::TriggerOutcome;
+    /// use nbv_core::carry::{Failure, TriggerStatus};
+    ///
+    /// let busy = TriggerOutcome::Deferred { reason: "an operation is running".into(), until: None };
+    /// assert_eq!(TriggerStatus::of(&Ok(busy)), TriggerStatus::Deferred);
+    /// let missing = Failure::NotFound { object: "Deployment ml/web".into() };
+    /// assert_eq!(TriggerStatus::of(&Err(missing)), TriggerStatus::Failed);
+    /// ```
+    pub fn of(fired: &Result<TriggerOutcome, Failure>) -> TriggerStatus {
+        match fired {
+            Ok(TriggerOutcome::Deferred { .. }) => TriggerStatus::Deferred,
+            Ok(TriggerOutcome::Done { .. } | TriggerOutcome::AlreadyDone { .. }) => {
+                TriggerStatus::Succeeded
+            }
+            Err(Failure::Refused(_)) => TriggerStatus::Refused,
+            Err(_) => TriggerStatus::Failed,
+        }
+    }
+
     /// The status in lower case, as metrics label it.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -104,10 +132,10 @@ impl TriggerStatus {
 #[derive(Clone, Debug)]
 pub struct Carry {
     state: State,
-    /// How a trigger went, once done.
-    trigger_status: Option<TriggerStatus>,
-    /// Whether a notification was created now, once done.
-    notified: bool,
+    /// A trigger's result, once done: what [`Carry::trigger_status`] reads.
+    fired: Option<Result<TriggerOutcome, Failure>>,
+    /// A notification's delivery, once done: what [`Carry::notified`] reads.
+    delivery: Option<Delivery>,
 }
 
 #[derive(Clone, Debug)]
@@ -191,8 +219,8 @@ impl Carry {
         };
         Carry {
             state,
-            trigger_status: None,
-            notified: false,
+            fired: None,
+            delivery: None,
         }
     }
 
@@ -285,7 +313,7 @@ impl Carry {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub fn trigger_status(&self) -> Option<TriggerStatus> {
-        self.trigger_status
+        self.fired.as_ref().map(TriggerStatus::of)
     }
 
     /// Why a trigger was allowed to act, once it was (the example of
@@ -336,7 +364,7 @@ impl Carry {
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub fn notified(&self) -> bool {
-        self.notified
+        self.delivery == Some(Delivery::Created)
     }
 }
 
@@ -358,12 +386,7 @@ impl Machine for Carry {
             State::Trigger(fire) => match fire.next() {
                 Step::Io(request) => Step::Io(request),
                 Step::Done(result) => {
-                    self.trigger_status = Some(match &result {
-                        Ok(TriggerOutcome::Deferred { .. }) => TriggerStatus::Deferred,
-                        Ok(_) => TriggerStatus::Succeeded,
-                        Err(Failure::Refused(_)) => TriggerStatus::Refused,
-                        Err(_) => TriggerStatus::Failed,
-                    });
+                    self.fired = Some(result.clone());
                     Step::Done(Carried::Trigger(result.map_err(|f| f.outcome())))
                 }
             },
@@ -374,7 +397,7 @@ impl Machine for Carry {
             State::Notify(notify) => match notify.next() {
                 Step::Io(request) => Step::Io(request),
                 Step::Done(result) => {
-                    self.notified = result == Ok(Delivery::Created);
+                    self.delivery = result.as_ref().ok().copied();
                     Step::Done(written(result.map(drop)))
                 }
             },

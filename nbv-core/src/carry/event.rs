@@ -23,7 +23,11 @@ const MAX_REPORTING_INSTANCE_BYTES: usize = 128;
 /// Longest `generateName` prefix used, leaving room for the server's random suffix.
 const MAX_GENERATE_NAME_BYTES: usize = 200;
 
-/// Whether a notification Event was created, or found there.
+/// Whether a notification Event was created, or found there: the result of one create,
+/// kept apart from [`TriggerOutcome`](crate::actions::TriggerOutcome)'s
+/// `Done`/`AlreadyDone` (which carry a trigger's summary and typed reason), and
+/// recorded in the ledger as [`Outcome::Done`](crate::plan::Outcome::Done) either way;
+/// only [`Carry::notified`](super::Carry::notified) tells them apart.
 ///
 /// # Examples
 ///

@@ -3,7 +3,6 @@
 
 use std::collections::{HashMap, VecDeque};
 use std::sync::Arc;
-use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
@@ -22,7 +21,7 @@ use crate::pod::{
     validation_pod,
 };
 use crate::reconcile::{
-    AnswerClass, MAX_PHASE_STEPS, PodWork, RefusalWork, pod_refused, pod_refused_at,
+    AnswerClass, MAX_PHASE_STEPS, PodWork, RefusalWork, Wake, pod_refused, pod_refused_at,
 };
 
 use super::pod::{delete_other_attempts, parse_pod, pod_ref};
@@ -33,8 +32,8 @@ use super::{Failure, Note, Settings};
 pub struct Advanced {
     /// The new status, when it changed.
     pub status: Option<NotebookValidationJobStatus>,
-    /// When to look again.
-    pub requeue: Option<Duration>,
+    /// When to look again for the phase's sake.
+    pub wake: Wake,
     /// Events to create once the status is written (a refused Pod's `PodRefused`).
     pub announce: Vec<NotificationEvent>,
     /// The models the job waits for: look again when one of them changes.
@@ -54,8 +53,10 @@ pub(super) struct Advance {
     transition: Transition,
     changed: bool,
     steps: usize,
-    waits_until: Option<DateTime<Utc>>,
-    refused_retry: Option<Duration>,
+    /// The model gate's wake, while it waits.
+    gate_wake: Wake,
+    /// A refused Pod's retry, which takes the place of the phase's backstop.
+    refused_wake: Option<Wake>,
     announce: Vec<NotificationEvent>,
     waits_for: Vec<ModelRef>,
     notes: Vec<Note>,
@@ -107,7 +108,8 @@ enum Ask {
 /// What [`Advance::answer`] should do next, once an answer is taken.
 enum Then {
     Ask(Request),
-    Finish(Result<Advanced, Failure>),
+    /// The result, boxed: it holds a whole status.
+    Finish(Result<Box<Advanced>, Failure>),
 }
 
 impl Advance {
@@ -134,8 +136,8 @@ impl Advance {
             changed: transition.changed,
             transition,
             steps: 0,
-            waits_until: None,
-            refused_retry: None,
+            gate_wake: Wake::default(),
+            refused_wake: None,
             announce: Vec::new(),
             waits_for: Vec::new(),
             notes: Vec::new(),
@@ -152,7 +154,7 @@ impl Advance {
     pub(super) fn next(&mut self) -> Step<Result<Advanced, Failure>> {
         match self.decide() {
             Then::Ask(request) => Step::Io(request),
-            Then::Finish(result) => self.finish(result),
+            Then::Finish(result) => self.finish(result.map(|advanced| *advanced)),
         }
     }
 
@@ -208,7 +210,7 @@ impl Advance {
                 if let Response::Object(Some(pod)) = response {
                     self.record_predictions(parse_pod(pod).as_ref());
                 }
-                Then::Finish(Ok(self.advanced()))
+                Then::Finish(Ok(Box::new(self.advanced())))
             }
             State::Decide | State::Done => Then::Finish(Err(Failure::Unexpected {
                 request: request.to_string(),
@@ -217,7 +219,7 @@ impl Advance {
         };
         match then {
             Then::Ask(request) => Step::Io(request),
-            Then::Finish(result) => self.finish(result),
+            Then::Finish(result) => self.finish(result.map(|advanced| *advanced)),
         }
     }
 
@@ -388,21 +390,22 @@ impl Advance {
             .and_then(|s| s.start_time)
             .unwrap_or(self.now);
         let access = &self.settings.trigger_access;
-        match gate(
+        let decision = gate(
             &settings,
             &self.namespace,
             access,
             &facts,
             run_started,
             self.now,
-        ) {
+        );
+        self.gate_wake.merge(decision.wake());
+        match decision {
             ModelGate::Open { models, result } => {
                 self.changed |= record_result(&mut self.transition.status, &result);
                 self.open(attempt, clear_earlier, Some(models))
             }
-            ModelGate::Wait { message, until } => {
+            ModelGate::Wait { message, .. } => {
                 self.changed |= record_wait(&mut self.transition.status, &message, self.now);
-                self.waits_until = Some(until);
                 self.waits_for = settings.targets.clone();
                 self.predictions()
             }
@@ -486,6 +489,7 @@ impl Advance {
         );
         self.changed |= self.transition.status != before;
         self.announce.extend(refused.announce);
+        let wake = refused.work.wake();
         match refused.work {
             RefusalWork::Fail(event) => self.then_step(&event),
             RefusalWork::Retry(after) => {
@@ -494,7 +498,7 @@ impl Advance {
                     reason: refusal.kind.cause().as_str().to_owned(),
                     retry_in: after,
                 });
-                self.refused_retry = Some(after);
+                self.refused_wake = Some(wake);
                 self.predictions()
             }
         }
@@ -585,7 +589,7 @@ impl Advance {
                 self.state = State::Predictions;
                 Then::Ask(Request::Cached(pod_ref(&self.namespace, &pod)))
             }
-            _ => Then::Finish(Ok(self.advanced())),
+            _ => Then::Finish(Ok(Box::new(self.advanced()))),
         }
     }
 
@@ -614,19 +618,16 @@ impl Advance {
     }
 
     fn advanced(&mut self) -> Advanced {
-        let mut requeue = PodWork::requeue_after(&self.transition);
-        if let Some(after) = self.refused_retry {
-            // The refusal's backoff, which never reaches past its deadline.
-            requeue = Some(after);
-        }
-        if let Some(until) = self.waits_until {
-            // Woken when a model changes; at the latest, when the wait ends.
-            let left = (until - self.now).to_std().unwrap_or_default();
-            requeue = Some(requeue.map_or(left, |r| r.min(left)));
-        }
+        // The refusal's backoff (which never reaches past its deadline) in place of
+        // the phase's backstop; and, woken when a model changes, at the latest when
+        // the gate's wait ends.
+        let wake = self
+            .refused_wake
+            .unwrap_or_else(|| PodWork::wake(&self.transition))
+            .and(self.gate_wake);
         Advanced {
             status: self.changed.then(|| self.transition.status.clone()),
-            requeue,
+            wake,
             announce: std::mem::take(&mut self.announce),
             waits_for: std::mem::take(&mut self.waits_for),
         }

@@ -4,9 +4,10 @@ use crate::io::{ApiAnswer, Request};
 use crate::pod::InvalidValidationPod;
 use crate::reconcile::AnswerClass;
 
-/// Why a reconcile stopped before it was done; the shell tries it again later
-/// ([`Failure::retry_after`]). Nothing decided before it is lost: what was carried out
-/// is in the [`Memo`](super::Memo) of the result.
+/// Why a reconcile stopped before it was done; the shell tries it again after
+/// [`Done::requeue`](super::Done::requeue), soon after a conflict
+/// ([`Failure::is_conflict`]). Nothing decided before it is lost: what was carried out
+/// is in the [`Memory`](super::Memory) of the result.
 ///
 /// # Examples
 ///

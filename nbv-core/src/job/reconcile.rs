@@ -272,13 +272,15 @@ impl Reconcile {
     }
 
     fn done(&mut self, result: Result<(), Failure>) -> Done {
-        let requeue = match &result {
-            Ok(()) => self.wake.due(self.now, &self.settings.requeue),
-            Err(failure) => Some(self.settings.requeue.after_error(failure.is_conflict())),
+        // A failure is tried again after the policy's pause, whatever else was due.
+        let wake = match &result {
+            Ok(()) => self.wake,
+            Err(failure) => Wake::within(self.settings.requeue.after_error(failure.is_conflict())),
         };
         Done {
+            // The one place a wake becomes a wait.
+            requeue: wake.due(self.now, &self.settings.requeue),
             result,
-            requeue,
             memory: self.memory.clone(),
             waits_for: std::mem::take(&mut self.waits_for),
             notes: std::mem::take(&mut self.notes),
@@ -301,7 +303,7 @@ impl Reconcile {
             }
             Step::Done(Err(failure)) => Then::Done(Err(failure)),
             Step::Done(Ok(advanced)) => {
-                self.wake.after(advanced.requeue);
+                self.wake.merge(advanced.wake);
                 self.waits_for = advanced.waits_for;
                 let announce = advanced.announce;
                 let patch = advanced

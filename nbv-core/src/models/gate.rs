@@ -11,6 +11,7 @@ use crate::api::{
     CleanEnvironmentCheck, ExistingEnvironmentCheck, ModelCheck, ModelValidationPhase,
     ModelValidationResult,
 };
+use crate::reconcile::Wake;
 use crate::triggers::{ACCEPT_TRIGGERS_FROM, TriggerAccess};
 
 /// A model the validation Pod may call.
@@ -51,6 +52,30 @@ pub enum ModelGate {
         /// `status.modelValidationResult`.
         result: ModelValidationResult,
     },
+}
+
+impl ModelGate {
+    /// When to look at the job again for the gate's sake, besides when a model
+    /// changes: when a wait ends ([`ModelGate::Wait::until`], which the job's status
+    /// also reports); an open or failed gate asks for nothing.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::models::ModelGate;
+    /// use nbv_core::reconcile::Wake;
+    ///
+    /// let until = Utc.with_ymd_and_hms(2026, 1, 24, 22, 10, 0).unwrap();
+    /// let wait = ModelGate::Wait { message: "waiting for the models".into(), until };
+    /// assert_eq!(wait.wake(), Wake::by(until));
+    /// ```
+    pub fn wake(&self) -> Wake {
+        match self {
+            ModelGate::Wait { until, .. } => Wake::by(*until),
+            ModelGate::Open { .. } | ModelGate::Fail { .. } => Wake::default(),
+        }
+    }
 }
 
 /// Decides whether the validation Pod of a job in `job_namespace`, whose run started

@@ -93,7 +93,10 @@ impl EffectRetryPolicy {
     }
 }
 
-/// How carrying out an effect went.
+/// How carrying out an effect went, as the ledger records it: the ledger's record,
+/// not the action's result, which is a [`Carried`](crate::reconcile::Carried) (a
+/// trigger's a [`TriggerOutcome`](crate::actions::TriggerOutcome)) that the settlement
+/// turns into one of these.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub enum Outcome {
     /// It took effect (or had already taken effect).

@@ -73,6 +73,7 @@ use serde::Serialize;
 use crate::annotations;
 use crate::api::{EffectLedger, NotebookValidationJob, Phase};
 use crate::events::{NotificationContext, NotificationEvent, notification};
+use crate::reconcile::Wake;
 use crate::triggers::{self, Trigger};
 use crate::waves::{self, WaveOutcome};
 
@@ -190,7 +191,8 @@ pub struct Plan {
     pub run: RunKey,
     /// Effects due now, in the order they should be carried out.
     pub effects: Vec<PlannedEffect>,
-    /// Effects that failed and wait for their backoff; plan again at the earliest.
+    /// Effects that failed and wait for their backoff; plan again at the earliest
+    /// ([`Plan::wake`] says so to the job machine).
     pub retry_at: Option<DateTime<Utc>>,
     /// Annotation problems to report.
     pub diagnostics: Vec<Diagnostic>,
@@ -212,6 +214,31 @@ impl Plan {
     /// job's belonged to another run.
     pub fn ledger(&self) -> EffectLedger {
         self.ledger.clone()
+    }
+
+    /// When to plan again for the plan's sake: when the earliest backoff ends
+    /// ([`Plan::retry_at`], which also counts as an effect owed later).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::api::NotebookValidationJob;
+    /// use nbv_core::plan::{plan, PlanContext};
+    /// use nbv_core::reconcile::Wake;
+    ///
+    /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "train", "namespace": "ml"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "t.ipynb"}, "podConfig": {"containerImage": "img"}}
+    /// }))?;
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 5).unwrap();
+    /// // A run that has not ended owes nothing later.
+    /// assert_eq!(plan(&job, &PlanContext::default(), now).wake(), Wake::default());
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn wake(&self) -> Wake {
+        self.retry_at.map(Wake::by).unwrap_or_default()
     }
 
     /// Whether there is nothing to do now or later.

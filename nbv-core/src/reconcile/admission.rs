@@ -9,7 +9,7 @@ use crate::events::{NotificationEvent, pod_refused_event};
 use crate::phase::{Attempt, PhaseEvent, first_refusal, record_refusal};
 use crate::pod::{Admission, PodRefusal, admission_after, admission_timeout, refusal_message};
 
-use super::pod_refused;
+use super::{Wake, pod_refused};
 
 /// What to do about a refused Pod ([`pod_refused_at`]).
 ///
@@ -27,6 +27,27 @@ pub enum RefusalWork {
     Fail(Box<PhaseEvent>),
     /// Create the Pod again after this wait (it never reaches past the deadline).
     Retry(Duration),
+}
+
+impl RefusalWork {
+    /// When to look at the job again: for a retry, after its wait; a failed attempt
+    /// asks for nothing (the phase machine's next step says).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nbv_core::reconcile::{RefusalWork, Wake};
+    ///
+    /// let retry = RefusalWork::Retry(Duration::from_secs(5));
+    /// assert_eq!(retry.wake(), Wake::within(Duration::from_secs(5)));
+    /// ```
+    pub fn wake(&self) -> Wake {
+        match self {
+            RefusalWork::Retry(after) => Wake::within(*after),
+            RefusalWork::Fail(_) => Wake::default(),
+        }
+    }
 }
 
 /// The decision about a refused Pod, and the Event that announces a new refusal

@@ -6,6 +6,8 @@ use crate::api::NotebookValidationJob;
 use crate::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, Transition};
 use crate::pod::{admission_timeout, build_unsupported, pod_name};
 
+use super::Wake;
+
 /// Observations fed back to the phase machine in one reconcile, at most: a Pod found
 /// already finished moves the machine twice (started, then ended), a retry once more.
 pub const MAX_PHASE_STEPS: usize = 4;
@@ -88,7 +90,8 @@ impl PodWork {
     }
 
     /// When to look at the job again after the last `transition` of a reconcile, for
-    /// the phase's sake.
+    /// the phase's sake: soon while its Pod is started or runs (a backstop for the
+    /// watch of Pods), when a scheduled retry is due, or only when the job changes.
     ///
     /// # Examples
     ///
@@ -96,17 +99,21 @@ impl PodWork {
     /// use std::time::Duration;
     /// use chrono::{TimeZone, Utc};
     /// use nbv_core::phase::{step, PhaseEvent, RetryPolicy};
-    /// use nbv_core::reconcile::PodWork;
+    /// use nbv_core::reconcile::{PodWork, Wake};
     ///
     /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
     /// let event = PhaseEvent::Observe { generation: 1, build_requested: false };
     /// let first = step(None, &event, now, &RetryPolicy::default());
-    /// assert_eq!(PodWork::requeue_after(&first), Some(Duration::from_secs(30)));
+    /// assert_eq!(PodWork::wake(&first), Wake::within(Duration::from_secs(30)));
     /// ```
-    pub fn requeue_after(transition: &Transition) -> Option<Duration> {
+    pub fn wake(transition: &Transition) -> Wake {
         match transition.next {
-            Next::WatchPod(_) | Next::StartPod(_) => Some(POD_BACKSTOP),
-            _ => transition.requeue_after,
+            Next::WatchPod(_) | Next::StartPod(_) => Wake::within(POD_BACKSTOP),
+            _ => {
+                let mut wake = Wake::default();
+                wake.after(transition.requeue_after);
+                wake
+            }
         }
     }
 }

@@ -1,7 +1,5 @@
 //! What carrying out one planned effect came to, and what that means for the job.
 
-use chrono::{DateTime, Utc};
-
 use crate::actions::{SyncReport, TriggerOutcome};
 use crate::events::{Report, ReportReason};
 use crate::phase::ConditionUpdate;
@@ -10,7 +8,9 @@ use crate::triggers::Action;
 
 use super::Wake;
 
-/// What the shell saw when it carried out a planned effect.
+/// What the shell saw when it carried out a planned effect: the action's result, which
+/// [`Settlement::record`](super::Settlement::record) turns into the ledger's record of
+/// it, an [`Outcome`] (a write's result already is one: it took effect or failed).
 ///
 /// # Examples
 ///
@@ -110,10 +110,6 @@ pub(super) struct Meaning {
     pub wake: Wake,
 }
 
-/// The time a deferral waits for is the first instant of a sync window; the window is
-/// only open a moment after it.
-const AFTER_OPENING: chrono::Duration = chrono::Duration::seconds(1);
-
 impl Meaning {
     /// What carrying out `planned` came to; `shows_sync`: whether the job shows how its
     /// syncs stand ([`crate::plan::Plan::shows_sync`]).
@@ -128,28 +124,23 @@ impl Meaning {
         match (&planned.effect, carried) {
             (Effect::Trigger { trigger, .. }, Carried::Trigger(result)) => {
                 let is_sync = trigger.action() == Action::Sync;
-                match result {
-                    Ok(TriggerOutcome::Deferred { reason, until }) => {
-                        let mut wake = Wake::default();
-                        match until {
-                            Some(at) => wake.at(later(at)),
-                            None => wake.busy(),
-                        }
-                        Meaning {
-                            reported: is_sync.then(|| {
-                                Reported::announced(
-                                    sync_condition(
-                                        SyncStage::Deferred,
-                                        &format!("{trigger}: {reason}"),
-                                    ),
-                                    ReportReason::SyncDeferred,
-                                )
-                            }),
-                            owed: true,
-                            wake,
-                            ..Meaning::default()
-                        }
-                    }
+                let wake = result
+                    .as_ref()
+                    .map_or_else(|_| Wake::default(), TriggerOutcome::wake);
+                let meaning = match result {
+                    Ok(TriggerOutcome::Deferred { reason, .. }) => Meaning {
+                        reported: is_sync.then(|| {
+                            Reported::announced(
+                                sync_condition(
+                                    SyncStage::Deferred,
+                                    &format!("{trigger}: {reason}"),
+                                ),
+                                ReportReason::SyncDeferred,
+                            )
+                        }),
+                        owed: true,
+                        ..Meaning::default()
+                    },
                     Ok(done) => {
                         let message = format!("{trigger}: {}", done.summary());
                         let stage = done.sync_stage();
@@ -169,55 +160,59 @@ impl Meaning {
                         outcome: Some(failed),
                         ..Meaning::default()
                     },
-                }
+                };
+                Meaning { wake, ..meaning }
             }
-            (Effect::SyncResult { trigger, .. }, Carried::Sync(result)) => match result {
-                Ok(SyncReport::InProgress { summary }) => {
+            (Effect::SyncResult { trigger, .. }, Carried::Sync(result)) => {
+                let wake = result
+                    .as_ref()
+                    .map_or_else(|_| Wake::default(), SyncReport::wake);
+                let meaning = match result {
                     // Not an effect owed: the trigger took effect, and Argo CD may take
                     // its time. Only looked at again soon.
-                    let mut wake = Wake::default();
-                    wake.busy();
-                    Meaning {
+                    Ok(SyncReport::InProgress { summary }) => Meaning {
                         reported: shows_sync.then(|| {
                             Reported::quiet(sync_condition(
                                 SyncStage::Started,
                                 &format!("{trigger}: {summary}"),
                             ))
                         }),
-                        wake,
                         ..Meaning::default()
+                    },
+                    Ok(SyncReport::Finished {
+                        succeeded: false,
+                        summary,
+                    }) => finished(
+                        SyncStage::Failed,
+                        ReportReason::SyncFailed,
+                        format!("{trigger}: {summary}"),
+                    ),
+                    // Nothing to record on a job that does not show its syncs: the ledger
+                    // keeps no record of the end, so the sync is looked at again on later
+                    // reconciles, in the watch cache, at no request, and still reads as
+                    // ended (a later full sync reads as having deployed the run too).
+                    Ok(SyncReport::Finished { .. } | SyncReport::Replaced { .. })
+                        if !shows_sync =>
+                    {
+                        Meaning::default()
                     }
-                }
-                Ok(SyncReport::Finished {
-                    succeeded: false,
-                    summary,
-                }) => finished(
-                    SyncStage::Failed,
-                    ReportReason::SyncFailed,
-                    format!("{trigger}: {summary}"),
-                ),
-                // Nothing to record on a job that does not show its syncs: the ledger
-                // keeps no record of the end, so the sync is looked at again on later
-                // reconciles, in the watch cache, at no request, and still reads as
-                // ended (a later full sync reads as having deployed the run too).
-                Ok(SyncReport::Finished { .. } | SyncReport::Replaced { .. }) if !shows_sync => {
-                    Meaning::default()
-                }
-                Ok(SyncReport::Finished { summary, .. }) => finished(
-                    SyncStage::Succeeded,
-                    ReportReason::SyncSucceeded,
-                    format!("{trigger}: {summary}"),
-                ),
-                Ok(SyncReport::Replaced { summary }) => finished(
-                    SyncStage::Replaced,
-                    ReportReason::SyncReplaced,
-                    format!("{trigger}: {summary}"),
-                ),
-                Err(failed) => Meaning {
-                    outcome: Some(failed),
-                    ..Meaning::default()
-                },
-            },
+                    Ok(SyncReport::Finished { summary, .. }) => finished(
+                        SyncStage::Succeeded,
+                        ReportReason::SyncSucceeded,
+                        format!("{trigger}: {summary}"),
+                    ),
+                    Ok(SyncReport::Replaced { summary }) => finished(
+                        SyncStage::Replaced,
+                        ReportReason::SyncReplaced,
+                        format!("{trigger}: {summary}"),
+                    ),
+                    Err(failed) => Meaning {
+                        outcome: Some(failed),
+                        ..Meaning::default()
+                    },
+                };
+                Meaning { wake, ..meaning }
+            }
             (_, Carried::Written(outcome)) => Meaning {
                 outcome: Some(outcome),
                 ..Meaning::default()
@@ -243,10 +238,6 @@ fn finished(stage: SyncStage, reason: ReportReason, message: String) -> Meaning 
         report: Some(Report::new(reason, message)),
         ..Meaning::default()
     }
-}
-
-fn later(at: DateTime<Utc>) -> DateTime<Utc> {
-    at.checked_add_signed(AFTER_OPENING).unwrap_or(at)
 }
 
 fn kind(effect: &Effect) -> &'static str {

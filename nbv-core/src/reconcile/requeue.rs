@@ -56,7 +56,21 @@ impl RequeuePolicy {
 /// once, without spinning.
 const MIN_WAIT: Duration = Duration::from_millis(100);
 
-/// Why a job is to be looked at again, gathered over one reconcile.
+/// Why a job is to be looked at again, gathered over one reconcile: the one answer
+/// every decision gives to "when to look again" (the phase's [`PodWork::wake`], the
+/// model gate's [`ModelGate::wake`], a refused Pod's [`RefusalWork::wake`], the
+/// plan's [`Plan::wake`], a trigger's [`TriggerOutcome::wake`], a followed sync's
+/// [`SyncReport::wake`]), folded together with
+/// [`Wake::merge`] and turned into a wait only once, at the end of the job machine
+/// ([`Done::requeue`]).
+///
+/// [`PodWork::wake`]: super::PodWork::wake
+/// [`ModelGate::wake`]: crate::models::ModelGate::wake
+/// [`RefusalWork::wake`]: super::RefusalWork::wake
+/// [`Plan::wake`]: crate::plan::Plan::wake
+/// [`TriggerOutcome::wake`]: crate::actions::TriggerOutcome::wake
+/// [`SyncReport::wake`]: crate::actions::SyncReport::wake
+/// [`Done::requeue`]: crate::job::Done::requeue
 ///
 /// # Examples
 ///
@@ -83,6 +97,81 @@ pub struct Wake {
 
 impl Wake {
     /// Look again after `wait` at the latest.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::reconcile::{RequeuePolicy, Wake};
+    ///
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+    /// let wake = Wake::within(Duration::from_secs(30));
+    /// assert_eq!(wake.due(now, &RequeuePolicy::default()), Some(Duration::from_secs(30)));
+    /// ```
+    pub fn within(wait: Duration) -> Wake {
+        let mut wake = Wake::default();
+        wake.after(Some(wait));
+        wake
+    }
+
+    /// Look again at `at` at the latest.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::reconcile::{RequeuePolicy, Wake};
+    ///
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+    /// let wake = Wake::by(now + chrono::Duration::minutes(1));
+    /// assert_eq!(wake.due(now, &RequeuePolicy::default()), Some(Duration::from_secs(60)));
+    /// ```
+    pub fn by(at: DateTime<Utc>) -> Wake {
+        let mut wake = Wake::default();
+        wake.at(at);
+        wake
+    }
+
+    /// Something nbv follows is in progress: look again after the policy's deferred
+    /// retry ([`Wake::busy`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::reconcile::{RequeuePolicy, Wake};
+    ///
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
+    /// let policy = RequeuePolicy::default();
+    /// assert_eq!(Wake::followed().due(now, &policy), Some(policy.deferred_retry));
+    /// ```
+    pub fn followed() -> Wake {
+        let mut wake = Wake::default();
+        wake.busy();
+        wake
+    }
+
+    /// This and `other`: the earliest of both ([`Wake::merge`], by value).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nbv_core::reconcile::Wake;
+    ///
+    /// let soon = Wake::within(Duration::from_secs(5));
+    /// assert_eq!(soon.and(Wake::within(Duration::from_secs(60))), soon);
+    /// assert_eq!(Wake::default().and(soon), soon);
+    /// ```
+    #[must_use]
+    pub fn and(mut self, other: Wake) -> Wake {
+        self.merge(other);
+        self
+    }
+
+    /// Look again after `wait` at the latest, when there is one.
     pub fn after(&mut self, wait: Option<Duration>) {
         if let Some(wait) = wait {
             self.after = Some(self.after.map_or(wait, |a| a.min(wait)));

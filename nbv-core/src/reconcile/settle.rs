@@ -21,7 +21,8 @@ pub struct Settlement {
     ledger: EffectLedger,
     carried_out: bool,
     deferred: usize,
-    retry_at: Option<DateTime<Utc>>,
+    /// Whether failed effects wait for their backoff: owed later.
+    retrying: bool,
     diagnostics: Vec<crate::plan::Diagnostic>,
     reported: Vec<Reported>,
     shows_sync: bool,
@@ -121,19 +122,15 @@ impl StatusWrite {
 impl Settlement {
     /// The settlement of `plan`, before anything was carried out.
     pub fn new(plan: &Plan) -> Self {
-        let mut wake = Wake::default();
-        if let Some(at) = plan.retry_at {
-            wake.at(at);
-        }
         Settlement {
             ledger: plan.ledger(),
             carried_out: !plan.carries_out_nothing(),
             deferred: 0,
-            retry_at: plan.retry_at,
+            retrying: plan.retry_at.is_some(),
             diagnostics: plan.diagnostics.clone(),
             reported: Vec::new(),
             shows_sync: plan.shows_sync,
-            wake,
+            wake: plan.wake(),
         }
     }
 
@@ -233,7 +230,7 @@ impl Settlement {
             && self.ledger.done.is_empty()
             && self.ledger.failed.is_empty()
             && self.deferred == 0
-            && self.retry_at.is_none()
+            && !self.retrying
             && self.diagnostics.is_empty()
     }
 
@@ -256,7 +253,7 @@ impl Settlement {
         now: DateTime<Utc>,
         generation: Option<i64>,
     ) -> Option<ConditionsChange> {
-        let owed_later = self.deferred + usize::from(self.retry_at.is_some());
+        let owed_later = self.deferred + usize::from(self.retrying);
         let [annotations, effects] = conditions(&self.diagnostics, &self.ledger, owed_later);
         // Good news nobody needs: a condition that would only say all is well, on a
         // job nbv has nothing to report about and that does not carry it yet.
