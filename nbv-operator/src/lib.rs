@@ -28,4 +28,3 @@ pub mod server;
 #[cfg(feature = "simulate")]
 pub mod simulate;
 pub mod telemetry;
-pub mod validation_pod;

@@ -91,7 +91,7 @@ async fn operate<F: Future<Output = ()>>(
         metrics: Arc::new(Metrics::default()),
         clock: Arc::new(move || clock.now()),
         instance: "nbv-operator-0".to_owned(),
-        tamper: None,
+        io_layer: None,
     };
     let operator = tokio::spawn(controller::run(
         client(cluster, policy.clone()),

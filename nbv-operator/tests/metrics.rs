@@ -326,7 +326,7 @@ mod in_the_controller {
             metrics: metrics.clone(),
             clock: Arc::new(move || clock.now()),
             instance: "nbv-operator-0".to_owned(),
-            tamper: None,
+            io_layer: None,
         };
         let operator = tokio::spawn(controller::run(cluster.client(), runtime, shutdown));
         scenario(cluster.clone(), metrics.clone()).await;

@@ -39,7 +39,7 @@ impl Executor {
     }
 
     /// Carries `request` out with one call, or one read of a watch cache.
-    pub(crate) async fn run(&self, request: Request) -> Response {
+    pub async fn run(&self, request: Request) -> Response {
         let result = match request {
             Request::Cached(object) => return self.cached(&object).await,
             Request::Get(object) => match self.api(&object).get(&object.name).await {
@@ -66,7 +66,7 @@ impl Executor {
             {
                 Ok(body) => self
                     .api(&object)
-                    .create(&PostParams::default(), &body)
+                    .create(&self.post_params(), &body)
                     .await
                     .map(|created| Response::Object(Some(json(&created))))
                     .map_err(|e| answer(&e)),
@@ -165,6 +165,14 @@ impl Executor {
                 Response::Object(store.get(&key).map(|project| json(&project)))
             }
             _ => Response::NotCached,
+        }
+    }
+
+    /// Parameters of every create: nbv's field manager, as for patches.
+    fn post_params(&self) -> PostParams {
+        PostParams {
+            dry_run: false,
+            field_manager: Some(self.config.field_manager.clone()),
         }
     }
 

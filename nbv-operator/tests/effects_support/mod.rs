@@ -89,12 +89,22 @@ impl Exchange {
         }
     }
 
-    /// `POST path` with exactly this body.
+    /// `POST path` under nbv's field manager, with exactly this body.
     pub fn post(path: impl Into<String>, body: Value) -> Exchange {
         Exchange {
             content_type: Some(JSON),
             body: Some(body),
+            query: FIELD_MANAGER_QUERY.to_owned(),
             ..Exchange::new("POST", path)
+        }
+    }
+
+    /// `DELETE path?labelSelector=<selector>` (the selector unescaped) with exactly
+    /// this `DeleteOptions` body.
+    pub fn delete_all(path: impl Into<String>, selector: &str, body: Value) -> Exchange {
+        Exchange {
+            query: format!("labelSelector={selector}"),
+            ..Exchange::delete(path, body)
         }
     }
 
