@@ -23,19 +23,21 @@ ENV CARGO_PROFILE_RELEASE_STRIP=symbols
 #    load the workspace, so they are copied as they are.
 COPY Cargo.toml Cargo.lock ./
 COPY nbv-core/Cargo.toml nbv-core/
+COPY nbv-kube/Cargo.toml nbv-kube/
 COPY nbv-lua/Cargo.toml nbv-lua/
 COPY nbv-operator/Cargo.toml nbv-operator/
 COPY nbv-testkit/Cargo.toml nbv-testkit/
 COPY benches benches
-RUN mkdir -p nbv-core/src nbv-lua/src nbv-operator/src nbv-testkit/src \
-    && touch nbv-core/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-testkit/src/lib.rs \
+RUN mkdir -p nbv-core/src nbv-kube/src nbv-lua/src nbv-operator/src nbv-testkit/src \
+    && touch nbv-core/src/lib.rs nbv-kube/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-testkit/src/lib.rs \
     && echo 'fn main() {}' > nbv-operator/src/main.rs \
     && cargo build --release --locked -p nbv-operator --no-default-features \
-    && rm -rf nbv-core/src nbv-lua/src nbv-operator/src nbv-testkit/src
+    && rm -rf nbv-core/src nbv-kube/src nbv-lua/src nbv-operator/src nbv-testkit/src
 
 # 2. nbv itself. COPY keeps the files' modification times, which may be older than the
 #    placeholder build above; touching the crate roots makes cargo rebuild them.
 COPY nbv-core nbv-core
+COPY nbv-kube nbv-kube
 COPY nbv-lua nbv-lua
 COPY nbv-operator nbv-operator
 COPY nbv-testkit nbv-testkit
@@ -43,7 +45,7 @@ COPY nbv-testkit nbv-testkit
 # rules are rendered from. (examples/ holds the built-in scenario of `nbv simulate`,
 # which this build leaves out.)
 COPY config config
-RUN touch nbv-core/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-operator/src/main.rs \
+RUN touch nbv-core/src/lib.rs nbv-kube/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-operator/src/main.rs \
     && cargo build --release --locked -p nbv-operator --no-default-features \
     && mkdir -p /out/usr/local/bin \
     && install -m 0755 target/release/nbv /out/nbv \

@@ -5,7 +5,7 @@
 //!
 //! It drives the same machine as the `nbv` operator ([`nbv_core::job::Reconcile`]):
 //! the reconcile is a loop that carries out each request the machine asks for with
-//! one API call and answers it. Every decision (what is owed, in which order, what an
+//! one API call (`nbv_kube::KubeIo`, which the operator uses too) and answers it. Every decision (what is owed, in which order, what an
 //! answer means, when to look again) is the machine's.
 //!
 //! `cargo run -p nbv-core --example embed` runs it against the cluster of the current
@@ -18,18 +18,16 @@ use std::time::Duration;
 
 use chrono::{DateTime, Utc};
 use futures::StreamExt;
-use kube::api::{
-    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions,
-};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::api::Api;
 use kube::runtime::controller::{Action, Controller};
 use kube::runtime::watcher;
 use kube::{Client, ResourceExt};
 use nbv_core::carry::CarryFacts;
-use nbv_core::io::{ApiAnswer, ObjectRef, Request, Response, Step, Subresource};
+use nbv_core::io::Step;
 use nbv_core::job::{Facts, Memory, Reconcile, Settings};
 use nbv_core::plan::{ParsedAnnotations, PlanContext};
 use nbv_core::prelude::NotebookValidationJob;
+use nbv_kube::KubeIo;
 
 /// Runs the operator until the job watch ends.
 #[tokio::main]
@@ -46,6 +44,7 @@ pub const COMPONENT: &str = "nbv-embed-example";
 /// remembers of its writes (by job uid), and the clock.
 pub struct Context {
     client: Client,
+    io: KubeIo,
     settings: Arc<Settings>,
     memory: Mutex<HashMap<String, Memory>>,
     now: Box<dyn Fn() -> DateTime<Utc> + Send + Sync>,
@@ -59,6 +58,7 @@ impl Context {
             ..Settings::default()
         };
         Context {
+            io: KubeIo::new(client.clone(), COMPONENT),
             client,
             settings: Arc::new(settings),
             memory: Mutex::default(),
@@ -126,7 +126,8 @@ pub async fn reconcile(
     let mut machine = Reconcile::start(&job, Arc::clone(&ctx.settings), ctx.facts(&job), now);
     let done = loop {
         match machine.next() {
-            Step::Io(request) => machine.answer(carry_out(&ctx.client, request).await),
+            // One API call per request (this operator keeps no watch cache but the jobs').
+            Step::Io(request) => machine.answer(ctx.io.run(request).await),
             Step::Done(done) => break done,
         }
     };
@@ -138,90 +139,4 @@ pub async fn reconcile(
     Ok(done
         .requeue
         .map_or_else(Action::await_change, Action::requeue))
-}
-
-/// Carries `request` out with one API call.
-async fn carry_out(client: &Client, request: Request) -> Response {
-    let api = |object: &ObjectRef| {
-        let gvk = GroupVersionKind::gvk(object.group(), object.version(), &object.kind);
-        let resource = ApiResource::from_gvk(&gvk);
-        match &object.namespace {
-            Some(ns) => Api::<DynamicObject>::namespaced_with(client.clone(), ns, &resource),
-            None => Api::<DynamicObject>::all_with(client.clone(), &resource),
-        }
-    };
-    let json = |object: DynamicObject| serde_json::to_value(object).unwrap_or_default();
-    let patch = PatchParams {
-        field_manager: Some(COMPONENT.to_owned()),
-        ..PatchParams::default()
-    };
-    let object = |o: DynamicObject| Response::Object(Some(json(o)));
-    let result = match request {
-        // This operator keeps no watch cache but the jobs'.
-        Request::Cached(_) => return Response::NotCached,
-        Request::Get(o) => api(&o)
-            .get_opt(&o.name)
-            .await
-            .map(|o| Response::Object(o.map(json))),
-        Request::List {
-            kind,
-            label_selector: s,
-        } => {
-            let list = api(&kind).list(&ListParams::default().labels(&s)).await;
-            list.map(|l| Response::Objects(l.items.into_iter().map(json).collect()))
-        }
-        Request::Create { object: o, body } => match serde_json::from_value(body) {
-            Ok(body) => api(&o)
-                .create(&PostParams::default(), &body)
-                .await
-                .map(object),
-            Err(e) => return Response::Failed(ApiAnswer::no_answer(e.to_string())),
-        },
-        Request::Patch {
-            object: o,
-            subresource,
-            patch: body,
-        } => match subresource {
-            Subresource::Object => api(&o).patch(&o.name, &patch, &Patch::Merge(&body)).await,
-            Subresource::Status => {
-                api(&o)
-                    .patch_status(&o.name, &patch, &Patch::Merge(&body))
-                    .await
-            }
-        }
-        .map(object),
-        Request::Delete { object: o, uid } => {
-            let precondition = Preconditions {
-                uid,
-                resource_version: None,
-            };
-            let params = DeleteParams::default().preconditions(precondition);
-            api(&o)
-                .delete(&o.name, &params)
-                .await
-                .map(|_| Response::Deleted)
-        }
-        Request::DeleteAll {
-            kind,
-            label_selector: s,
-        } => {
-            let (params, list) = (DeleteParams::background(), ListParams::default().labels(&s));
-            let deleted = api(&kind).delete_collection(&params, &list).await;
-            deleted.map(|d| {
-                Response::Objects(
-                    d.left()
-                        .into_iter()
-                        .flat_map(|l| l.items)
-                        .map(json)
-                        .collect(),
-                )
-            })
-        }
-    };
-    result.unwrap_or_else(|error| {
-        Response::Failed(match error {
-            kube::Error::Api(s) => ApiAnswer::status(s.code, s.reason.clone(), s.message.clone()),
-            other => ApiAnswer::no_answer(other.to_string()),
-        })
-    })
 }

@@ -12,8 +12,18 @@
 //!
 //! # The front door
 //!
-//! An operator that embeds nbv-core needs a handful of items, re-exported here and in
-//! [`prelude`] (`use nbv_core::prelude::*;`). In the order a reconcile meets them:
+//! [`job::Reconcile`] is one reconcile of a job as a sans-IO state machine, the one
+//! front door for the `nbv` operator and for embedders alike: start it with the job,
+//! the [`job::Settings`] and the [`job::Facts`] of the moment; [`job::Reconcile::next`]
+//! asks for one [`io::Request`] at a time (a closed set: read, list, create, patch,
+//! delete), [`job::Reconcile::answer`] takes the [`io::Response`], until it is done with
+//! when to look again and what to remember. Every decision and every protocol is
+//! inside; `docs/embedding.md` walks through a complete minimal operator that drives it
+//! (`nbv-core/examples/embed.rs` in the repository, run by `tests/embed.rs`).
+//!
+//! The pieces it is made of are public too, re-exported here and in [`prelude`]
+//! (`use nbv_core::prelude::*;`) for shells that need finer control. In the order a
+//! reconcile meets them:
 //!
 //! | item | what it is for |
 //! |---|---|
@@ -27,9 +37,7 @@
 //! | [`AggregateIndex`], [`NotebookStatus`] | the per-Application notebook status published to Argo CD |
 //! | [`notification`], [`NotificationEvent`] | the Event of a terminal transition |
 //!
-//! Everything else lives in the modules below, for shells that need finer control.
-//! `docs/embedding.md` walks through a complete minimal operator built on these items
-//! (`nbv-core/examples/embed.rs` in the repository, run by `tests/embed.rs`).
+//! Everything else lives in the modules below.
 //!
 //! # A reconcile, step by step
 //!
@@ -96,23 +104,34 @@
 //!
 //! # Modules
 //!
+//! The front door, then the core's two wings, then what both stand on.
+//!
 //! | module | decides |
 //! |---|---|
-//! | [`api`] | the `NotebookValidationJob` resource (`mlops.mlops.dev/v1alpha1`) |
-//! | [`api_answer`] | what an answer of the API server means for the request that got it |
-//! | [`annotations`] | every annotation and label key nbv reads or writes |
-//! | [`phase`] | the phase machine, retries and backoff |
-//! | [`triggers`] | parsing and validating `mlops.dev/on-success-trigger` |
+//! | [`job`] | **the front door**: one reconcile of a job as a sans-IO machine |
+//! | [`io`] | the closed set of requests a machine asks a shell for, and the answers |
+//! | [`reconcile`] | the bookkeeping of one reconcile: what a step asks of the Pods, what each carried-out effect means, what to persist, when to look again |
+//! | **GitOps coordination** | |
+//! | [`plan`](mod@plan) | the effects a shell must carry out for a job, and the ledger that makes each happen once |
+//! | [`carry`] | carrying out one planned effect as a sans-IO machine: its requests, in order, and what each answer means |
+//! | [`triggers`] | parsing and validating `mlops.dev/on-success-trigger`, and who may act where |
+//! | [`actions`] | what each trigger action does to its target, and how it stands after the shell acted |
+//! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
 //! | [`waves`] | sync-wave annotations and the `block-wave` gate |
 //! | [`aggregate`] | per-Application notebook status and when to publish it |
 //! | [`health`] | the Argo CD health of a job, natively and as shipped Lua |
-//! | [`duration`] | reading and writing durations: `spec.timeout`'s grammar and Go's (sync windows) |
 //! | [`events`] | the notification Event of a terminal transition |
-//! | [`plan`](mod@plan) | the effects a shell must carry out for a job |
-//! | [`reconcile`] | one reconcile: what a step asks of the Pods, what each carried-out effect means, what to persist, when to look again |
-//! | [`actions`] | what each trigger action does to its target, and how it stands after the shell acted |
+//! | **Running and checking notebooks** | |
+//! | [`phase`] | the phase machine, the typed run state, retries and backoff |
 //! | [`pod`] | the validation Pod of an attempt, and what its status means |
-//! | [`sync`] | starting an Argo CD sync: sync windows, what counts as done, its result |
+//! | [`checks`] | the checks of `validationConfig` |
+//! | [`compare`] | the comparison of an executed notebook with its golden notebook |
+//! | [`models`] | model validation: the gate before the Pod, the prediction check after |
+//! | **Foundations** | |
+//! | [`api`] | the `NotebookValidationJob` resource (`mlops.mlops.dev/v1alpha1`) |
+//! | [`api_answer`] | what an answer of the API server means for the request that got it |
+//! | [`annotations`] | every annotation and label key nbv reads or writes |
+//! | [`duration`] | reading and writing durations: `spec.timeout`'s grammar and Go's (sync windows) |
 //! | [`text`] | cutting text to a size: the byte budgets Kubernetes sets, values repeated in messages |
 //! | [`time`] | times as nbv writes them: RFC 3339, UTC, whole seconds |
 //! | [`redact`] | keeping credentials out of what nbv writes for others to read |

@@ -1,0 +1,208 @@
+//! # nbv-kube
+//!
+//! nbv-core's machines ask for I/O as [`Request`]s from a closed set; this crate carries
+//! each out on a Kubernetes cluster with one kube call and answers it as the core reads
+//! answers ([`Response`], failures as [`ApiAnswer`]). The `nbv` operator and the
+//! embedding example (`nbv-core/examples/embed.rs`) share it: a shell that keeps watch
+//! caches answers [`Request::Cached`] itself and hands everything else here.
+//!
+//! Every object is addressed through a `DynamicObject` API whose resource name is
+//! guessed from its kind by [`ApiResource::from_gvk`] (lowercased and pluralised by
+//! English rules). Every create and patch is made under the field manager given; a
+//! delete carries the uid precondition it is given; nothing is ever replaced.
+//!
+//! # Examples
+//!
+//! ```
+//! use nbv_core::io::{ObjectRef, Request, Response};
+//! use nbv_kube::KubeIo;
+//!
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() {
+//! # let (mock, mut server) = tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<kube::client::Body>>();
+//! # tokio::spawn(async move {
+//! #     let (request, reply) = server.next_request().await.expect("the read");
+//! #     assert_eq!(request.uri().path(), "/api/v1/namespaces/serving");
+//! #     let gone = br#"{"kind":"Status","apiVersion":"v1","status":"Failure","reason":"NotFound","code":404}"#;
+//! #     reply.send_response(http::Response::builder().status(404).body(kube::client::Body::from(gone.to_vec())).unwrap());
+//! # });
+//! # let client = kube::Client::new(mock, "default");
+//! let io = KubeIo::new(client, "my-operator");
+//! let namespace = ObjectRef::cluster("v1", "Namespace", "serving");
+//! // A 404 is an answer: there is no such object.
+//! assert_eq!(io.run(Request::Get(namespace)).await, Response::Object(None));
+//! // This crate keeps no cache.
+//! let pod = ObjectRef::namespaced("v1", "Pod", "ml", "p");
+//! assert_eq!(io.run(Request::Cached(pod)).await, Response::NotCached);
+//! # }
+//! ```
+
+use kube::api::{
+    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions,
+};
+use kube::core::{ApiResource, GroupVersionKind};
+use nbv_core::io::{ApiAnswer, ObjectRef, Request, Response, Subresource};
+use nbv_core::reconcile::AnswerClass;
+use serde_json::Value;
+
+/// Carries requests out through a kube [`Client`](kube::Client). Cheap to clone.
+#[derive(Clone)]
+pub struct KubeIo {
+    client: kube::Client,
+    field_manager: String,
+}
+
+impl KubeIo {
+    /// Requests through `client`, writing under `field_manager`.
+    pub fn new(client: kube::Client, field_manager: impl Into<String>) -> Self {
+        KubeIo {
+            client,
+            field_manager: field_manager.into(),
+        }
+    }
+
+    /// Carries `request` out with one API call. [`Request::Cached`] is answered
+    /// [`Response::NotCached`]: this crate keeps no cache.
+    pub async fn run(&self, request: Request) -> Response {
+        let result = match request {
+            Request::Cached(_) => return Response::NotCached,
+            Request::Get(object) => match self.api(&object).get(&object.name).await {
+                Ok(found) => Ok(Response::Object(Some(json(&found)))),
+                Err(error) => match answer(&error) {
+                    gone if gone.class() == AnswerClass::NotFound => Ok(Response::Object(None)),
+                    failed => Err(failed),
+                },
+            },
+            Request::List {
+                kind,
+                label_selector,
+            } => self
+                .api(&kind)
+                .list(&ListParams::default().labels(&label_selector))
+                .await
+                .map(|list| Response::Objects(list.items.iter().map(json).collect()))
+                .map_err(|e| answer(&e)),
+            Request::Create { object, body } => match serde_json::from_value::<DynamicObject>(body)
+            {
+                Ok(body) => self
+                    .api(&object)
+                    .create(&self.post_params(), &body)
+                    .await
+                    .map(|created| Response::Object(Some(json(&created))))
+                    .map_err(|e| answer(&e)),
+                Err(e) => Err(ApiAnswer::no_answer(format!(
+                    "the object to create cannot be sent: {e}"
+                ))),
+            },
+            Request::Patch {
+                object,
+                subresource,
+                patch,
+            } => {
+                let api = self.api(&object);
+                let params = self.patch_params();
+                let patch = Patch::Merge(&patch);
+                match subresource {
+                    Subresource::Object => api.patch(&object.name, &params, &patch).await,
+                    Subresource::Status => api.patch_status(&object.name, &params, &patch).await,
+                }
+                .map(|stored| Response::Object(Some(json(&stored))))
+                .map_err(|e| answer(&e))
+            }
+            Request::Delete { object, uid } => {
+                let params = match uid {
+                    Some(uid) => DeleteParams::default().preconditions(Preconditions {
+                        uid: Some(uid),
+                        resource_version: None,
+                    }),
+                    None => DeleteParams::default(),
+                };
+                self.api(&object)
+                    .delete(&object.name, &params)
+                    .await
+                    .map(|_| Response::Deleted)
+                    .map_err(|e| answer(&e))
+            }
+            Request::DeleteAll {
+                kind,
+                label_selector,
+            } => self
+                .api(&kind)
+                .delete_collection(
+                    &DeleteParams::background(),
+                    &ListParams::default().labels(&label_selector),
+                )
+                .await
+                .map(|deleted| {
+                    let items = deleted.left().map(|list| list.items).unwrap_or_default();
+                    Response::Objects(items.iter().map(json).collect())
+                })
+                .map_err(|e| answer(&e)),
+        };
+        result.unwrap_or_else(Response::Failed)
+    }
+
+    /// The API of `object`'s kind, in its namespace (or cluster-wide).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// # let (mock, _server) = tower_test::mock::pair::<http::Request<kube::client::Body>, http::Response<kube::client::Body>>();
+    /// # let client = kube::Client::new(mock, "default");
+    /// use nbv_core::io::ObjectRef;
+    ///
+    /// let io = nbv_kube::KubeIo::new(client, "my-operator");
+    /// let web = ObjectRef::namespaced("apps/v1", "Deployment", "ml", "web");
+    /// assert_eq!(io.api(&web).resource_url(), "/apis/apps/v1/namespaces/ml/deployments");
+    /// # }
+    /// ```
+    pub fn api(&self, object: &ObjectRef) -> Api<DynamicObject> {
+        let gvk = GroupVersionKind::gvk(object.group(), object.version(), &object.kind);
+        let resource = ApiResource::from_gvk(&gvk);
+        match &object.namespace {
+            Some(namespace) => Api::namespaced_with(self.client.clone(), namespace, &resource),
+            None => Api::all_with(self.client.clone(), &resource),
+        }
+    }
+
+    fn post_params(&self) -> PostParams {
+        PostParams {
+            dry_run: false,
+            field_manager: Some(self.field_manager.clone()),
+        }
+    }
+
+    fn patch_params(&self) -> PatchParams {
+        PatchParams {
+            field_manager: Some(self.field_manager.clone()),
+            ..PatchParams::default()
+        }
+    }
+}
+
+/// A client's error as the core reads an answer: the API server's error `Status`, or
+/// no answer (a transport error, a timeout, a body that could not be read).
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::io::ApiAnswer;
+///
+/// let quota = kube::Error::Api(Box::new(kube::core::Status::failure("exceeded quota: q", "Forbidden").with_code(403)));
+/// assert_eq!(nbv_kube::answer(&quota), ApiAnswer::status(403, "Forbidden", "exceeded quota: q"));
+/// ```
+pub fn answer(error: &kube::Error) -> ApiAnswer {
+    match error {
+        kube::Error::Api(status) => {
+            ApiAnswer::status(status.code, status.reason.clone(), status.message.clone())
+        }
+        other => ApiAnswer::no_answer(other.to_string()),
+    }
+}
+
+/// An object as the core reads it.
+fn json(object: &DynamicObject) -> Value {
+    serde_json::to_value(object).unwrap_or_default()
+}
