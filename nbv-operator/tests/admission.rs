@@ -14,9 +14,9 @@ use http::{Method, Request, Response};
 use http_body::Frame;
 use http_body_util::StreamBody;
 use kube::client::Body;
-use nbv_operator::config::OperatorConfig;
-use nbv_operator::controller::{self, Runtime};
-use nbv_operator::metrics::Metrics;
+use nbv_operator::operator::config::OperatorConfig;
+use nbv_operator::operator::controller::{self, Runtime};
+use nbv_operator::operator::metrics::Metrics;
 use nbv_testkit::cluster::{FakeCluster, ResponseBody};
 use nbv_testkit::fixtures::JobBuilder;
 use serde_json::{Value, json};
@@ -91,7 +91,7 @@ async fn operate<F: Future<Output = ()>>(
         metrics: Arc::new(Metrics::default()),
         clock: Arc::new(move || clock.now()),
         instance: "nbv-operator-0".to_owned(),
-        tamper: None,
+        io_layer: None,
     };
     let operator = tokio::spawn(controller::run(
         client(cluster, policy.clone()),

@@ -8,7 +8,7 @@
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use nbv_operator::commands::simulate::{SimulateArgs, run as simulate_command};
+use nbv_operator::cli::commands::simulate::{SimulateArgs, run as simulate_command};
 use nbv_operator::simulate::Mutation;
 use nbv_operator::simulate::{
     Options, Report, Who, case_seed, random_scenario, run, run_random, seed_scenario,

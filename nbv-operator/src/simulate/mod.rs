@@ -1,7 +1,7 @@
 //! `nbv simulate`: the real operator, against an in-memory cluster, in virtual time.
 //!
 //! A simulation sets up a [`FakeCluster`](nbv_testkit::FakeCluster) with a
-//! [`Scenario`]'s objects, starts [`controller::run`](crate::controller::run) (the same
+//! [`Scenario`]'s objects, starts [`controller::run`](crate::operator::controller::run) (the same
 //! function `nbv run` runs) and plays the scenario's timeline around it: phases written
 //! by another controller, user edits, API faults, dropped watches, operator crashes and
 //! restarts. Stand-ins play the rest of the cluster: a kubelet that runs validation

@@ -18,8 +18,8 @@ use super::report::{ApiStats, FinalJob, GateOutcome, OperatorStats, Report, trig
 use super::standins::StandIns;
 use super::timeline::{Log, Who};
 use super::{Options, expect, panics};
-use crate::commands::wait::{WaitArgs, wait};
-use crate::config::OperatorConfig;
+use crate::operator::config::OperatorConfig;
+use crate::wait::{WaitArgs, wait};
 
 /// How often the stand-ins look at the cluster (virtual time).
 const TICK: Duration = Duration::from_secs(1);
@@ -128,9 +128,9 @@ fn operator_config(scenario: &Scenario) -> OperatorConfig {
     }
 }
 
-fn default_tracking() -> crate::config::TrackingConfig {
+fn default_tracking() -> crate::operator::config::TrackingConfig {
     let defaults = nbv_core::aggregate::TrackingSettings::default();
-    crate::config::TrackingConfig {
+    crate::operator::config::TrackingConfig {
         method: Some(defaults.method),
         instance_label_key: Some(defaults.instance_label_key),
         installation_id: Some(defaults.installation_id),

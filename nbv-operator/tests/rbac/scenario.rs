@@ -245,7 +245,7 @@ where
                 metrics: Arc::new(Metrics::new()),
                 clock: Arc::new(move || clock.now()),
                 instance: "nbv-operator-0".to_owned(),
-                tamper: None,
+                io_layer: None,
             };
             controller::run(client.clone(), runtime, shutdown.clone())
         }
