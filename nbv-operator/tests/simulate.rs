@@ -2,7 +2,7 @@
 //! scenarios under faults and restarts, determinism, and a deliberate bug that the
 //! invariants must catch.
 //!
-//! Needs the `simulate` feature (on by default; the image is built without it).
+//! Needs the `simulate` feature (`--features simulate` or `--all-features`).
 #![cfg(feature = "simulate")]
 
 use std::collections::BTreeSet;

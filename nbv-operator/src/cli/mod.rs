@@ -67,6 +67,34 @@ pub enum TriggersCommand {
     },
 }
 
+/// What a build without the `simulate` feature says to `nbv simulate`: the simulation
+/// is for development, so the image (and a plain `cargo build`) leaves it out.
+pub const SIMULATE_LEFT_OUT: &str = "`nbv simulate` is not in this build: it needs \
+     nbv-operator's cargo feature `simulate`, which is for development and not in the \
+     image. Run it from a clone with `cargo run -p nbv-operator --features simulate -- \
+     simulate`.";
+
+/// Parses the process's command line. On an error, prints clap's message (and, for a
+/// subcommand this build leaves out, how to get it) and exits with clap's exit code.
+pub fn parse() -> Cli {
+    Cli::try_parse().unwrap_or_else(|error| {
+        let _ = error.print();
+        if let Some(hint) = left_out(&error) {
+            eprintln!("\n{hint}");
+        }
+        std::process::exit(error.exit_code())
+    })
+}
+
+/// How to get the subcommand `error` found unknown, if this build leaves it out:
+/// `nbv simulate` without the `simulate` feature.
+pub fn left_out(error: &clap::Error) -> Option<&'static str> {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let named = error.get(ContextKind::InvalidSubcommand);
+    let simulate = matches!(named, Some(ContextValue::String(name)) if name == "simulate");
+    (error.kind() == ErrorKind::InvalidSubcommand && simulate).then_some(SIMULATE_LEFT_OUT)
+}
+
 /// Runs `future` to completion on a multi-threaded tokio runtime.
 fn block_on(future: impl std::future::Future<Output = u8>) -> u8 {
     match tokio::runtime::Builder::new_multi_thread()
