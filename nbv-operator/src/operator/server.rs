@@ -117,7 +117,7 @@ async fn readyz_handler(State(state): State<AppState>) -> Response {
 ///
 /// ```
 /// use std::sync::Arc;
-/// use nbv_operator::{metrics::Metrics, server::{serve, Readiness}};
+/// use nbv_operator::operator::{metrics::Metrics, server::{serve, Readiness}};
 ///
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() -> std::io::Result<()> {

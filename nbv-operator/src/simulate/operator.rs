@@ -13,7 +13,7 @@ use nbv_testkit::invariants::Uptime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::Mutation;
+use super::mutation::Mutation;
 use crate::operator::config::OperatorConfig;
 use crate::operator::controller::{self, Runtime};
 use crate::operator::metrics::Metrics;

@@ -14,10 +14,11 @@ use serde_json::Value;
 
 use super::actions;
 use super::operator::{Ended, Operator};
+use super::options::Options;
 use super::report::{ApiStats, FinalJob, GateOutcome, OperatorStats, Report, triggers_fired};
 use super::standins::StandIns;
 use super::timeline::{Log, Who};
-use super::{Options, expect, panics};
+use super::{expect, panics};
 use crate::operator::config::OperatorConfig;
 use crate::wait::{WaitArgs, wait};
 

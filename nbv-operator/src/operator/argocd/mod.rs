@@ -12,7 +12,5 @@ pub mod namespace;
 mod tracking;
 
 pub use access::AccessWatch;
+pub use namespace::ARGOCD_CM;
 pub use tracking::{argocd_resource, tracking_settings};
-
-/// The ConfigMap Argo CD keeps its settings in.
-pub const ARGOCD_CM: &str = "argocd-cm";

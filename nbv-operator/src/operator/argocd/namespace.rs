@@ -20,8 +20,10 @@ use kube::api::Api;
 use nbv_core::reconcile::{ARGOCD_ROLE, ARGOCD_ROLE_FILE};
 use nbv_core::triggers::DEFAULT_ARGOCD_NAMESPACE;
 
-use super::ARGOCD_CM;
 use crate::runtime::api_error::{ApiErrorClass, classify};
+
+/// The ConfigMap Argo CD keeps its settings in.
+pub const ARGOCD_CM: &str = "argocd-cm";
 
 /// The namespaces tried, in order: upstream Argo CD's, then OpenShift GitOps'.
 pub const CANDIDATES: [&str; 2] = [DEFAULT_ARGOCD_NAMESPACE, OPENSHIFT_GITOPS];

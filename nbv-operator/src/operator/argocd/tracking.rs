@@ -8,7 +8,8 @@ use kube::api::{Api, ApiResource, DynamicObject, ListParams};
 use kube::core::GroupVersionKind;
 use nbv_core::aggregate::{OperatorTracking, TrackingSettings};
 
-use super::{ARGOCD_CM, AccessWatch};
+use super::access::AccessWatch;
+use super::namespace::ARGOCD_CM;
 use crate::operator::config::TrackingConfig;
 use crate::runtime::api_error::{ApiErrorClass, classify};
 

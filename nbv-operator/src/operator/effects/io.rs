@@ -13,13 +13,9 @@ use nbv_core::io::{ObjectRef, Request, Response, Step, Subresource};
 use nbv_core::reconcile::AnswerClass;
 use serde_json::Value;
 
-use super::Executor;
+use super::{CACHE_PATIENCE, Executor};
 use crate::operator::resources::{application_resource, appproject_resource};
 use crate::runtime::api_error::answer;
-
-/// How long a read waits for the Application cache's first listing before it sends a
-/// GET instead (at the operator's start, or while Argo CD's CRDs are missing).
-pub(crate) const CACHE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
 
 /// How often [`cache_ready`] looks whether a cache has listed.
 const READY_POLL: std::time::Duration = std::time::Duration::from_millis(50);

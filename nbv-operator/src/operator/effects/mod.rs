@@ -46,7 +46,6 @@ use crate::operator::projection::CachedApplication;
 use crate::runtime::clock::{Clock, SystemClock};
 
 pub use crate::operator::resources::appproject_resource;
-pub(crate) use io::CACHE_PATIENCE;
 pub use nbv_core::actions::{SyncReport, TriggerOutcome};
 pub use nbv_core::carry::Delivery;
 /// An effect that did not take effect: nbv-core's [`Failure`](nbv_core::carry::Failure),
@@ -56,6 +55,10 @@ pub use nbv_core::events::ReportReason;
 
 /// The name nbv writes under: field manager of its patches, `source.component` and
 /// `reportingComponent` of its Events, initiator of the syncs it starts.
+/// How long a read waits for the Application cache's first listing before it sends a
+/// GET instead (at the operator's start, or while Argo CD's CRDs are missing).
+pub(crate) const CACHE_PATIENCE: std::time::Duration = std::time::Duration::from_secs(5);
+
 pub const FIELD_MANAGER: &str = "nbv-operator";
 
 /// How an [`Executor`] acts.

@@ -30,7 +30,7 @@ use serde::de::value::MapAccessDeserializer;
 use serde::de::{Deserializer, IgnoredAny, MapAccess, SeqAccess, Visitor};
 use serde_json::{Map, Value};
 
-use super::trim_metadata;
+use super::metadata::trim_metadata;
 
 /// An Argo CD Application as the Applications' cache keeps it: its metadata (without
 /// what [`trim_metadata`](super::trim_metadata) drops), `spec.project`,
@@ -354,7 +354,7 @@ mod tests {
             "metadata": {"name": "models", "namespace": "argocd", "uid": "u-1",
                          "labels": {"team": "ml"},
                          "annotations": {"notified.notifications.argoproj.io": "{}",
-                                         crate::operator::projection::LAST_APPLIED: "{}"},
+                                         super::super::metadata::LAST_APPLIED: "{}"},
                          "ownerReferences": [{"apiVersion": "argoproj.io/v1alpha1",
                                               "kind": "ApplicationSet", "name": "all", "uid": "u-0"}]},
             "spec": {"project": "ml", "destination": {"server": "https://kubernetes.default.svc",

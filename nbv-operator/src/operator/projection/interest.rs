@@ -22,7 +22,8 @@ use kube::ResourceExt;
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
 use nbv_core::triggers::{NamespaceDefaults, parse_triggers};
 
-use super::{CachedApplication, JobFacts};
+use super::application::CachedApplication;
+use super::job::JobFacts;
 
 /// The Applications nbv's jobs name, shared by the jobs' watch (which names them) and
 /// the Applications' watch (which keeps only those and the ones showing nbv's

@@ -34,7 +34,7 @@ use nbv_core::phase::ConditionType;
 use nbv_core::pod::timeout_seconds;
 use serde::{Deserialize, Deserializer};
 
-use super::trim_metadata;
+use super::metadata::trim_metadata;
 
 /// What jobs have in common, primed into the compressor's window: a job's text is
 /// stored as its differences from this one. Only the compressed size depends on it;

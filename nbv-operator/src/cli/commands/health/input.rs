@@ -5,7 +5,7 @@ use std::fs::File;
 use std::io::Read;
 use std::path::Path;
 
-use super::InputError;
+use super::error::InputError;
 
 /// The largest file (or standard input) `nbv health` reads: 16 MiB. The API server
 /// stores at most about 1.5 MiB per object, so this leaves room for long streams

@@ -12,10 +12,11 @@ use std::collections::{BTreeMap, BTreeSet};
 use serde_json::{Value, json};
 
 use super::csv::cluster_service_version;
+use super::fbc;
 use super::metadata::bundle_entry;
+use super::package::{CHANNEL, File, OlmError, PACKAGE, icon, parse, sources, yaml};
 use super::release::{PUBLISHED, PUBLISHED_DIR, Release, current, releases};
 use super::semver::Version;
-use super::{CHANNEL, File, OlmError, PACKAGE, fbc, icon, parse, sources, yaml};
 
 /// Where release bundles are published: `<BUNDLE_REPOSITORY>:v<version>`.
 const BUNDLE_REPOSITORY: &str = "ghcr.io/nbv-dev/nbv-operator-bundle";

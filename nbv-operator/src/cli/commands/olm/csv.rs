@@ -2,8 +2,10 @@
 
 use serde_json::{Value, json};
 
+use super::package::{
+    CHANNEL, MIN_KUBE_VERSION, OlmError, VERSION, icon, parse, parse_all, sources,
+};
 use super::release::current;
-use super::{CHANNEL, MIN_KUBE_VERSION, OlmError, VERSION, icon, parse, parse_all, sources};
 
 const DEPLOYMENT_FILE: &str = "config/manager/deployment.yaml";
 const SERVICE_FILE: &str = "config/manager/service.yaml";

@@ -6,7 +6,7 @@
 use serde_json::{Value, json};
 
 use super::csv::{bundle_service, cluster_service_version};
-use super::{OlmError, PACKAGE};
+use super::package::{OlmError, PACKAGE};
 
 /// The ServiceAccount operator-controller installs nbv as.
 pub const INSTALLER: &str = "nbv-installer";

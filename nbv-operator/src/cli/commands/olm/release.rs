@@ -1,8 +1,8 @@
 //! The releases and their upgrade graph: the ones published before this build, kept in
 //! `releases/`, then this build's, each replacing the one before it.
 
+use super::package::{OlmError, PACKAGE, VERSION};
 use super::semver::Version;
-use super::{OlmError, PACKAGE, VERSION};
 
 /// The releases published before this build's, oldest first, each with the
 /// ClusterServiceVersion of its bundle. When a release ships, its CSV
