@@ -12,10 +12,10 @@ FROM rust:1.95-bookworm AS builder
 WORKDIR /src
 ENV CARGO_PROFILE_RELEASE_STRIP=symbols
 
-# Built without nbv-operator's default feature `simulate`: `nbv simulate`, its stand-in
-# kubelet, KServe and Argo CD, and the test kit they run on (nbv-testkit, proptest,
-# tokio's test-util) are for development machines and CI, not the cluster. `.ci/run`
-# checks that this build's dependency tree holds no test crate.
+# Built with nbv-operator's default features, which leave out `simulate`: `nbv
+# simulate`, its stand-in kubelet, KServe and Argo CD, and the test kit they run on
+# (nbv-testkit, proptest, tokio's test-util) are for development machines and CI, not
+# the cluster. `.ci/run` checks that this build's dependency tree holds no test crate.
 #
 # 1. Dependencies only: the workspace manifests and the lock file with empty crates.
 #    This layer is rebuilt only when a Cargo.toml or Cargo.lock changes. The benchmarks
@@ -31,7 +31,7 @@ COPY benches benches
 RUN mkdir -p nbv-core/src nbv-kube/src nbv-lua/src nbv-operator/src nbv-testkit/src \
     && touch nbv-core/src/lib.rs nbv-kube/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-testkit/src/lib.rs \
     && echo 'fn main() {}' > nbv-operator/src/main.rs \
-    && cargo build --release --locked -p nbv-operator --no-default-features \
+    && cargo build --release --locked -p nbv-operator \
     && rm -rf nbv-core/src nbv-kube/src nbv-lua/src nbv-operator/src nbv-testkit/src
 
 # 2. nbv itself. COPY keeps the files' modification times, which may be older than the
@@ -46,7 +46,7 @@ COPY nbv-testkit nbv-testkit
 # which this build leaves out.)
 COPY config config
 RUN touch nbv-core/src/lib.rs nbv-kube/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-operator/src/main.rs \
-    && cargo build --release --locked -p nbv-operator --no-default-features \
+    && cargo build --release --locked -p nbv-operator \
     && mkdir -p /out/usr/local/bin \
     && install -m 0755 target/release/nbv /out/nbv \
     && ln -s /nbv /out/usr/local/bin/nbv \

@@ -2,9 +2,7 @@
 
 use std::process::ExitCode;
 
-use clap::Parser;
-
 fn main() -> ExitCode {
-    let cli = nbv_operator::cli::Cli::parse();
+    let cli = nbv_operator::cli::parse();
     nbv_operator::cli::run(cli)
 }

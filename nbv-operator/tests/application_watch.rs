@@ -7,9 +7,9 @@ use std::time::Duration;
 use futures::StreamExt;
 use kube::ResourceExt;
 use kube::runtime::reflector::{ObjectRef, Store};
-use nbv_operator::application_watch::{ApplicationWatch, watch_applications};
-use nbv_operator::projection::{CachedApplication, CachedJob};
-use nbv_operator::resync::Listings;
+use nbv_operator::operator::application_watch::{ApplicationWatch, watch_applications};
+use nbv_operator::operator::projection::{CachedApplication, CachedJob};
+use nbv_operator::operator::resync::Listings;
 use nbv_testkit::cluster::{FakeCluster, VerbKind};
 use serde_json::{Value, json};
 

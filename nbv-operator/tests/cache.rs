@@ -4,7 +4,7 @@
 
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::api::NotebookValidationJob;
-use nbv_operator::projection::{CachedJob, JobFacts, trim_metadata};
+use nbv_operator::operator::projection::{CachedJob, JobFacts, trim_metadata};
 use nbv_testkit::strategies;
 use proptest::prelude::*;
 

@@ -5,7 +5,7 @@ mod effects_support;
 
 use effects_support::{Exchange, completed_at, job, rolling_restart_patch, run, trigger, workload};
 use nbv_core::triggers::TriggerAccess;
-use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
+use nbv_operator::operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
 
 const SERVING_NS: &str = "/api/v1/namespaces/serving";

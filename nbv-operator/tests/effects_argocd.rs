@@ -7,9 +7,9 @@ use std::time::Duration;
 use effects_support::{Exchange, Seen, cache, completed_at, job, run_with, trigger};
 use nbv_core::actions::Already;
 use nbv_core::triggers::{Trigger, TriggerAccess};
-use nbv_operator::controller::application_resource;
-use nbv_operator::effects::{EffectError, Executor, ExecutorConfig, TriggerOutcome};
-use nbv_operator::effects::{SyncReport, appproject_resource};
+use nbv_operator::operator::effects::{EffectError, Executor, ExecutorConfig, TriggerOutcome};
+use nbv_operator::operator::effects::{SyncReport, appproject_resource};
+use nbv_operator::operator::resources::application_resource;
 use serde_json::{Value, json};
 
 const APP: &str = "/apis/argoproj.io/v1alpha1/namespaces/argocd/applications/serving";
@@ -546,7 +546,7 @@ async fn reads_waiting_together_for_the_cache_all_read_it_once_listed() {
     // At a start with several syncs due, each waits for the Application cache. All of
     // them read it once it lists, a second later: no GET, no wait of the full patience.
     let mut writer = kube::runtime::reflector::store::Writer::<
-        nbv_operator::projection::CachedApplication,
+        nbv_operator::operator::projection::CachedApplication,
     >::new(application_resource());
     let store = writer.as_reader();
     let info = json!([{"name": "nbv-run", "value": MARKER}]);
@@ -598,7 +598,7 @@ async fn a_cache_that_has_not_listed_yet_is_not_trusted() {
     // At the operator's start the cache is empty because it has not listed yet, not
     // because the Application is gone: after a short wait, nbv reads it with a GET.
     let empty = kube::runtime::reflector::store::Writer::<
-        nbv_operator::projection::CachedApplication,
+        nbv_operator::operator::projection::CachedApplication,
     >::new(application_resource())
     .as_reader();
     let script = vec![
@@ -643,8 +643,8 @@ async fn a_sync_waits_for_the_appproject_cache_to_list() {
 
 /// The AppProjects may not be read (the Role of config/rbac/argocd_role.yaml is missing,
 /// as under OLM until the second install step).
-fn role_missing() -> nbv_operator::argocd::AccessWatch {
-    let access = nbv_operator::argocd::AccessWatch::new("openshift-gitops");
+fn role_missing() -> nbv_operator::operator::argocd::AccessWatch {
+    let access = nbv_operator::operator::argocd::AccessWatch::new("openshift-gitops");
     access.projects_read(false);
     access
 }

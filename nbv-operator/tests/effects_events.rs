@@ -5,7 +5,7 @@ mod effects_support;
 use chrono::{TimeZone, Utc};
 use effects_support::{Exchange, job, run};
 use nbv_core::events::{NotificationContext, notification};
-use nbv_operator::effects::{Delivery, EffectError, ExecutorConfig, ReportReason};
+use nbv_operator::operator::effects::{Delivery, EffectError, ExecutorConfig, ReportReason};
 use serde_json::{Value, json};
 
 const EVENTS: &str = "/api/v1/namespaces/ml/events";
@@ -178,7 +178,7 @@ async fn report_messages_are_cut_to_the_event_limit() {
         );
         event["message"].as_str().expect("message").to_owned()
     });
-    let executor = nbv_operator::effects::Executor::new(client, config());
+    let executor = nbv_operator::operator::effects::Executor::new(client, config());
     executor
         .report(&job("ml", "train"), ReportReason::TriggerFailed, &long, now)
         .await

@@ -5,7 +5,7 @@ mod effects_support;
 
 use effects_support::{Exchange, READ_VERSION, annotated, completed_at, job, run, trigger};
 use nbv_core::actions::Already;
-use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
+use nbv_operator::operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
 
 const JOB: &str = "/apis/mlops.mlops.dev/v1alpha1/namespaces/ml/notebookvalidationjobs/train";
@@ -296,7 +296,8 @@ async fn an_error_body_that_is_not_json_is_still_classified_by_its_code() {
                 .expect("response"),
         );
     });
-    let executor = nbv_operator::effects::Executor::new(client, ExecutorConfig::default());
+    let executor =
+        nbv_operator::operator::effects::Executor::new(client, ExecutorConfig::default());
     let error = executor
         .patch_job_metadata("ml", "train", &wave_patch())
         .await

@@ -7,7 +7,7 @@ use effects_support::{
     trigger, workload,
 };
 use nbv_core::actions::Already;
-use nbv_operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
+use nbv_operator::operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
 use serde_json::json;
 
 const ISVC: &str = "/apis/serving.kserve.io/v1beta1/namespaces/ml/inferenceservices/predictor";

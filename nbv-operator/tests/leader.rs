@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use http::{Method, Request, Response, StatusCode};
 use kube::client::Body;
-use nbv_operator::leader::{LeaderConfig, LeaderError, run_while_leader};
+use nbv_operator::runtime::leader::{LeaderConfig, LeaderError, run_while_leader};
 use serde_json::{Value, json};
 use tokio::sync::{mpsc, oneshot};
 use tokio::task::JoinHandle;

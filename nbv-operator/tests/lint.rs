@@ -2,7 +2,7 @@
 
 use std::io::Write;
 
-use nbv_operator::commands::lint::{lint_text, run};
+use nbv_operator::cli::commands::lint::{lint_text, run};
 
 fn lint(text: &str) -> (u8, String, String) {
     let (mut out, mut err) = (Vec::new(), Vec::new());

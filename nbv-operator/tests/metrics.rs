@@ -5,7 +5,7 @@ use std::time::Duration;
 
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::api::Phase;
-use nbv_operator::metrics::{Metrics, ReconcileOutcome, TriggerStatus};
+use nbv_operator::operator::metrics::{Metrics, ReconcileOutcome, TriggerStatus};
 use proptest::prelude::*;
 
 /// The value of the sample `series` (name and labels exactly as encoded), if present.
@@ -246,9 +246,9 @@ mod in_the_controller {
     use chrono::{SecondsFormat, TimeDelta};
     use futures::FutureExt;
     use nbv_core::api::Phase;
-    use nbv_operator::config::OperatorConfig;
-    use nbv_operator::controller::{self, Runtime};
-    use nbv_operator::metrics::{Metrics, MetricsOptions};
+    use nbv_operator::operator::config::OperatorConfig;
+    use nbv_operator::operator::controller::{self, Runtime};
+    use nbv_operator::operator::metrics::{Metrics, MetricsOptions};
     use nbv_testkit::cluster::FakeCluster;
     use nbv_testkit::fixtures::JobBuilder;
     use serde_json::json;
@@ -473,8 +473,8 @@ mod census {
 
     use chrono::{DateTime, TimeZone, Utc};
     use nbv_core::api::{NotebookValidationJob, Phase};
-    use nbv_operator::metrics::{Census, NO_PHASE};
-    use nbv_operator::projection::CachedJob;
+    use nbv_operator::operator::metrics::{Census, NO_PHASE};
+    use nbv_operator::operator::projection::CachedJob;
     use nbv_testkit::fixtures::JobBuilder;
     use serde_json::json;
 

@@ -21,11 +21,11 @@ use kube::runtime::reflector::store::Writer;
 use kube::runtime::watcher;
 use nbv_core::aggregate::{TrackingMethod, TrackingSettings};
 use nbv_core::api::Phase;
-use nbv_operator::clock::Clock;
-use nbv_operator::metrics::{
+use nbv_operator::operator::metrics::{
     ClusterView, JobScope, Metrics, MetricsOptions, ReconcileOutcome, TriggerStatus,
 };
-use nbv_operator::projection::CachedJob;
+use nbv_operator::operator::projection::CachedJob;
+use nbv_operator::runtime::clock::Clock;
 use nbv_testkit::fixtures::JobBuilder;
 use repository::{assert_valid, documents, read};
 use serde_json::{Value, json};
@@ -127,7 +127,8 @@ fn the_jobs_namespace_survives_either_scrape() {
 
 #[test]
 fn the_rule_file_is_rendered_from_the_prometheusrule() {
-    let rendered = nbv_operator::monitoring::rules_file(&read(RULE)).expect("the rule renders");
+    let rendered =
+        nbv_operator::runtime::monitoring::rules_file(&read(RULE)).expect("the rule renders");
     repository::assert_generated(
         RULES_FILE,
         &rendered,
@@ -135,7 +136,10 @@ fn the_rule_file_is_rendered_from_the_prometheusrule() {
         "monitoring",
     );
     // nbv compiles the same file in.
-    assert_eq!(nbv_operator::monitoring::PROMETHEUS_RULE, read(RULE));
+    assert_eq!(
+        nbv_operator::runtime::monitoring::PROMETHEUS_RULE,
+        read(RULE)
+    );
 }
 
 #[test]

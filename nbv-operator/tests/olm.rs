@@ -10,7 +10,7 @@ mod repository;
 use std::collections::{BTreeMap, BTreeSet};
 
 use nbv_core::api::NotebookValidationJob;
-use nbv_operator::commands::olm::{
+use nbv_operator::cli::commands::olm::{
     self, CHANNEL, PACKAGE, VERSION, bundle_annotations, bundle_files, catalog_files, check_chain,
 };
 use repository::{assert_valid, documents, read, root};
@@ -486,7 +486,7 @@ fn every_release_upgrades_along_the_channel_to_the_head() {
 #[test]
 fn the_published_release_keeps_the_metadata_its_bundle_shipped() {
     let frozen = documents(
-        "nbv-operator/src/commands/olm/releases/nbv-operator.v0.1.0.clusterserviceversion.yaml",
+        "nbv-operator/src/cli/commands/olm/releases/nbv-operator.v0.1.0.clusterserviceversion.yaml",
     )
     .remove(0);
     assert_eq!(frozen["metadata"]["name"], "nbv-operator.v0.1.0");

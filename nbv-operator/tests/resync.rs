@@ -11,8 +11,8 @@ use futures::channel::mpsc::UnboundedReceiver;
 use kube::runtime::reflector::{ObjectRef, store::Writer};
 use kube::runtime::watcher::Event;
 use nbv_core::aggregate::TrackingSettings;
-use nbv_operator::projection::CachedJob;
-use nbv_operator::resync::{Listings, Reconciles, WINDOW, sweep};
+use nbv_operator::operator::projection::CachedJob;
+use nbv_operator::operator::resync::{Listings, Reconciles, WINDOW, sweep};
 use nbv_testkit::fixtures::JobBuilder;
 
 const EVERY: Duration = Duration::from_secs(300);

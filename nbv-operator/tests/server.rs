@@ -5,8 +5,8 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use nbv_core::api::Phase;
-use nbv_operator::metrics::Metrics;
-use nbv_operator::server::{OPENMETRICS_CONTENT_TYPE, Readiness, serve};
+use nbv_operator::operator::metrics::Metrics;
+use nbv_operator::operator::server::{OPENMETRICS_CONTENT_TYPE, Readiness, serve};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tokio::sync::oneshot;

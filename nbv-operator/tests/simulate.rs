@@ -2,13 +2,13 @@
 //! scenarios under faults and restarts, determinism, and a deliberate bug that the
 //! invariants must catch.
 //!
-//! Needs the `simulate` feature (on by default; the image is built without it).
+//! Needs the `simulate` feature (`--features simulate` or `--all-features`).
 #![cfg(feature = "simulate")]
 
 use std::collections::BTreeSet;
 use std::path::PathBuf;
 
-use nbv_operator::commands::simulate::{SimulateArgs, run as simulate_command};
+use nbv_operator::cli::commands::simulate::{SimulateArgs, run as simulate_command};
 use nbv_operator::simulate::Mutation;
 use nbv_operator::simulate::{
     Options, Report, Who, case_seed, random_scenario, run, run_random, seed_scenario,

@@ -13,7 +13,7 @@ use http::{Request, Response, StatusCode};
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full, StreamBody};
 use nbv_core::api::Phase;
-use nbv_operator::commands::wait::{WaitArgs, WaitStatus, format_duration, parse_duration, wait};
+use nbv_operator::wait::{WaitArgs, WaitStatus, format_duration, parse_duration, wait};
 use nbv_testkit::fixtures::JobBuilder;
 use proptest::prelude::*;
 use serde_json::{Value, json};

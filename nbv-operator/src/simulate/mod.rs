@@ -1,7 +1,7 @@
 //! `nbv simulate`: the real operator, against an in-memory cluster, in virtual time.
 //!
 //! A simulation sets up a [`FakeCluster`](nbv_testkit::FakeCluster) with a
-//! [`Scenario`]'s objects, starts [`controller::run`](crate::controller::run) (the same
+//! [`Scenario`]'s objects, starts [`controller::run`](crate::operator::controller::run) (the same
 //! function `nbv run` runs) and plays the scenario's timeline around it: phases written
 //! by another controller, user edits, API faults, dropped watches, operator crashes and
 //! restarts. Stand-ins play the rest of the cluster: a kubelet that runs validation
@@ -33,6 +33,7 @@ mod actions;
 mod expect;
 mod mutation;
 mod operator;
+mod options;
 mod panics;
 mod random;
 mod report;
@@ -43,6 +44,7 @@ mod timeline;
 use nbv_testkit::scenario::{Scenario, ScenarioError};
 
 pub use mutation::Mutation;
+pub use options::Options;
 pub use random::{Coverage, FirstViolation, RandomSummary, case_seed, random_scenario, run_random};
 pub use report::{
     ApiStats, Completion, FinalJob, GateOutcome, OperatorStats, Report, TriggerFired,
@@ -75,24 +77,4 @@ pub const SEED_SCENARIO: &str = include_str!("../../../examples/seed-end-to-end.
 /// ```
 pub fn seed_scenario() -> Result<Scenario, ScenarioError> {
     Scenario::from_yaml(SEED_SCENARIO)
-}
-
-/// How a simulation runs, beyond its scenario.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_operator::simulate::Options;
-///
-/// let options = Options { seed: 7, ..Options::default() };
-/// assert!(options.mutation.is_none());
-/// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct Options {
-    /// Seeds the jitter of kube-runtime's retry backoff, the one random choice inside
-    /// the operator's libraries.
-    pub seed: u64,
-    /// A deliberate bug to switch on in the operator (tests of the invariants only),
-    /// wrapped around the I/O of its reconciles ([`Mutation::layer`]).
-    pub mutation: Option<Mutation>,
 }

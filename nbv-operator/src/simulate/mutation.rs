@@ -11,8 +11,8 @@ use nbv_core::io::{Request, Response, Subresource};
 use nbv_core::job::Memory;
 use serde_json::Value;
 
-use crate::controller::IoLayer;
-use crate::reconcile::JobIo;
+use crate::operator::controller::IoLayer;
+use crate::operator::reconcile::JobIo;
 
 /// Deliberate bugs that tests switch on to prove the simulation's invariants detect
 /// them. Never set by any flag, and not part of the production binary (the

@@ -13,10 +13,10 @@ use nbv_testkit::invariants::Uptime;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
-use super::Mutation;
-use crate::config::OperatorConfig;
-use crate::controller::{self, Runtime};
-use crate::metrics::Metrics;
+use super::mutation::Mutation;
+use crate::operator::config::OperatorConfig;
+use crate::operator::controller::{self, Runtime};
+use crate::operator::metrics::Metrics;
 
 type Shutdown = Shared<Pin<Box<dyn Future<Output = ()> + Send + Sync>>>;
 

@@ -14,12 +14,13 @@ use serde_json::Value;
 
 use super::actions;
 use super::operator::{Ended, Operator};
+use super::options::Options;
 use super::report::{ApiStats, FinalJob, GateOutcome, OperatorStats, Report, triggers_fired};
 use super::standins::StandIns;
 use super::timeline::{Log, Who};
-use super::{Options, expect, panics};
-use crate::commands::wait::{WaitArgs, wait};
-use crate::config::OperatorConfig;
+use super::{expect, panics};
+use crate::operator::config::OperatorConfig;
+use crate::wait::{WaitArgs, wait};
 
 /// How often the stand-ins look at the cluster (virtual time).
 const TICK: Duration = Duration::from_secs(1);
@@ -128,9 +129,9 @@ fn operator_config(scenario: &Scenario) -> OperatorConfig {
     }
 }
 
-fn default_tracking() -> crate::config::TrackingConfig {
+fn default_tracking() -> crate::operator::config::TrackingConfig {
     let defaults = nbv_core::aggregate::TrackingSettings::default();
-    crate::config::TrackingConfig {
+    crate::operator::config::TrackingConfig {
         method: Some(defaults.method),
         instance_label_key: Some(defaults.instance_label_key),
         installation_id: Some(defaults.installation_id),

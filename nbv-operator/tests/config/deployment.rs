@@ -142,9 +142,15 @@ fn the_dockerfile_builds_the_nbv_binary_and_runs_it_as_any_non_root_user() {
         2,
         "the dependency layer and the image: {builds:?}"
     );
+    // The image leaves out the `simulate` feature: not a default, and not asked for.
+    let operator = read("nbv-operator/Cargo.toml");
+    assert!(
+        operator.lines().any(|l| l.trim() == "default = []"),
+        "nbv-operator's default features must stay empty (the image builds with them)"
+    );
     for build in builds {
         assert!(
-            build.contains("--no-default-features"),
+            !build.contains("--features") && !build.contains("--all-features"),
             "the image must be built without the `simulate` feature: {build}"
         );
     }
@@ -315,4 +321,27 @@ fn nbv_simulate_exists_only_with_the_simulate_feature() {
         .get_subcommands()
         .any(|c| c.get_name() == "simulate");
     assert_eq!(simulate, cfg!(feature = "simulate"));
+}
+
+/// Without the feature, `nbv simulate` is an unknown subcommand that says how to get it;
+/// other unknown subcommands get clap's message alone.
+#[test]
+fn nbv_simulate_without_the_feature_says_how_to_get_it() {
+    let parsed = Cli::try_parse_from(["nbv", "simulate", "--random", "2"]);
+    assert_eq!(
+        parsed.is_ok(),
+        cfg!(feature = "simulate"),
+        "{:?}",
+        parsed.as_ref().err().map(ToString::to_string)
+    );
+    if let Err(error) = parsed {
+        let hint =
+            nbv_operator::cli::left_out(&error).unwrap_or_else(|| panic!("no hint for {error}"));
+        assert!(
+            hint.contains("cargo run -p nbv-operator --features simulate -- simulate"),
+            "{hint}"
+        );
+    }
+    let error = Cli::try_parse_from(["nbv", "simulation"]).expect_err("no such subcommand");
+    assert_eq!(nbv_operator::cli::left_out(&error), None);
 }

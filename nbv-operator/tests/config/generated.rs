@@ -7,7 +7,7 @@ use super::*;
 fn the_crd_is_the_output_of_nbv_crd() {
     repository::assert_generated(
         "config/crd/notebookvalidationjobs.yaml",
-        &nbv_operator::commands::crd::render(),
+        &nbv_operator::cli::commands::crd::render(),
         "cargo run -q -p nbv-operator -- crd > config/crd/notebookvalidationjobs.yaml",
         "config",
     );

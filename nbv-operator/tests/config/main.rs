@@ -86,4 +86,5 @@ mod deployment;
 mod generated;
 mod kustomize;
 mod pod_defaults;
+mod run_flags;
 mod samples;

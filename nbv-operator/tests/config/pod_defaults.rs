@@ -3,7 +3,7 @@
 //! and `--clone-image` as documented.
 
 use nbv_core::pod::{CloneUser, DEFAULT_GIT_IMAGE, PodDefaults};
-use nbv_operator::pod_settings::{PodSettingsError, load};
+use nbv_operator::operator::pod_settings::{PodSettingsError, load};
 
 use super::*;
 
@@ -168,7 +168,7 @@ fn nbv_run_reads_the_file_and_the_clone_image_flag() {
 #[tokio::test]
 async fn the_clone_user_follows_the_platform_the_cluster_serves() {
     use nbv_core::pod::{NOBODY_UID, OPENSHIFT_SECURITY_GROUP, Platform};
-    use nbv_operator::pod_settings::for_cluster;
+    use nbv_operator::operator::pod_settings::for_cluster;
     use nbv_testkit::cluster::{ApiResourceSpec, FakeCluster};
 
     let plain = FakeCluster::default();

@@ -49,6 +49,7 @@ fn project(name: &str, windows: Value) -> Value {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
     let Some(s) = Scenario::new("e2e-windows").await else {
         return;
@@ -118,6 +119,7 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_stuck_operation_is_cleared_and_the_sync_reported() {
     let Some(s) = Scenario::new("e2e-stuck").await else {
         return;
@@ -206,6 +208,7 @@ async fn a_stuck_operation_is_cleared_and_the_sync_reported() {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn an_application_without_a_namespace_is_in_argo_cds() {
     let Some(s) = Scenario::new("e2e-appns").await else {
         return;
@@ -252,6 +255,7 @@ async fn an_application_without_a_namespace_is_in_argo_cds() {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn tracking_follows_argocd_cm() {
     let Some(s) = Scenario::new("e2e-tracking").await else {
         return;

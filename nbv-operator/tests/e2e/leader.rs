@@ -42,6 +42,7 @@ async fn notified_by(s: &Scenario, name: &str) -> String {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn one_replica_acts_and_the_other_takes_over_when_it_dies() {
     let Some(s) = Scenario::new("e2e-leader").await else {
         return;

@@ -138,6 +138,7 @@ fn cpu_time(pid: u32) -> Duration {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn simultaneous_completions_cost_three_writes_each() {
     let Some(s) = Scenario::new("e2e-load").await else {
         return;
@@ -377,11 +378,13 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn completions_with_one_trigger_cost_the_limit() {
     completions_with_triggers_cost_the_limit(Triggers::One).await;
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn completions_with_three_triggers_cost_the_limit() {
     completions_with_triggers_cost_the_limit(Triggers::Three).await;
 }
@@ -391,6 +394,7 @@ async fn completions_with_three_triggers_cost_the_limit() {
 /// server serves nbv alone: the time nbv takes to carry them out, from its start, is its
 /// own (on the shared cores, the API server's too), not the other controller's.
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn completions_found_at_start_are_carried_out_at_once() {
     let Some(s) = Scenario::new("e2e-load-start").await else {
         return;

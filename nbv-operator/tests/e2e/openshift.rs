@@ -73,6 +73,7 @@ fn refusal(result: Result<Pod, kube::Error>) -> (u16, String) {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_scc_emulation_refuses_a_fixed_uid_outside_the_namespace_s_range() {
     let Some(s) = Scenario::new("e2e-openshift-scc").await else {
         return;
@@ -139,6 +140,7 @@ async fn openshift_scc_emulation_refuses_a_fixed_uid_outside_the_namespace_s_ran
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_admits_the_manager_the_csv_and_the_wait_hook() {
     let Some(s) = Scenario::new("e2e-openshift-manifests").await else {
         return;
@@ -198,6 +200,7 @@ async fn openshift_admits_the_manager_the_csv_and_the_wait_hook() {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_default_mode_job_succeeds_and_completes_its_wave() {
     let Some(s) = Scenario::new("e2e-openshift-run").await else {
         return;
@@ -289,6 +292,7 @@ fn refused_job(name: &str, image: &str) -> Value {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_a_pod_a_policy_engine_denies_fails_its_job_and_wave_at_once() {
     let Some(s) = Scenario::new("e2e-openshift-policy").await else {
         return;
@@ -312,6 +316,7 @@ async fn openshift_a_pod_a_policy_engine_denies_fails_its_job_and_wave_at_once()
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_a_pod_restricted_v2_refuses_after_a_sidecar_is_injected_fails_at_once() {
     let Some(s) = Scenario::new("e2e-openshift-mesh").await else {
         return;
@@ -350,6 +355,7 @@ fn quota() -> Value {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_a_quota_that_demands_limits_admits_nbv_s_pods() {
     let Some(s) = Scenario::new("e2e-openshift-quota").await else {
         return;

@@ -339,12 +339,14 @@ async fn same_on_both_servers(prefix: &str, file: &str) {
 
 /// The built-in scenario of `nbv simulate`: ADR-049's end-to-end example.
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn the_built_in_scenario_ends_the_same_on_both_api_servers() {
     same_on_both_servers("e2e-parity", "examples/seed-end-to-end.yaml").await;
 }
 
 /// An eviction retried, a failing cell, and an operator restart.
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn the_default_mode_example_ends_the_same_on_both_api_servers() {
     same_on_both_servers("e2e-parity-default", "examples/default-mode.yaml").await;
 }
@@ -354,6 +356,7 @@ async fn the_default_mode_example_ends_the_same_on_both_api_servers() {
 /// server accepts (a server-side dry run), or the simulation runs on objects no
 /// cluster would hold.
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn every_example_scenario_holds_objects_the_real_api_server_accepts() {
     let Some(s) = Scenario::new("e2e-examples").await else {
         return;

@@ -15,6 +15,7 @@ use crate::support::{OperatorOptions, Scenario, annotation, condition, eventuall
 const WAIT: Duration = Duration::from_secs(60);
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_trigger_into_a_namespace_not_allowed_is_refused_and_reported() {
     let Some(s) = Scenario::new("e2e-deputy").await else {
         return;
@@ -101,6 +102,7 @@ async fn a_trigger_into_a_namespace_not_allowed_is_refused_and_reported() {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_bad_annotation_gets_its_event_and_condition_and_the_rest_happens() {
     let Some(s) = Scenario::new("e2e-annotations").await else {
         return;

@@ -143,6 +143,7 @@ async fn kill_after_first_restart(s: &Scenario, round: &str) {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn exactly_once_across_a_sigkill_between_two_effects() {
     let Some(s) = Scenario::new("e2e-sigkill").await else {
         return;
@@ -158,6 +159,7 @@ async fn exactly_once_across_a_sigkill_between_two_effects() {
 }
 
 #[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_run_survives_restarts_of_the_api_server_and_etcd() {
     let Some(s) = Scenario::new("e2e-restarts").await else {
         return;

@@ -16,7 +16,7 @@ use http_body_util::BodyExt;
 use kube::client::Body;
 use nbv_core::api::{NotebookValidationJob, Phase};
 use nbv_core::triggers::{Trigger, parse_triggers};
-use nbv_operator::effects::{Executor, ExecutorConfig};
+use nbv_operator::operator::effects::{Executor, ExecutorConfig};
 use nbv_testkit::fixtures::JobBuilder;
 use serde::Serialize;
 use serde_json::{Value, json};

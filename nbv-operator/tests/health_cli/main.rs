@@ -15,11 +15,13 @@ use nbv_core::health::{
     ADVANCED_SCRIPT, BASIC_SCRIPT, GUIDE_SCRIPT, HealthStatus, Semantics, Variant, assess_with,
 };
 use nbv_lua::{EvalOptions, Sandbox};
+use nbv_operator::cli::commands::health::eval::{
+    self, Check, EvalArgs, ObjectSource, ScriptSource,
+};
+use nbv_operator::cli::commands::health::harness::{self, TestArgs};
+use nbv_operator::cli::commands::health::suite::{Suite, TestList};
+use nbv_operator::cli::commands::health::{self, HealthCommand};
 use nbv_operator::cli::{Cli, Command};
-use nbv_operator::commands::health::eval::{self, Check, EvalArgs, ObjectSource, ScriptSource};
-use nbv_operator::commands::health::harness::{self, TestArgs};
-use nbv_operator::commands::health::suite::{Suite, TestList};
-use nbv_operator::commands::health::{self, HealthCommand};
 use proptest::prelude::*;
 use serde_json::{Value, json};
 

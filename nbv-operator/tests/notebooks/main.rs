@@ -8,7 +8,7 @@
 //! (`nbv-core/tests/data/upstream/samples/`, found by listing the directory), once
 //! with a notebook that succeeds and once with one whose last cell raises.
 //!
-//! Needs the `simulate` feature (on by default; the image is built without it).
+//! Needs the `simulate` feature (`--features simulate` or `--all-features`).
 #![cfg(feature = "simulate")]
 
 use std::collections::{BTreeMap, BTreeSet};

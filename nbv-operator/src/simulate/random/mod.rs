@@ -27,7 +27,8 @@ use serde_json::Value;
 
 pub use generate::{case_seed, random_scenario};
 
-use super::{Options, run};
+use super::options::Options;
+use super::runner::run;
 
 /// The first broken invariant of a random run, with what is needed to replay it.
 ///

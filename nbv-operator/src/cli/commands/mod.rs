@@ -1,0 +1,10 @@
+//! One module per subcommand. Each `run` writes to the given streams and returns the
+//! process exit code, so commands are tested without spawning a process.
+
+pub mod crd;
+pub mod health;
+pub mod lint;
+pub mod olm;
+pub mod run;
+#[cfg(feature = "simulate")]
+pub mod simulate;

@@ -1,0 +1,109 @@
+//! The RBAC of the ServiceAccount OLM v1 installs nbv with (`config/olm/v1/rbac.yaml`):
+//! operator-controller acts as the ClusterExtension's ServiceAccount, which must be
+//! able to manage every object the bundle holds and, since Kubernetes forbids
+//! granting a right one does not hold, hold every right the CSV grants the operator.
+
+use serde_json::{Value, json};
+
+use super::csv::{bundle_service, cluster_service_version};
+use super::package::{OlmError, PACKAGE};
+
+/// The ServiceAccount operator-controller installs nbv as.
+pub const INSTALLER: &str = "nbv-installer";
+/// The namespace OLM v1 installs nbv in (`spec.namespace` of the ClusterExtension).
+pub const INSTALL_NAMESPACE: &str = "nbv-system";
+
+fn labels() -> Value {
+    json!({
+        "app.kubernetes.io/name": "nbv-operator",
+        "app.kubernetes.io/component": "installer",
+        "app.kubernetes.io/part-of": "nbv",
+    })
+}
+
+/// The installer's ClusterRole, ClusterRoleBinding, Role and RoleBinding, derived from
+/// this release's bundle: the CRD, the ClusterRoles and ClusterRoleBindings OLM v1
+/// names itself, the ClusterExtension's finalizers, the rights the CSV grants; in the
+/// install namespace the Deployment, ServiceAccount, Service, Role and RoleBinding of
+/// the bundle, by name where Kubernetes allows it.
+///
+/// # Errors
+///
+/// [`OlmError`] when the CSV cannot be rendered.
+pub fn installer_rbac() -> Result<Vec<Value>, OlmError> {
+    let csv = cluster_service_version()?;
+    let install = &csv["spec"]["install"]["spec"];
+    let crds: Vec<Value> = csv["spec"]["customresourcedefinitions"]["owned"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|crd| crd["name"].clone())
+        .collect();
+    let deployments: Vec<Value> = install["deployments"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .map(|d| d["name"].clone())
+        .collect();
+    let accounts: Vec<Value> = ["clusterPermissions", "permissions"]
+        .iter()
+        .flat_map(|k| install[*k].as_array().cloned().unwrap_or_default())
+        .map(|p| p["serviceAccountName"].clone())
+        .fold(Vec::new(), |mut all, a| {
+            if !all.contains(&a) {
+                all.push(a);
+            }
+            all
+        });
+    let service = bundle_service()?["metadata"]["name"].clone();
+    let manage = json!(["get", "update", "patch", "delete"]);
+    let create = json!(["create", "list", "watch"]);
+    let mut cluster_rules = vec![
+        json!({ "apiGroups": ["olm.operatorframework.io"], "resources": ["clusterextensions/finalizers"],
+                "verbs": ["update"], "resourceNames": [PACKAGE] }),
+        json!({ "apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"], "verbs": create }),
+        json!({ "apiGroups": ["apiextensions.k8s.io"], "resources": ["customresourcedefinitions"],
+                "verbs": manage, "resourceNames": crds }),
+        // OLM v1 names the ClusterRoles and ClusterRoleBindings it generates from the
+        // CSV itself (`<package>.<hash>`): no resourceNames can be known in advance.
+        json!({ "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["clusterroles", "clusterrolebindings"],
+                "verbs": ["create", "list", "watch", "get", "update", "patch", "delete"] }),
+    ];
+    // The rights the CSV grants, cluster-wide and in the install namespace alike.
+    for key in ["clusterPermissions", "permissions"] {
+        for permission in install[key].as_array().into_iter().flatten() {
+            cluster_rules.extend(permission["rules"].as_array().cloned().unwrap_or_default());
+        }
+    }
+    let namespace_rules = vec![
+        json!({ "apiGroups": ["apps"], "resources": ["deployments"], "verbs": create }),
+        json!({ "apiGroups": ["apps"], "resources": ["deployments"], "verbs": manage, "resourceNames": deployments }),
+        json!({ "apiGroups": [""], "resources": ["serviceaccounts", "services"], "verbs": create }),
+        json!({ "apiGroups": [""], "resources": ["serviceaccounts"], "verbs": manage, "resourceNames": accounts }),
+        json!({ "apiGroups": [""], "resources": ["services"], "verbs": manage, "resourceNames": [service] }),
+        json!({ "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
+                "verbs": ["create", "list", "watch", "get", "update", "patch", "delete"] }),
+    ];
+    let subject =
+        json!([{ "kind": "ServiceAccount", "name": INSTALLER, "namespace": INSTALL_NAMESPACE }]);
+    let binding = |kind: &str, role_kind: &str, namespace: Option<&str>| {
+        let mut metadata = json!({ "name": INSTALLER, "labels": labels() });
+        if let Some(namespace) = namespace {
+            metadata["namespace"] = json!(namespace);
+        }
+        json!({
+            "apiVersion": "rbac.authorization.k8s.io/v1", "kind": kind, "metadata": metadata,
+            "roleRef": { "apiGroup": "rbac.authorization.k8s.io", "kind": role_kind, "name": INSTALLER },
+            "subjects": subject,
+        })
+    };
+    Ok(vec![
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "ClusterRole",
+                "metadata": { "name": INSTALLER, "labels": labels() }, "rules": cluster_rules }),
+        binding("ClusterRoleBinding", "ClusterRole", None),
+        json!({ "apiVersion": "rbac.authorization.k8s.io/v1", "kind": "Role",
+                "metadata": { "name": INSTALLER, "namespace": INSTALL_NAMESPACE, "labels": labels() },
+                "rules": namespace_rules }),
+        binding("RoleBinding", "Role", Some(INSTALL_NAMESPACE)),
+    ])
+}

@@ -1,0 +1,169 @@
+//! The flags of `nbv run`.
+
+use std::collections::BTreeSet;
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use clap::Args;
+use nbv_core::aggregate::TrackingMethod;
+use nbv_core::duration::parse_duration;
+use nbv_core::triggers::TriggerAccess;
+
+use crate::operator::config::{OperatorConfig, TrackingConfig};
+use crate::runtime::telemetry::LogFormat;
+
+/// Flags of `nbv run`.
+#[derive(Clone, Debug, Args)]
+pub struct RunArgs {
+    /// Do not run notebooks: only react to phases written by another controller (for
+    /// example the upstream operator) and carry out the Argo CD integration.
+    #[arg(long, env = "NBV_GITOPS_ONLY")]
+    pub gitops_only: bool,
+    /// Watch jobs in this namespace only (default: all namespaces).
+    #[arg(long, env = "NBV_WATCH_NAMESPACE")]
+    pub watch_namespace: Option<String>,
+    /// Namespaces where triggers may act besides their job's own (comma-separated;
+    /// `*` for any). A namespace can also opt in with the annotation
+    /// `mlops.dev/accept-triggers-from`.
+    #[arg(long, env = "NBV_TRIGGER_NAMESPACES", value_delimiter = ',')]
+    pub trigger_namespaces: Vec<String>,
+    /// Namespaces where parent Argo CD Applications are looked up, in order; the job's
+    /// own namespace is tried after them (default: Argo CD's namespace).
+    #[arg(long, env = "NBV_APPLICATION_NAMESPACES", value_delimiter = ',')]
+    pub application_namespaces: Vec<String>,
+    /// Argo CD's control-plane namespace: where its `argocd-cm` and AppProjects are, and
+    /// where a trigger's Application named without a namespace is (default: the first of
+    /// `argocd` and `openshift-gitops` that holds `argocd-cm`, else `argocd`).
+    #[arg(long, env = "NBV_ARGOCD_NAMESPACE")]
+    pub argocd_namespace: Option<String>,
+    /// Argo CD's resource tracking method (`annotation`, `annotation+label` or
+    /// `label`); by default read from `argocd-cm` (`application.resourceTrackingMethod`).
+    #[arg(long, env = "NBV_TRACKING_METHOD", value_parser = parse_tracking_method)]
+    pub tracking_method: Option<TrackingMethod>,
+    /// Argo CD's instance label key; by default read from `argocd-cm`
+    /// (`application.instanceLabelKey`, else `app.kubernetes.io/instance`).
+    #[arg(long, env = "NBV_INSTANCE_LABEL_KEY")]
+    pub instance_label_key: Option<String>,
+    /// Argo CD's installation id; by default read from `argocd-cm` (`installationID`).
+    #[arg(long, env = "NBV_INSTALLATION_ID")]
+    pub installation_id: Option<String>,
+    /// Do not use the `app.kubernetes.io/part-of` label (nbv's own convention, not Argo
+    /// CD tracking) to find a job's parent Application.
+    #[arg(long, env = "NBV_NO_PART_OF")]
+    pub no_part_of: bool,
+    /// Retries of a failed notebook run (backoff 1m, 2m, 4m, …).
+    #[arg(long, env = "NBV_MAX_RETRIES", default_value_t = 3, value_parser = parse_max_retries)]
+    pub max_retries: u32,
+    /// How long a validation Pod that the API server refuses for a reason someone else
+    /// can fix (a used-up ResourceQuota, nbv's missing RBAC, an unavailable webhook) is
+    /// tried again before its run fails; a job's `mlops.dev/pod-admission-timeout`
+    /// overrides it. A duration such as `10m` or `1h30m`.
+    #[arg(long, env = "NBV_POD_ADMISSION_TIMEOUT", default_value = "10m", value_parser = parse_pod_admission_timeout)]
+    pub pod_admission_timeout: Duration,
+    /// Address of the /metrics, /healthz and /readyz endpoints.
+    #[arg(long, env = "NBV_METRICS_ADDR", default_value = "0.0.0.0:8080")]
+    pub metrics_addr: SocketAddr,
+    /// Run without leader election (only with a single replica).
+    #[arg(long, env = "NBV_NO_LEADER_ELECTION")]
+    pub no_leader_election: bool,
+    /// Namespace of the leader-election Lease (default: the operator's namespace).
+    #[arg(long, env = "NBV_LEASE_NAMESPACE")]
+    pub lease_namespace: Option<String>,
+    /// Label `notebook_validation_duration_seconds` with the job's `namespace` and
+    /// `job_name`, as ADR-049 sketches it: one histogram (17 series) per job and final
+    /// phase, removed when the job is deleted. Off by default: the duration is labelled
+    /// by `phase` only (docs/operations.md, "Cardinality").
+    #[arg(long, env = "NBV_METRICS_JOB_NAME_LABEL")]
+    pub metrics_job_name_label: bool,
+    /// Log format: `json` or `text`.
+    #[arg(long, env = "NBV_LOG_FORMAT", value_enum, default_value_t = LogFormat::Json)]
+    pub log_format: LogFormat,
+    /// YAML or JSON file with the settings of every validation Pod: clone image and
+    /// user, requests and limits, image pull secrets, labels, annotations, placement
+    /// (docs/configuration.md); checked at start. Without it, nbv's defaults.
+    #[arg(long, env = "NBV_POD_DEFAULTS", value_name = "FILE")]
+    pub pod_defaults: Option<PathBuf>,
+    /// Image of the validation Pods' clone containers (a mirror's copy of the default,
+    /// for example); wins over the file's `clone.image`.
+    #[arg(long, env = "NBV_CLONE_IMAGE", value_name = "IMAGE")]
+    pub clone_image: Option<String>,
+}
+
+/// `--max-retries`: `status.retryCount` is an int32, so a run retries at most
+/// `i32::MAX` times. Out of range is an error at start-up, not another limit.
+fn parse_max_retries(value: &str) -> Result<u32, String> {
+    let range = format!("use 0 to {}", i32::MAX);
+    let retries: u64 = value
+        .trim()
+        .parse()
+        .map_err(|_| format!("{value:?} is not a whole number of retries; {range}"))?;
+    u32::try_from(retries)
+        .ok()
+        .filter(|&n| i32::try_from(n).is_ok())
+        .ok_or_else(|| format!("{retries} retries do not fit status.retryCount (int32); {range}"))
+}
+
+/// `--pod-admission-timeout`: a duration as in `spec.timeout` (the one parser nbv has).
+fn parse_pod_admission_timeout(value: &str) -> Result<Duration, String> {
+    parse_duration(value.trim()).map_err(|e| e.to_string())
+}
+
+fn parse_tracking_method(value: &str) -> Result<TrackingMethod, String> {
+    value
+        .parse()
+        .map_err(|e: nbv_core::aggregate::InvalidTrackingMethod| e.to_string())
+}
+
+impl RunArgs {
+    /// What the metrics expose, from these flags.
+    pub fn metrics_options(&self) -> crate::operator::metrics::MetricsOptions {
+        crate::operator::metrics::MetricsOptions {
+            job_name_label: self.metrics_job_name_label,
+        }
+    }
+
+    /// The controller configuration these flags describe. Without
+    /// `--argocd-namespace`, Argo CD's namespace (and the Application namespaces, unless
+    /// given) are found at start.
+    pub fn operator_config(&self) -> OperatorConfig {
+        let allowed: BTreeSet<String> = self
+            .trigger_namespaces
+            .iter()
+            .map(|s| s.trim().to_owned())
+            .filter(|s| !s.is_empty())
+            .collect();
+        let argocd_namespace = self
+            .argocd_namespace
+            .as_deref()
+            .map(str::trim)
+            .filter(|ns| !ns.is_empty());
+        let config = OperatorConfig {
+            gitops_only: self.gitops_only,
+            watch_namespace: self.watch_namespace.clone(),
+            trigger_access: TriggerAccess {
+                allowed_namespaces: allowed,
+            },
+            application_namespaces: self
+                .application_namespaces
+                .iter()
+                .map(|s| s.trim().to_owned())
+                .filter(|s| !s.is_empty())
+                .collect(),
+            discover_argocd_namespace: argocd_namespace.is_none(),
+            tracking: TrackingConfig {
+                method: self.tracking_method,
+                instance_label_key: self.instance_label_key.clone(),
+                installation_id: self.installation_id.clone(),
+                part_of: !self.no_part_of,
+            },
+            max_retries: self.max_retries,
+            pod_admission_timeout: self.pod_admission_timeout,
+            ..OperatorConfig::default()
+        };
+        match argocd_namespace {
+            Some(namespace) => config.with_argocd_namespace(namespace),
+            None => config,
+        }
+    }
+}

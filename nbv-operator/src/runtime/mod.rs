@@ -1,0 +1,8 @@
+//! Process plumbing, independent of what the process runs.
+
+pub mod api_error;
+pub mod clock;
+pub mod heap;
+pub mod leader;
+pub mod monitoring;
+pub mod telemetry;
