@@ -10,7 +10,7 @@ use nbv_core::io::{ApiAnswer, ObjectRef, Request, Response};
 use nbv_core::job::other_attempts_selector;
 use nbv_core::phase::Attempt;
 use nbv_core::pod::{PodDefaults, validation_pod};
-use nbv_operator::effects::ExecutorConfig;
+use nbv_operator::operator::effects::ExecutorConfig;
 use nbv_testkit::fixtures::JobBuilder;
 use serde_json::{Value, json};
 

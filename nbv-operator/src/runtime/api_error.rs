@@ -35,14 +35,7 @@ pub use nbv_core::reconcile::AnswerClass as ApiErrorClass;
 /// let quota = kube::Error::Api(Box::new(kube::core::Status::failure("exceeded quota: q", "Forbidden").with_code(403)));
 /// assert_eq!(answer(&quota), ApiAnswer::status(403, "Forbidden", "exceeded quota: q"));
 /// ```
-pub fn answer(error: &kube::Error) -> ApiAnswer {
-    match error {
-        kube::Error::Api(status) => {
-            ApiAnswer::status(status.code, status.reason.clone(), status.message.clone())
-        }
-        other => ApiAnswer::no_answer(other.to_string()),
-    }
-}
+pub use nbv_kube::answer;
 
 /// The class of a client error.
 pub fn classify(error: &kube::Error) -> ApiErrorClass {

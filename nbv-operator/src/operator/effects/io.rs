@@ -3,19 +3,14 @@
 //! given back as the core reads it ([`crate::runtime::api_error::answer`]).
 
 use futures::FutureExt;
-use kube::api::{
-    Api, DeleteParams, DynamicObject, ListParams, Patch, PatchParams, PostParams, Preconditions,
-};
-use kube::core::{ApiResource, GroupVersionKind};
+use kube::api::DynamicObject;
 use kube::runtime::reflector::{self, Store};
 use nbv_core::carry::Machine;
-use nbv_core::io::{ObjectRef, Request, Response, Step, Subresource};
-use nbv_core::reconcile::AnswerClass;
+use nbv_core::io::{ObjectRef, Request, Response, Step};
 use serde_json::Value;
 
 use super::{CACHE_PATIENCE, Executor};
 use crate::operator::resources::{application_resource, appproject_resource};
-use crate::runtime::api_error::answer;
 
 /// How often [`cache_ready`] looks whether a cache has listed.
 const READY_POLL: std::time::Duration = std::time::Duration::from_millis(50);
@@ -34,98 +29,12 @@ impl Executor {
         }
     }
 
-    /// Carries `request` out with one call, or one read of a watch cache.
+    /// Carries `request` out with one call ([`nbv_kube::KubeIo`]), or one read of a
+    /// watch cache.
     pub async fn run(&self, request: Request) -> Response {
-        let result = match request {
-            Request::Cached(object) => return self.cached(&object).await,
-            Request::Get(object) => match self.api(&object).get(&object.name).await {
-                Ok(found) => Ok(Response::Object(Some(json(&found)))),
-                Err(error) => {
-                    let answer = answer(&error);
-                    if answer.class() == AnswerClass::NotFound {
-                        Ok(Response::Object(None))
-                    } else {
-                        Err(answer)
-                    }
-                }
-            },
-            Request::List {
-                kind,
-                label_selector,
-            } => self
-                .api(&kind)
-                .list(&ListParams::default().labels(&label_selector))
-                .await
-                .map(|list| Response::Objects(list.items.iter().map(json).collect()))
-                .map_err(|e| answer(&e)),
-            Request::Create { object, body } => match serde_json::from_value::<DynamicObject>(body)
-            {
-                Ok(body) => self
-                    .api(&object)
-                    .create(&self.post_params(), &body)
-                    .await
-                    .map(|created| Response::Object(Some(json(&created))))
-                    .map_err(|e| answer(&e)),
-                Err(e) => Err(nbv_core::reconcile::ApiAnswer::no_answer(format!(
-                    "the object to create cannot be sent: {e}"
-                ))),
-            },
-            Request::Patch {
-                object,
-                subresource,
-                patch,
-            } => {
-                let api = self.api(&object);
-                let params = self.patch_params();
-                let patch = Patch::Merge(&patch);
-                match subresource {
-                    Subresource::Object => api.patch(&object.name, &params, &patch).await,
-                    Subresource::Status => api.patch_status(&object.name, &params, &patch).await,
-                }
-                .map(|stored| Response::Object(Some(json(&stored))))
-                .map_err(|e| answer(&e))
-            }
-            Request::Delete { object, uid } => {
-                let params = match uid {
-                    Some(uid) => DeleteParams::default().preconditions(Preconditions {
-                        uid: Some(uid),
-                        resource_version: None,
-                    }),
-                    None => DeleteParams::default(),
-                };
-                self.api(&object)
-                    .delete(&object.name, &params)
-                    .await
-                    .map(|_| Response::Deleted)
-                    .map_err(|e| answer(&e))
-            }
-            Request::DeleteAll {
-                kind,
-                label_selector,
-            } => self
-                .api(&kind)
-                .delete_collection(
-                    &DeleteParams::background(),
-                    &ListParams::default().labels(&label_selector),
-                )
-                .await
-                .map(|deleted| {
-                    let items = deleted.left().map(|list| list.items).unwrap_or_default();
-                    Response::Objects(items.iter().map(json).collect())
-                })
-                .map_err(|e| answer(&e)),
-        };
-        result.unwrap_or_else(Response::Failed)
-    }
-
-    /// The API of `object`'s kind, with the resource name guessed from the kind (see
-    /// the module documentation of [`crate::operator::effects`] for the rule).
-    fn api(&self, object: &ObjectRef) -> Api<DynamicObject> {
-        let gvk = GroupVersionKind::gvk(object.group(), object.version(), &object.kind);
-        let resource = ApiResource::from_gvk(&gvk);
-        match &object.namespace {
-            Some(namespace) => Api::namespaced_with(self.client.clone(), namespace, &resource),
-            None => Api::all_with(self.client.clone(), &resource),
+        match request {
+            Request::Cached(object) => self.cached(&object).await,
+            request => self.kube.run(request).await,
         }
     }
 
@@ -161,23 +70,6 @@ impl Executor {
                 Response::Object(store.get(&key).map(|project| json(&project)))
             }
             _ => Response::NotCached,
-        }
-    }
-
-    /// Parameters of every create: nbv's field manager, as for patches.
-    fn post_params(&self) -> PostParams {
-        PostParams {
-            dry_run: false,
-            field_manager: Some(self.config.field_manager.clone()),
-        }
-    }
-
-    /// Parameters of every patch: nbv's field manager, so that `managedFields` show
-    /// which fields nbv wrote.
-    fn patch_params(&self) -> PatchParams {
-        PatchParams {
-            field_manager: Some(self.config.field_manager.clone()),
-            ..PatchParams::default()
         }
     }
 }

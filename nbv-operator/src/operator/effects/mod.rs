@@ -118,7 +118,8 @@ impl Default for ExecutorConfig {
 /// ```
 #[derive(Clone)]
 pub struct Executor {
-    client: Client,
+    /// Carries the uncached requests out, one call each.
+    kube: nbv_kube::KubeIo,
     config: Arc<ExecutorConfig>,
     caches: Caches,
     clock: Arc<dyn Clock>,
@@ -140,7 +141,7 @@ impl Executor {
     /// takes the time from the system clock.
     pub fn new(client: Client, config: ExecutorConfig) -> Executor {
         Executor {
-            client,
+            kube: nbv_kube::KubeIo::new(client, config.field_manager.clone()),
             config: Arc::new(config),
             caches: Caches::default(),
             clock: Arc::new(SystemClock),
