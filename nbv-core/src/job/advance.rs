@@ -92,8 +92,8 @@ enum State {
     ReadPod { attempt: Attempt, cached: bool },
     /// Deleting a Pod of the attempt's name left by an earlier job.
     DeleteLeftOver { pod: String },
-    /// Reading what the Pod reported of the prediction check.
-    Predictions,
+    /// Reading what the Pod reported of the prediction check, which expects this.
+    Predictions { expected: serde_json::Value },
     /// Done (the result was given).
     Done,
 }
@@ -206,9 +206,9 @@ impl Advance {
                 }
                 _ => Then::Finish(Err(Failure::LeftOver { pod })),
             },
-            State::Predictions => {
+            State::Predictions { expected } => {
                 if let Response::Object(Some(pod)) = response {
-                    self.record_predictions(parse_pod(pod).as_ref());
+                    self.record_predictions(parse_pod(pod).as_ref(), &expected);
                 }
                 Then::Finish(Ok(Box::new(self.advanced())))
             }
@@ -353,20 +353,20 @@ impl Advance {
             }
         };
         // The next question, or the gate's decision.
-        let question =
-            match &asked {
-                Ask::Namespaces(left) if !left.is_empty() => Some(Request::Get(
-                    ObjectRef::cluster("v1", "Namespace", left[0].clone()),
-                )),
-                Ask::Namespaces(_) => settings
-                    .targets
-                    .first()
-                    .map(|model| Request::Cached(inference_service(model))),
-                Ask::Models(left) => left
-                    .front()
-                    .map(|model| Request::Cached(inference_service(model))),
-                Ask::Exists => None,
-            };
+        let question = match &asked {
+            // The opt-in's own read, which its machine then reads the answer of.
+            Ask::Namespaces(left) if !left.is_empty() => {
+                NamespaceOptIn::start(&left[0]).next().request().cloned()
+            }
+            Ask::Namespaces(_) => settings
+                .targets
+                .first()
+                .map(|model| Request::Cached(inference_service(model))),
+            Ask::Models(left) => left
+                .front()
+                .map(|model| Request::Cached(inference_service(model))),
+            Ask::Exists => None,
+        };
         let asked = match asked {
             Ask::Namespaces(left) if left.is_empty() => {
                 Ask::Models(settings.targets.iter().cloned().collect())
@@ -584,36 +584,32 @@ impl Advance {
     fn predictions(&mut self) -> Then {
         let ended = self.changed && self.transition.status.phase.is_some_and(Phase::is_terminal);
         let pod = self.transition.status.validation_pod_name.clone();
-        match (ended, pod, self.prediction_expected()) {
-            (true, Some(pod), true) if self.transition.status.model_validation_result.is_some() => {
-                self.state = State::Predictions;
+        let recorded = self.transition.status.model_validation_result.is_some();
+        match (ended && recorded, pod, self.expected_prediction()) {
+            (true, Some(pod), Some(expected)) => {
+                self.state = State::Predictions { expected };
                 Then::Ask(Request::Cached(pod_ref(&self.namespace, &pod)))
             }
             _ => Then::Finish(Ok(Box::new(self.advanced()))),
         }
     }
 
-    fn prediction_expected(&self) -> bool {
-        self.prediction().is_some()
-    }
-
-    fn prediction(&self) -> Option<serde_json::Value> {
+    /// The output the job's prediction check expects, when it asks for one.
+    fn expected_prediction(&self) -> Option<serde_json::Value> {
         let spec = self.job.spec.model_validation.as_ref()?;
         let settings = ModelSettings::resolve(spec, &self.namespace).ok()??;
         Some(settings.prediction?.expected_output)
     }
 
-    fn record_predictions(&mut self, pod: Option<&Pod>) {
-        let (Some(expected), Some(reports)) =
-            (self.prediction(), pod.and_then(reported_predictions))
-        else {
+    fn record_predictions(&mut self, pod: Option<&Pod>, expected: &serde_json::Value) {
+        let Some(reports) = pod.and_then(reported_predictions) else {
             return;
         };
         let Some(result) = self.transition.status.model_validation_result.as_mut() else {
             return;
         };
         let before = result.clone();
-        record_predictions(result, &expected, &reports);
+        record_predictions(result, expected, &reports);
         self.changed |= *result != before;
     }
 

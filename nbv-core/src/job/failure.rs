@@ -88,7 +88,7 @@ impl Failure {
     /// ```
     pub fn kind(&self) -> &'static str {
         match self {
-            Failure::Request { kind, .. } if kind == "NotebookValidationJob" => {
+            Failure::Request { kind, .. } if kind == crate::api::KIND => {
                 if self.is_conflict() {
                     "conflict"
                 } else {
