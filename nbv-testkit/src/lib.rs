@@ -41,7 +41,6 @@ pub mod clock;
 pub mod cluster;
 pub mod fixtures;
 pub mod invariants;
-pub mod python;
 pub mod scenario;
 pub mod strategies;
 

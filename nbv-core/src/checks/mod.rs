@@ -36,11 +36,13 @@ mod expectation;
 mod finding;
 mod observation;
 mod policy;
+mod run;
 
 pub use expectation::{Expectation, InvalidCheckSpec};
 pub use finding::{CheckReport, Finding, MAX_CHECKS_BYTES, Outcome, Rule, warnings_message};
 pub use observation::{Observation, evaluate, type_matches};
 pub use policy::{Check, CheckPolicy, Severities, Severity, level_defaults, resolve};
+pub use run::{cell_findings, missing_cells};
 
 use crate::api::NotebookValidationJobSpec;
 

@@ -14,10 +14,10 @@ use super::placement::Placement;
 /// sync as the job, short enough that a typo is reported within minutes.
 pub const DEFAULT_START_GRACE: Duration = Duration::from_secs(5 * 60);
 
-/// The default image of the clone containers: a small image with `sh`, git and ssh,
-/// pinned by the digest of its multi-architecture index so that every node runs the
-/// same bytes whatever the registry's tag says later.
-pub const DEFAULT_GIT_IMAGE: &str = "docker.io/alpine/git:2.47.2@sha256:062a01ad7a0eb17cff382bc5e26086b4d710e56dfdfdf001109a49b6d9bd378c";
+/// The default image of nbv's own containers in the validation Pod (`nbv-tools`,
+/// `clone`): nbv's image of this version. Releases set it by digest
+/// (`nbv run --nbv-image`); a mirror's copy goes in the same place.
+pub const DEFAULT_NBV_IMAGE: &str = concat!("ghcr.io/nbv-dev/nbv:", env!("CARGO_PKG_VERSION"));
 
 /// `nobody` in `alpine/git`: the user [`CloneUser::Auto`] runs the clone as outside
 /// OpenShift. The image's own user is root, which `runAsNonRoot` refuses, and ssh
@@ -103,16 +103,16 @@ impl CloneUser {
 /// ```
 /// use nbv_core::pod::{CloneUser, PodDefaults, Platform};
 ///
-/// let defaults = PodDefaults { git_image: "registry.example.com/git:2".into(), ..PodDefaults::default() };
+/// let defaults = PodDefaults { nbv_image: "registry.example.com/nbv:1".into(), ..PodDefaults::default() };
 /// assert_eq!(defaults.clone_user, CloneUser::Auto);
 /// assert_eq!(defaults.platform, Platform::Kubernetes);
 /// assert_eq!(defaults.clone_run_as_user(), Some(65534));
 /// ```
 #[derive(Clone, Debug, PartialEq)]
 pub struct PodDefaults {
-    /// Image of the clone containers; it needs `sh`, `git` and, for SSH URLs, `ssh`
-    /// and an `/etc/passwd` entry for its user (or a writable `/etc/passwd`).
-    pub git_image: String,
+    /// nbv's image, run by the Pod's `nbv-tools` and clone init containers: its `/nbv`
+    /// is copied into the Pod, and its `git` and `ssh` clone.
+    pub nbv_image: String,
     /// The clone containers' user setting.
     pub clone_user: CloneUser,
     /// The platform, which [`CloneUser::Auto`] depends on.
@@ -176,7 +176,7 @@ impl Default for PodDefaults {
     /// that a namespace whose ResourceQuota covers limits admits the Pod.
     fn default() -> Self {
         PodDefaults {
-            git_image: DEFAULT_GIT_IMAGE.to_owned(),
+            nbv_image: DEFAULT_NBV_IMAGE.to_owned(),
             clone_user: CloneUser::Auto,
             platform: Platform::Kubernetes,
             clone_resources: requirements(

@@ -60,8 +60,8 @@ impl PodDefaults {
     /// whole, for example). An empty file changes nothing.
     ///
     /// ```yaml
+    /// image: registry.example.com/mirror/nbv:0.2.0   # nbv's image, for its containers
     /// clone:
-    ///   image: registry.example.com/mirror/alpine/git:2.47.2   # clone containers' image
     ///   user: auto              # auto | none | a user id
     ///   resources: {requests: {cpu: 100m, memory: 128Mi}, limits: {cpu: "1", memory: 1Gi}}
     /// notebook:
@@ -103,14 +103,23 @@ impl PodDefaults {
         for (key, value) in object("", value)? {
             let field = key.as_str();
             match field {
+                "image" => defaults.nbv_image = image(field, value)?,
                 "clone" => {
                     for (key, value) in object(field, value)? {
                         let field = format!("clone.{key}");
                         match key.as_str() {
-                            "image" => defaults.git_image = image(&field, value)?,
+                            "image" => {
+                                return Err(InvalidPodDefaults::Field {
+                                    field,
+                                    problem: "the clone runs in nbv's own image now; set the \
+                                              top-level `image` (or --nbv-image) to a mirror \
+                                              of nbv's image instead"
+                                        .to_owned(),
+                                });
+                            }
                             "user" => defaults.clone_user = clone_user(&field, value)?,
                             "resources" => defaults.clone_resources = resources(&field, value)?,
-                            _ => return Err(unknown(&field, "image, user, resources")),
+                            _ => return Err(unknown(&field, "user, resources")),
                         }
                     }
                 }
@@ -140,7 +149,7 @@ impl PodDefaults {
                 _ => {
                     return Err(unknown(
                         field,
-                        "clone, notebook, imagePullSecrets, labels, annotations, nodeSelector, \
+                        "image, clone, notebook, imagePullSecrets, labels, annotations, nodeSelector, \
                          tolerations, affinity, priorityClassName, runtimeClassName",
                     ));
                 }
@@ -149,25 +158,25 @@ impl PodDefaults {
         Ok(defaults)
     }
 
-    /// These defaults with the clone containers' image `image` (`nbv run
-    /// --clone-image`), checked as in the file's `clone.image`.
+    /// These defaults with nbv's image `image` (`nbv run --nbv-image`), checked as in
+    /// the file's `image`.
     ///
     /// # Examples
     ///
     /// ```
     /// use nbv_core::pod::PodDefaults;
     ///
-    /// let mirrored = PodDefaults::default().with_git_image("mirror.example.com/alpine/git:2.47.2")?;
-    /// assert_eq!(mirrored.git_image, "mirror.example.com/alpine/git:2.47.2");
-    /// assert!(PodDefaults::default().with_git_image("Alpine/Git").is_err());
+    /// let mirrored = PodDefaults::default().with_nbv_image("mirror.example.com/nbv:0.2.0")?;
+    /// assert_eq!(mirrored.nbv_image, "mirror.example.com/nbv:0.2.0");
+    /// assert!(PodDefaults::default().with_nbv_image("NBV").is_err());
     /// # Ok::<(), nbv_core::pod::InvalidPodDefaults>(())
     /// ```
     ///
     /// # Errors
     ///
-    /// [`InvalidPodDefaults`] for `clone.image` when `image` is not an image reference.
-    pub fn with_git_image(mut self, image: &str) -> Result<PodDefaults, InvalidPodDefaults> {
-        self.git_image = self::image("clone.image", Value::from(image))?;
+    /// [`InvalidPodDefaults`] for `image` when `image` is not an image reference.
+    pub fn with_nbv_image(mut self, image: &str) -> Result<PodDefaults, InvalidPodDefaults> {
+        self.nbv_image = self::image("image", Value::from(image))?;
         Ok(self)
     }
 }

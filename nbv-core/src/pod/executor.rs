@@ -1,4 +1,5 @@
-//! The container that runs the notebook and reports the outcome.
+//! The container that runs the notebook and reports the outcome: `nbv pod run`, from
+//! the copy the `nbv-tools` init container made, in the job's image.
 
 use k8s_openapi::api::core::v1::{Container, EnvFromSource, EnvVar, SecretEnvSource, VolumeMount};
 
@@ -7,19 +8,14 @@ use crate::checks::CheckPolicy;
 use crate::compare::Settings;
 
 use super::PodDefaults;
-use super::container::{TERMINATION_LOG, WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
+use super::container::{
+    GOLDEN_DIR, GOLDEN_VOLUME, TERMINATION_LOG, TOOLS_DIR, TOOLS_VOLUME, WORKSPACE,
+    WORKSPACE_VOLUME, env, mount, restricted_container,
+};
 use super::resources::merge_resources;
 
 /// Name of the container that runs the notebook.
 pub const NOTEBOOK_CONTAINER: &str = "notebook";
-/// The parts of the script the notebook container runs (`python3 -c`), in order:
-/// `run_notebook.py` comes last, as it calls `main()`.
-const SCRIPT_PARTS: [&str; 4] = [
-    include_str!("scripts/compare_notebooks.py"),
-    include_str!("scripts/checks.py"),
-    include_str!("scripts/models.py"),
-    include_str!("scripts/run_notebook.py"),
-];
 /// Environment variable holding the golden notebook's path in the Pod.
 pub(super) const GOLDEN_ENV: &str = "NBV_GOLDEN";
 /// Environment variable holding the comparison [`Settings`] as JSON.
@@ -41,11 +37,12 @@ pub(super) const NOTEBOOK_ENV: &str = "NBV_NOTEBOOK";
 ///
 /// The environment is, in order: nbv's defaults (`HOME` in the workspace, since the
 /// image's user may not own its home directory; unbuffered Python output), the job's
-/// `env`, then the script's settings. Later entries win, so the job may override the
-/// defaults but not the settings.
+/// `env`, then the run's settings ([`RunSettings`](super::RunSettings) reads them).
+/// Later entries win, so the job may override the defaults but not the settings.
 ///
 /// A job with a `validationConfig` also gets its resolved check policy in
-/// `NBV_CHECKS`, as JSON: computed by the core, read by the script, never by a shell.
+/// `NBV_CHECKS`, as JSON: computed by the core, read by `nbv pod run`, never by a
+/// shell.
 /// A job with model validation gets `model_env` last
 /// ([`model_env`](crate::models::model_env)): like nbv's settings, the job's `env`
 /// cannot override what the gate found.
@@ -101,19 +98,22 @@ pub(super) fn notebook_container(
         .chain(config.env_from.iter().flatten().cloned())
         .collect();
 
-    let mut mounts = vec![VolumeMount {
-        name: WORKSPACE_VOLUME.to_owned(),
-        mount_path: WORKSPACE.to_owned(),
-        ..VolumeMount::default()
-    }];
+    let mut mounts: Vec<VolumeMount> = vec![
+        mount(WORKSPACE_VOLUME, WORKSPACE, false),
+        mount(TOOLS_VOLUME, TOOLS_DIR, true),
+    ];
+    if golden.is_some() {
+        // Read-only: the notebook cannot change what it is compared with.
+        mounts.push(mount(GOLDEN_VOLUME, GOLDEN_DIR, true));
+    }
     mounts.extend(config.volume_mounts.iter().flatten().cloned());
 
     let mut container = restricted_container(NOTEBOOK_CONTAINER, image);
-    container.command = Some(vec![
-        "python3".to_owned(),
-        "-c".to_owned(),
-        SCRIPT_PARTS.join("\n"),
-    ]);
+    container.command = Some(
+        [&format!("{TOOLS_DIR}/nbv"), "pod", "run"]
+            .map(|s| s.to_string())
+            .to_vec(),
+    );
     container.working_dir = Some(WORKSPACE.to_owned());
     container.env = Some(vars);
     container.env_from = (!env_from.is_empty()).then_some(env_from);

@@ -1,9 +1,11 @@
 //! The init containers that clone the notebook's repository and, when the job compares
 //! with a golden notebook in another repository or at another ref, the golden one.
 //!
-//! The golden repository gets its own container, running the same script: each
-//! container sees only its own Secret's credentials, and the container that failed
-//! tells which repository could not be cloned.
+//! Both run `nbv pod clone` in nbv's own image, which drives its `git` (and `ssh`):
+//! no third-party image. The golden repository gets its own container: each container
+//! sees only its own Secret's credentials, and the container that failed tells which
+//! repository could not be cloned. The golden notebook lands in its own volume, which
+//! the notebook container mounts read-only.
 
 use k8s_openapi::api::core::v1::{
     Container, EnvVar, EnvVarSource, SecretKeySelector, SecretVolumeSource, Volume, VolumeMount,
@@ -13,7 +15,10 @@ use crate::api::GitSource;
 use crate::redact::redact_secrets;
 
 use super::PodDefaults;
-use super::container::{WORKSPACE, WORKSPACE_VOLUME, env, restricted_container};
+use super::container::{
+    GOLDEN_DIR, GOLDEN_VOLUME, NBV_IN_IMAGE, WORKSPACE, WORKSPACE_VOLUME, env, mount,
+    restricted_container,
+};
 use super::error::PodSpecError;
 
 /// Name of the init container that clones the repository.
@@ -27,8 +32,10 @@ pub const GOLDEN_CLONE_CONTAINER: &str = "clone-golden";
 pub(super) struct Checkout {
     /// The init container's name.
     pub container: &'static str,
-    /// The directory under the workspace (`NBV_CHECKOUT`).
+    /// Where the checkout goes (`NBV_CHECKOUT`).
     pub dir: &'static str,
+    /// The volume holding [`dir`](Self::dir), and where it is mounted.
+    pub volume: (&'static str, &'static str),
     /// The volume of SSH credentials, mounted in this container only.
     pub ssh_volume: &'static str,
     /// The field of the source, for messages: `spec.notebook`.
@@ -38,23 +45,26 @@ pub(super) struct Checkout {
 /// The notebook's repository.
 pub(super) const NOTEBOOK_CHECKOUT: Checkout = Checkout {
     container: CLONE_CONTAINER,
-    dir: "repo",
+    dir: "/workspace/repo",
+    volume: (WORKSPACE_VOLUME, WORKSPACE),
     ssh_volume: "nbv-git-ssh",
     origin: "spec.notebook",
 };
 /// The golden notebook's repository, when it is not the notebook's at the same ref.
 pub(super) const GOLDEN_CHECKOUT: Checkout = Checkout {
     container: GOLDEN_CLONE_CONTAINER,
-    dir: "golden",
+    dir: "/nbv-golden/repo",
+    volume: (GOLDEN_VOLUME, GOLDEN_DIR),
     ssh_volume: "nbv-golden-ssh",
     origin: "spec.goldenNotebook",
 };
 /// The checkouts a Pod may have, in the order they run.
 pub(super) const CHECKOUTS: [Checkout; 2] = [NOTEBOOK_CHECKOUT, GOLDEN_CHECKOUT];
-/// Where the SSH credentials are mounted; the clone script reads this path.
+/// Where the SSH credentials are mounted; `nbv pod clone` reads this path.
 const SSH_DIR: &str = "/etc/nbv/git-ssh";
-/// The script the clone container runs (`sh -c`).
-pub(super) const CLONE_SCRIPT: &str = include_str!("scripts/clone.sh");
+/// Where the clone container copies the golden notebook when it is in the notebook's
+/// checkout (`NBV_GOLDEN_TO`).
+pub(super) const GOLDEN_COPY: &str = "/nbv-golden/golden.ipynb";
 /// Transports git may use: the URL schemes nbv accepts. Without this, a URL such as
 /// `ext::sh -c …` would run a command.
 const ALLOWED_PROTOCOLS: &str = "https:http:ssh:git";
@@ -163,27 +173,33 @@ impl GitAccess {
     }
 }
 
-/// The clone container of `checkout`, for `git`.
+/// The clone container of `checkout`: `nbv pod clone` in nbv's image. With
+/// `golden_copy` (the golden notebook's path in this checkout), it also copies the
+/// golden notebook to [`GOLDEN_COPY`].
 pub(super) fn clone_container(
     git: &GitSource,
     access: &GitAccess,
     checkout: Checkout,
+    golden_copy: Option<&str>,
     defaults: &PodDefaults,
 ) -> Container {
     let mut vars = vec![
         env(URL_ENV, &git.url),
         env(REF_ENV, &git.git_ref),
-        env("NBV_WORKSPACE", WORKSPACE),
         env("NBV_CHECKOUT", checkout.dir),
         env("HOME", "/tmp"),
         env("GIT_TERMINAL_PROMPT", "0"),
         env("GIT_ALLOW_PROTOCOL", ALLOWED_PROTOCOLS),
     ];
-    let mut mounts = vec![VolumeMount {
-        name: WORKSPACE_VOLUME.to_owned(),
-        mount_path: WORKSPACE.to_owned(),
-        ..VolumeMount::default()
-    }];
+    let (volume, path) = checkout.volume;
+    let mut mounts = vec![mount(volume, path, false)];
+    if let Some(golden) = golden_copy {
+        vars.extend([
+            env("NBV_GOLDEN_COPY", golden),
+            env("NBV_GOLDEN_TO", GOLDEN_COPY),
+        ]);
+        mounts.push(mount(GOLDEN_VOLUME, GOLDEN_DIR, false));
+    }
     match access {
         GitAccess::Anonymous => {}
         GitAccess::Https { secret } => {
@@ -201,12 +217,8 @@ pub(super) fn clone_container(
             ..VolumeMount::default()
         }),
     }
-    let mut container = restricted_container(checkout.container, &defaults.git_image);
-    container.command = Some(vec![
-        "/bin/sh".to_owned(),
-        "-c".to_owned(),
-        CLONE_SCRIPT.to_owned(),
-    ]);
+    let mut container = restricted_container(checkout.container, &defaults.nbv_image);
+    container.command = Some([NBV_IN_IMAGE, "pod", "clone"].map(str::to_owned).to_vec());
     container.env = Some(vars);
     container.volume_mounts = Some(mounts);
     container.resources = Some(defaults.clone_resources.clone());

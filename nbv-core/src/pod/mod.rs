@@ -64,9 +64,11 @@ mod observe;
 mod placement;
 mod report;
 mod resources;
+mod run;
 mod spec;
 mod syntax;
 mod timeout;
+mod tools;
 mod unimplemented;
 
 use k8s_openapi::api::core::v1::Pod;
@@ -82,7 +84,7 @@ pub use admission::{
 // Why an attempt failed, at its old path; it lives in phase, below pod and models.
 pub use crate::phase::FailureCause;
 pub use defaults::{
-    CloneUser, DEFAULT_GIT_IMAGE, DEFAULT_START_GRACE, MAX_UID, NOBODY_UID,
+    CloneUser, DEFAULT_NBV_IMAGE, DEFAULT_START_GRACE, MAX_UID, NOBODY_UID,
     OPENSHIFT_SECURITY_GROUP, Platform, PodDefaults,
 };
 pub use defaults_file::InvalidPodDefaults;
@@ -98,8 +100,15 @@ pub use report::{
     CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,
 };
 pub use resources::merge_resources;
+pub(crate) use run::cells as run_cells;
+pub use run::{
+    InvalidRunSettings, Judged, ModelEndpoint, PredictionRequest, Probe, RUNNER, RUNNER_FILE,
+    RunSettings, RunnerOutcome, Start, before_run, executed_cells, judge, prediction_entry,
+    with_predictions,
+};
 pub use spec::validation_pod;
 pub use timeout::{DEFAULT_TIMEOUT_SECONDS, InvalidTimeout, TimeoutProblem, timeout_seconds};
+pub use tools::TOOLS_CONTAINER;
 
 /// Label key marking what nbv manages (the Kubernetes recommended label).
 pub const MANAGED_BY_LABEL: &str = "app.kubernetes.io/managed-by";

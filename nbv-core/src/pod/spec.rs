@@ -14,13 +14,14 @@ use crate::compare::{InvalidComparison, STRATEGY_ANNOTATION, Settings};
 use crate::models::ServedModel;
 use crate::phase::Attempt;
 
-use super::container::{WORKSPACE, WORKSPACE_VOLUME};
+use super::container::{GOLDEN_VOLUME, TOOLS_VOLUME, WORKSPACE, WORKSPACE_VOLUME};
 use super::error::PodSpecError;
 use super::executor::{GoldenComparison, notebook_container};
-use super::git::{GOLDEN_CHECKOUT, GitAccess, NOTEBOOK_CHECKOUT, clone_container};
+use super::git::{GOLDEN_CHECKOUT, GOLDEN_COPY, GitAccess, NOTEBOOK_CHECKOUT, clone_container};
 use super::models::model_environment;
 use super::names::{job_label_value, pod_name};
 use super::timeout::timeout_seconds;
+use super::tools::tools_container;
 use super::unimplemented::check_implemented;
 use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults};
 
@@ -147,18 +148,35 @@ pub fn validation_pod(
     check_volumes(user_volumes)?;
     check_mounts(job, user_volumes)?;
 
-    let mut volumes = vec![Volume {
-        name: WORKSPACE_VOLUME.to_owned(),
+    let empty_dir = |name: &str| Volume {
+        name: name.to_owned(),
         empty_dir: Some(EmptyDirVolumeSource::default()),
         ..Volume::default()
-    }];
+    };
+    let mut volumes = vec![empty_dir(WORKSPACE_VOLUME), empty_dir(TOOLS_VOLUME)];
+    if golden.is_some() {
+        volumes.push(empty_dir(GOLDEN_VOLUME));
+    }
     volumes.extend(access.volume(NOTEBOOK_CHECKOUT));
-    let mut init_containers = vec![clone_container(
-        &spec.notebook.git,
-        &access,
-        NOTEBOOK_CHECKOUT,
-        defaults,
-    )];
+    // The golden notebook in the notebook's checkout is copied out of it by the clone.
+    let golden_copy = match &golden {
+        Some(GoldenPlan {
+            clone: None,
+            source_path,
+            ..
+        }) => Some(source_path.as_str()),
+        _ => None,
+    };
+    let mut init_containers = vec![
+        tools_container(defaults),
+        clone_container(
+            &spec.notebook.git,
+            &access,
+            NOTEBOOK_CHECKOUT,
+            golden_copy,
+            defaults,
+        ),
+    ];
     if let Some(GoldenPlan {
         clone: Some((source, access)),
         ..
@@ -169,6 +187,7 @@ pub fn validation_pod(
             &source.git,
             access,
             GOLDEN_CHECKOUT,
+            None,
             defaults,
         ));
     }
@@ -248,6 +267,8 @@ pub fn validation_pod(
 struct GoldenPlan<'a> {
     /// The golden notebook's path in the Pod.
     path: String,
+    /// The golden notebook's path in its repository.
+    source_path: String,
     /// The settings, resolved.
     settings: Settings,
     /// The clone to make, when the golden notebook is not in the notebook's checkout.
@@ -256,8 +277,9 @@ struct GoldenPlan<'a> {
 
 /// The comparison `job` asks for, checked: `None` without `spec.goldenNotebook`.
 ///
-/// A golden notebook in the notebook's repository at the same ref is read from the
-/// notebook's checkout: no second clone.
+/// A golden notebook in the notebook's repository at the same ref is copied out of the
+/// notebook's checkout: no second clone. Either way it ends in the golden volume,
+/// which the notebook container mounts read-only.
 fn golden_plan(job: &NotebookValidationJob) -> Result<Option<GoldenPlan<'_>>, PodSpecError> {
     let spec = &job.spec;
     let Some(golden) = spec.golden_notebook.as_ref() else {
@@ -282,14 +304,18 @@ fn golden_plan(job: &NotebookValidationJob) -> Result<Option<GoldenPlan<'_>>, Po
     check_notebook_path(&golden.path, origin)?;
     let same =
         golden.git.url == spec.notebook.git.url && golden.git.git_ref == spec.notebook.git.git_ref;
-    let (dir, clone) = if same {
-        (NOTEBOOK_CHECKOUT.dir, None)
+    let (path, clone) = if same {
+        (GOLDEN_COPY.to_owned(), None)
     } else {
         let access = GitAccess::of(&golden.git, origin)?;
-        (GOLDEN_CHECKOUT.dir, Some((golden, access)))
+        (
+            format!("{}/{}", GOLDEN_CHECKOUT.dir, golden.path),
+            Some((golden, access)),
+        )
     };
     Ok(Some(GoldenPlan {
-        path: format!("{WORKSPACE}/{dir}/{}", golden.path),
+        path,
+        source_path: golden.path.clone(),
         settings,
         clone,
     }))

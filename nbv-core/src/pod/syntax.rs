@@ -173,7 +173,7 @@ mod tests {
         for good in [
             "alpine/git",
             "alpine/git:2.47.2",
-            super::super::DEFAULT_GIT_IMAGE,
+            super::super::DEFAULT_NBV_IMAGE,
             "registry.example.com:5000/mirror/alpine/git:2.47.2",
             "localhost/git@sha256:062a01ad7a0eb17cff382bc5e26086b4d710e56dfdfdf001109a49b6d9bd378c",
         ] {

@@ -11,7 +11,6 @@ mod outcome;
 mod properties;
 mod settings;
 mod snapshots;
-mod twin;
 
 /// A piece of output text, rendered with noise.
 #[derive(Clone, Debug)]

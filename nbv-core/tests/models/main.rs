@@ -675,7 +675,6 @@ proptest! {
 }
 
 mod pod;
-mod twin;
 
 #[test]
 fn a_predictor_that_says_it_is_not_ready_is_waited_for() {

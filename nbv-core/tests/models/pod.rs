@@ -6,11 +6,10 @@ use k8s_openapi::api::core::v1::Pod;
 use nbv_core::api::{
     ExistingEnvironmentCheck, ModelCheck, ModelValidationResult, NotebookValidationJob,
 };
-use nbv_core::models::{ReportedPrediction, ServedModel, capped_predictions, record_predictions};
+use nbv_core::models::{ReportedPrediction, ServedModel, record_predictions};
 use nbv_core::phase::Attempt;
 use nbv_core::pod::{NOTEBOOK_CONTAINER, PodDefaults, PodSpecError, validation_pod};
 
-use super::twin::{call_script, require_python};
 use super::*;
 
 const ATTEMPT: Attempt = Attempt {
@@ -190,138 +189,6 @@ fn job_with_tolerance(tolerance: &str) -> NotebookValidationJob {
         "targetModels": ["fraud-detector", "serving/iris"],
         "predictionValidation": {"testData": "{}", "expectedOutput": "[1]", "tolerance": tolerance}
     }))
-}
-
-/// A model server on a free local port, answering by path, and a port nothing
-/// listens on; then the check of NBV_MODELS, with PORT and CLOSED replaced.
-const SERVER_DRIVER: &str = r#"
-import http.server, os, socket, threading
-
-class Model(http.server.BaseHTTPRequestHandler):
-    def log_message(self, *args):
-        pass
-
-    def do_POST(self):
-        body = json.loads(self.rfile.read(int(self.headers["Content-Length"])))
-        answers = {
-            "/v1/models/fraud-detector:predict": (200, {"predictions": [1.02]}),
-            "/v2/models/iris/infer": (200, {"outputs": [{"name": "o", "datatype": "INT64", "shape": [1], "data": [2]}]}),
-            "/v1/models/broken:predict": (503, "no healthy upstream"),
-            "/v1/models/chatty:predict": (200, "<html>hello</html>"),
-        }
-        if body != {"instances": [[1.5, 2]]} or self.headers["Content-Type"] != "application/json":
-            code, answer = 400, "unexpected request %r" % body
-        else:
-            code, answer = answers.get(self.path, (404, "no model at " + self.path))
-        data = (answer if isinstance(answer, str) else json.dumps(answer)).encode()
-        self.send_response(code)
-        self.send_header("Content-Length", str(len(data)))
-        self.end_headers()
-        self.wfile.write(data)
-
-def twin(models):
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", 0), Model)
-    threading.Thread(target=server.serve_forever, daemon=True).start()
-    closed = socket.socket()
-    closed.bind(("127.0.0.1", 0))
-    closed_port = closed.getsockname()[1]
-    closed.close()
-    text = models.replace("PORT", str(server.server_address[1])).replace("CLOSED", str(closed_port))
-    os.environ["NBV_MODELS"] = text
-    entries, error = check_models()
-    server.shutdown()
-    return json.dumps([entries, error, encode([], error, None, None, entries)])
-"#;
-
-#[test]
-fn the_pod_asks_each_model_and_reports_what_it_answered() {
-    require_python();
-    let job = job(json!({
-        "targetModels": ["fraud-detector", "serving/iris", "broken", "chatty", "absent"],
-        "predictionValidation": {
-            "testData": "{\"instances\": [[1.5, 2]]}",
-            "expectedOutput": "[1]",
-            "tolerance": "0.05"
-        }
-    }));
-    let local = |name, port: &str| {
-        served(
-            "ml",
-            name,
-            &format!("http://127.0.0.1:{port}/"),
-            Protocol::V1,
-        )
-    };
-    let mut iris = local("iris", "PORT");
-    iris.model.namespace = "serving".to_owned();
-    iris.protocol = Protocol::V2;
-    let models = [
-        local("fraud-detector", "PORT"),
-        iris,
-        local("broken", "PORT"),
-        local("chatty", "PORT"),
-        local("absent", "CLOSED"),
-    ];
-    let pod =
-        validation_pod(&job, ATTEMPT, None, Some(&models), &PodDefaults::default()).expect("a pod");
-    let env = notebook_env(&pod);
-    let settings = &env
-        .iter()
-        .find(|(name, _)| name == "NBV_MODELS")
-        .expect("NBV_MODELS")
-        .1;
-
-    let output = call_script(SERVER_DRIVER, &[json!([settings])], &[]);
-    let (entries, error, encoded): (Vec<ReportedPrediction>, Value, String) =
-        serde_json::from_str(&output[0]).expect("JSON");
-    let verdicts: Vec<(&str, bool)> = entries.iter().map(|e| (e.model.as_str(), e.ok)).collect();
-    assert_eq!(
-        verdicts,
-        [
-            ("ml/fraud-detector", true),
-            ("serving/iris", false),
-            ("ml/broken", false),
-            ("ml/chatty", false),
-            ("ml/absent", false)
-        ]
-    );
-    let detail = |i: usize| entries[i].detail.clone().unwrap_or_default();
-    assert_eq!(
-        detail(1),
-        "at $[0]: expected 1, the model answered 2 (tolerance 0.05)"
-    );
-    assert_eq!(entries[1].actual.as_deref(), Some("[2]"));
-    assert!(
-        detail(2).starts_with("HTTP 503 from http://127.0.0.1:"),
-        "{}",
-        detail(2)
-    );
-    assert!(
-        detail(2).ends_with("/v1/models/broken:predict: no healthy upstream"),
-        "{}",
-        detail(2)
-    );
-    assert!(detail(3).contains("is not JSON"), "{}", detail(3));
-    assert!(
-        detail(4).starts_with("cannot reach http://127.0.0.1:"),
-        "{}",
-        detail(4)
-    );
-    assert_eq!(
-        error,
-        json!({"kind": "model", "ename": "PredictionMismatch",
-               "evalue": "model serving/iris: at $[0]: expected 1, the model answered 2 (tolerance 0.05)"})
-    );
-
-    // The report the Pod writes is the core's, and fails the job naming the model.
-    let report = nbv_core::pod::RunReport::parse(&encoded).expect("a report");
-    assert_eq!(report.encode(), encoded);
-    // Failures first, within the budget of `mdl`.
-    assert_eq!(report.mdl, Some(capped_predictions(&entries)));
-    assert_eq!(
-        report.mdl.as_ref().map(|m| m[0].model.as_str()),
-        Some("serving/iris")
-    );
 }
 
 #[test]

@@ -11,8 +11,8 @@ use super::*;
 
 /// A file with every field, as docs/configuration.md describes it.
 const FULL: &str = r#"
+image: registry.example.com:5000/mirror/nbv:0.2.0@sha256:062a01ad7a0eb17cff382bc5e26086b4d710e56dfdfdf001109a49b6d9bd378c
 clone:
-  image: registry.example.com:5000/mirror/alpine/git:2.47.2@sha256:062a01ad7a0eb17cff382bc5e26086b4d710e56dfdfdf001109a49b6d9bd378c
   user: auto
   resources:
     requests: {cpu: 50m, memory: 64Mi}
@@ -72,7 +72,7 @@ fn a_full_file_sets_every_setting_and_an_empty_one_none() {
         assert_eq!(defaults(empty), PodDefaults::default(), "{empty:?}");
     }
     let full = defaults(FULL);
-    assert!(full.git_image.starts_with("registry.example.com:5000/"));
+    assert!(full.nbv_image.starts_with("registry.example.com:5000/"));
     assert_eq!(full.clone_user, CloneUser::Auto);
     assert_eq!(
         quantity(&full.clone_resources, true, "cpu").as_deref(),
@@ -102,17 +102,13 @@ fn each_bad_field_is_named() {
     let cases = [
         ("colne: {}", "colne", "unknown field"),
         ("clone: {imag: x}", "clone.imag", "unknown field"),
+        ("image: Alpine/Nbv", "image", "not an image reference"),
         (
-            "clone: {image: Alpine/Git}",
-            "clone.image",
+            "image: 'alpine/git@sha256:abc'",
+            "image",
             "not an image reference",
         ),
-        (
-            "clone: {image: 'alpine/git@sha256:abc'}",
-            "clone.image",
-            "not an image reference",
-        ),
-        ("clone: {image: 3}", "clone.image", "must be a string"),
+        ("image: 3", "image", "must be a string"),
         ("clone: {user: root}", "clone.user", "must be auto, none"),
         ("clone: {user: 0}", "clone.user", "0 is root"),
         ("clone: {user: -5}", "clone.user", "must be auto, none"),
@@ -215,20 +211,19 @@ fn each_bad_field_is_named() {
 }
 
 #[test]
-fn the_default_clone_image_is_pinned_by_digest() {
-    let (_, digest) = nbv_core::pod::DEFAULT_GIT_IMAGE
-        .split_once("@sha256:")
-        .expect("a digest");
-    assert_eq!(digest.len(), 64);
-    assert!(
-        digest
-            .bytes()
-            .all(|b| b.is_ascii_hexdigit() && !b.is_ascii_uppercase())
-    );
+fn the_default_image_is_nbvs_own_of_this_version_and_the_clone_image_is_refused() {
+    let tag = nbv_core::pod::DEFAULT_NBV_IMAGE
+        .rsplit_once(':')
+        .expect("a tag")
+        .1;
+    assert_eq!(tag, env!("CARGO_PKG_VERSION"));
     assert_eq!(
-        PodDefaults::default().with_git_image(nbv_core::pod::DEFAULT_GIT_IMAGE),
+        PodDefaults::default().with_nbv_image(nbv_core::pod::DEFAULT_NBV_IMAGE),
         Ok(PodDefaults::default())
     );
+    let (field, problem) = field_of("clone: {image: docker.io/alpine/git:2.47.2}");
+    assert_eq!(field, "clone.image");
+    assert!(problem.contains("top-level `image`"), "{problem}");
 }
 
 /// A job whose Pod has both clone containers.
@@ -273,7 +268,8 @@ fn the_clone_user_follows_the_setting_and_the_platform() {
     ] {
         let pod = pod_with(user, platform);
         for (name, uid, gid) in security_user_ids(&pod) {
-            let expected = [CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER]
+            // nbv's own containers (nbv's image) take the setting; the notebook's, not.
+            let expected = [TOOLS_CONTAINER, CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER]
                 .contains(&name.as_str())
                 .then_some(clone_uid)
                 .flatten();
@@ -287,7 +283,7 @@ fn the_clone_user_follows_the_setting_and_the_platform() {
 fn every_container_has_requests_and_limits() {
     let job = golden_job();
     let pod = validation_pod(&job, ATTEMPT, None, None, &PodDefaults::default()).expect("pod");
-    assert_eq!(containers(&pod).len(), 3);
+    assert_eq!(containers(&pod).len(), 4);
     for c in containers(&pod) {
         let resources = c.resources.as_ref().expect("resources");
         for limits in [false, true] {

@@ -286,3 +286,79 @@ fn a_host_path_volume_is_refused_by_its_index() {
     ));
     assert_eq!(err.failure().reason.as_str(), "PodSpecInvalid");
 }
+
+/// Every NotebookValidationJob in the repository's examples.
+fn example_jobs() -> Vec<NotebookValidationJob> {
+    let root = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../examples");
+    let mut stack = vec![root];
+    let mut jobs = Vec::new();
+    while let Some(dir) = stack.pop() {
+        for entry in std::fs::read_dir(&dir).expect("examples").flatten() {
+            let path = entry.path();
+            if path.is_dir() {
+                stack.push(path);
+                continue;
+            }
+            if !matches!(
+                path.extension().and_then(|e| e.to_str()),
+                Some("yaml" | "yml")
+            ) {
+                continue;
+            }
+            let text = std::fs::read_to_string(&path).expect("readable");
+            for doc in serde_yaml_ng::Deserializer::from_str(&text) {
+                let Ok(value) = <Value as serde::Deserialize>::deserialize(doc) else {
+                    continue;
+                };
+                if value["kind"] != "NotebookValidationJob" {
+                    continue;
+                }
+                let mut job: NotebookValidationJob = serde_json::from_value(value).expect("a job");
+                job.metadata
+                    .namespace
+                    .get_or_insert_with(|| "default".to_owned());
+                job.metadata.uid = Some("uid-example".to_owned());
+                jobs.push(job);
+            }
+        }
+    }
+    jobs
+}
+
+/// What nbv adds to a Pod beyond the user's own fields stays under 4 KiB: the Pod's
+/// JSON less the job's spec (everything the user wrote, which the Pod may copy), for
+/// every upstream sample and example nbv builds a Pod for.
+#[test]
+fn the_pod_spec_nbv_adds_stays_under_4_kib() {
+    const TARGET: usize = 4096;
+    let jobs: Vec<NotebookValidationJob> =
+        sample_jobs().into_iter().chain(example_jobs()).collect();
+    let mut built = 0;
+    let mut largest = (0, String::new());
+    for job in &jobs {
+        let Ok(pod) = validation_pod(job, ATTEMPT, None, None, &PodDefaults::default()) else {
+            continue;
+        };
+        built += 1;
+        let pod_bytes = serde_json::to_string(&pod).expect("json").len();
+        let user_bytes = serde_json::to_string(&job.spec).expect("json").len();
+        let added = pod_bytes.saturating_sub(user_bytes);
+        let name = job.metadata.name.clone().unwrap_or_default();
+        assert!(
+            added <= TARGET,
+            "{name}: nbv adds {added} bytes to the Pod (target {TARGET})"
+        );
+        if added > largest.0 {
+            largest = (added, name);
+        }
+    }
+    assert!(
+        built >= 10,
+        "only {built} of {} jobs made a Pod",
+        jobs.len()
+    );
+    println!(
+        "largest addition: {} bytes ({}), over {built} Pods",
+        largest.0, largest.1
+    );
+}

@@ -84,9 +84,14 @@ pub struct RunArgs {
     /// (docs/configuration.md); checked at start. Without it, nbv's defaults.
     #[arg(long, env = "NBV_POD_DEFAULTS", value_name = "FILE")]
     pub pod_defaults: Option<PathBuf>,
-    /// Image of the validation Pods' clone containers (a mirror's copy of the default,
-    /// for example); wins over the file's `clone.image`.
-    #[arg(long, env = "NBV_CLONE_IMAGE", value_name = "IMAGE")]
+    /// nbv's own image, which the validation Pods' `nbv-tools` and clone containers run
+    /// (the operator's image, by digest, or a mirror's copy); wins over the file's
+    /// `image`.
+    #[arg(long, env = "NBV_IMAGE", value_name = "IMAGE")]
+    pub nbv_image: Option<String>,
+    /// Removed: the clone runs in nbv's own image (`--nbv-image`). Still read, to refuse
+    /// it by name rather than ignore it.
+    #[arg(long, env = "NBV_CLONE_IMAGE", value_name = "IMAGE", hide = true)]
     pub clone_image: Option<String>,
 }
 

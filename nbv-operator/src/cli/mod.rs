@@ -52,6 +52,9 @@ pub enum Command {
     /// Run Argo CD health checks offline: evaluate one on objects, or run test suites.
     #[command(subcommand)]
     Health(commands::health::HealthCommand),
+    /// What nbv does inside a validation Pod: install, clone, run the notebook.
+    #[command(subcommand)]
+    Pod(commands::pod::PodCommand),
 }
 
 /// `nbv triggers ...`
@@ -153,6 +156,9 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Olm(command) => {
             commands::olm::run(&command, &mut stdout.lock(), &mut stderr.lock())
+        }
+        Command::Pod(command) => {
+            commands::pod::run(&command, &mut stdout.lock(), &mut stderr.lock())
         }
         Command::Health(command) => commands::health::run(
             command,

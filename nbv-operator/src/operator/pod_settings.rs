@@ -1,5 +1,5 @@
 //! The settings of validation Pods in `nbv run`: the Pod defaults file
-//! (`--pod-defaults`) and `--clone-image`, read and checked once at start, and the
+//! (`--pod-defaults`) and `--nbv-image`, read and checked once at start, and the
 //! platform, detected once when the controller starts.
 
 use std::path::{Path, PathBuf};
@@ -25,33 +25,45 @@ pub enum PodSettingsError {
         /// The field and what is wrong with it.
         source: InvalidPodDefaults,
     },
-    /// `--clone-image` is not an image reference.
-    #[error("--clone-image (NBV_CLONE_IMAGE): {0}")]
-    CloneImage(InvalidPodDefaults),
+    /// `--nbv-image` is not an image reference.
+    #[error("--nbv-image (NBV_IMAGE): {0}")]
+    NbvImage(InvalidPodDefaults),
+    /// `--clone-image` was given: it is gone.
+    #[error(
+        "--clone-image (NBV_CLONE_IMAGE) is no longer read: the validation Pod clones with \
+         nbv's own image; remove it, and set --nbv-image (NBV_IMAGE) for a mirror of nbv's image"
+    )]
+    CloneImageRemoved,
 }
 
 /// The Pod defaults of `nbv run`: the file's, or nbv's built-in ones without a file;
-/// then `clone_image`, which wins over the file's `clone.image`.
+/// then `nbv_image`, which wins over the file's `image`. `clone_image`, the removed
+/// `--clone-image`, is refused by name.
 ///
 /// # Examples
 ///
 /// ```
 /// use nbv_operator::operator::pod_settings::load;
 ///
-/// let defaults = load(None, Some("mirror.example.com/alpine/git:2.47.2"))?;
-/// assert_eq!(defaults.git_image, "mirror.example.com/alpine/git:2.47.2");
-/// assert!(load(None, Some("not an image")).is_err());
+/// let defaults = load(None, Some("mirror.example.com/nbv:0.2.0"), None)?;
+/// assert_eq!(defaults.nbv_image, "mirror.example.com/nbv:0.2.0");
+/// assert!(load(None, Some("not an image"), None).is_err());
+/// assert!(load(None, None, Some("docker.io/alpine/git")).is_err());
 /// # Ok::<(), nbv_operator::operator::pod_settings::PodSettingsError>(())
 /// ```
 ///
 /// # Errors
 ///
-/// [`PodSettingsError`] when the file cannot be read, or it or `clone_image` is not
-/// valid: the message names the field.
+/// [`PodSettingsError`] when the file cannot be read, or it or `nbv_image` is not
+/// valid, or `clone_image` is given: the message names the field.
 pub fn load(
     file: Option<&Path>,
+    nbv_image: Option<&str>,
     clone_image: Option<&str>,
 ) -> Result<PodDefaults, PodSettingsError> {
+    if clone_image.is_some() {
+        return Err(PodSettingsError::CloneImageRemoved);
+    }
     let defaults = match file {
         None => PodDefaults::default(),
         Some(path) => {
@@ -65,10 +77,10 @@ pub fn load(
             })?
         }
     };
-    match clone_image {
+    match nbv_image {
         Some(image) => defaults
-            .with_git_image(image)
-            .map_err(PodSettingsError::CloneImage),
+            .with_nbv_image(image)
+            .map_err(PodSettingsError::NbvImage),
         None => Ok(defaults),
     }
 }

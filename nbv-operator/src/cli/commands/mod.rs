@@ -5,6 +5,7 @@ pub mod crd;
 pub mod health;
 pub mod lint;
 pub mod olm;
+pub mod pod;
 pub mod run;
 #[cfg(feature = "simulate")]
 pub mod simulate;

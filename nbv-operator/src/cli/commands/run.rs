@@ -76,6 +76,7 @@ pub async fn run(args: RunArgs) -> u8 {
     // The Pod settings first: a mistake in them stops nbv at once, naming the field.
     let pod_defaults = match crate::operator::pod_settings::load(
         args.pod_defaults.as_deref(),
+        args.nbv_image.as_deref(),
         args.clone_image.as_deref(),
     ) {
         Ok(defaults) => defaults,

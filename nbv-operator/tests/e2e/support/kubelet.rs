@@ -18,10 +18,10 @@
 //!
 //! What it maps: every volume mount is a directory under a temporary root (emptyDir
 //! empty, Secret and ConfigMap volumes holding their keys as files), and every
-//! environment value or working directory that names a mounted path, and the
-//! termination-message path, is rewritten to its directory. Scripts receive paths from
-//! the environment (`NBV_WORKSPACE`, `NBV_REPOSITORY`, …), so they run unchanged.
-//! `python3` is the papermill virtualenv's (`NBV_E2E_PYTHON`).
+//! command-line argument, environment value or working directory that names a mounted
+//! path, and the termination-message path, is rewritten to its directory. nbv's image's
+//! `/nbv` is the binary under test; `python3` is the papermill virtualenv's
+//! (`NBV_E2E_PYTHON`), first in `PATH`, and `git` and `ssh` this machine's.
 //!
 //! A test can make a Pod be evicted instead of run ([`Kubelet::evict`]).
 
@@ -611,8 +611,17 @@ impl Volumes {
                 finished: now(),
             });
         }
+        // nbv's image has nbv at /nbv: here, the binary under test. Paths in the
+        // command line are mapped like the environment's (`/nbv-tools/nbv` is the copy
+        // `nbv pod install` made in the Pod's emptyDir).
+        if argv[0] == "/nbv" {
+            argv[0] = env!("CARGO_BIN_EXE_nbv").to_owned();
+        }
         if argv[0] == "python3" || argv[0] == "python" {
             argv[0] = python().display().to_string();
+        }
+        for arg in &mut argv {
+            *arg = Self::map(&mounts, arg);
         }
         let log = self.root.join(format!("{}.log", container.name));
         let out = std::fs::File::create(&log).map_err(|_| Stopped::Deleted)?;
