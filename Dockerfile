@@ -103,12 +103,13 @@ LABEL org.opencontainers.image.title="nbv" \
 # container in: ssh refuses to run for a user id without a passwd entry, and OpenShift's
 # restricted-v2 assigns a user id from the namespace's range that no image knows, so
 # `nbv pod clone` adds the entry for an SSH URL. The Deployment's root filesystem is
-# read-only, so the operator's own container cannot change it. 65532 gets an entry
-# here, with the writable /tmp as home.
+# read-only, so the operator's own container cannot change it. The image's own user,
+# 65532, gets an entry here (`nonroot`, as in distroless), with the writable /tmp as
+# home; the clone on Kubernetes runs as 65534, Debian's `nobody`.
 RUN apt-get update \
     && apt-get install -y --no-install-recommends git openssh-client ca-certificates \
     && rm -rf /var/lib/apt/lists/* \
-    && echo 'nbv:x:65532:0:nbv:/tmp:/usr/sbin/nologin' >> /etc/passwd \
+    && echo 'nonroot:x:65532:0:nonroot:/tmp:/usr/sbin/nologin' >> /etc/passwd \
     && chmod g=u /etc/passwd
 # /nbv, and /usr/local/bin/nbv linking to it so that `command: ["nbv"]` works too (the
 # directory copy keeps the link).

@@ -207,7 +207,7 @@ fn the_dockerfile_builds_the_nbv_binary_and_runs_it_as_any_non_root_user() {
     assert!(has("USER 65532:0"));
     assert!(has("&& chmod g=u /etc/passwd"));
     assert!(has(
-        "&& echo 'nbv:x:65532:0:nbv:/tmp:/usr/sbin/nologin' >> /etc/passwd"
+        "&& echo 'nonroot:x:65532:0:nonroot:/tmp:/usr/sbin/nologin' >> /etc/passwd"
     ));
     for label in ["title", "description", "source", "licenses"] {
         assert!(
