@@ -32,9 +32,12 @@ fn build_lua() {
         .warnings(false)
         .flag_if_supported("-fno-common")
         .compile("nbv_lua51");
-    if target.contains("linux") {
-        // `LUA_USE_LINUX` brings dlopen (package.loadlib, removed by the sandbox) and
-        // the maths library.
+    // `LUA_USE_LINUX` brings dlopen (package.loadlib, removed by the sandbox) and the
+    // maths library. glibc has them in libdl and libm; musl has them in its libc.a, and
+    // asking for them there would link the build machine's glibc libm.so into nbv's
+    // static binary (the image's build, docs/install.md), which then fails to start.
+    let musl = std::env::var("CARGO_CFG_TARGET_ENV").is_ok_and(|env| env == "musl");
+    if target.contains("linux") && !musl {
         println!("cargo:rustc-link-lib=dylib=dl");
         println!("cargo:rustc-link-lib=dylib=m");
     }

@@ -184,6 +184,40 @@ fn the_csv_describes_the_release() {
     }
 }
 
+/// The validation Pods run nbv's own image (their nbv-tools and clone init containers),
+/// which the operator learns from NBV_IMAGE: the CSV sets it to the operator's image,
+/// and the catalog lists that image among this release's related images, which is what
+/// mirroring tools (`oc-mirror`) copy for disconnected clusters.
+#[test]
+fn the_csv_gives_the_operator_its_own_image_for_the_validation_pods() {
+    let csv = csv();
+    let image = csv["metadata"]["annotations"]["containerImage"].clone();
+    let container = &csv["spec"]["install"]["spec"]["deployments"][0]["spec"]["template"]["spec"]["containers"]
+        [0];
+    let nbv_image: Vec<&Value> = container["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter(|e| e["name"] == "NBV_IMAGE")
+        .collect();
+    assert_eq!(
+        nbv_image.len(),
+        1,
+        "the CSV's Deployment sets NBV_IMAGE once"
+    );
+    assert_eq!(nbv_image[0]["value"], image);
+    let bundles = catalog_bundles();
+    let related = &bundles[&format!("{PACKAGE}.v{VERSION}")]["relatedImages"];
+    assert!(
+        related
+            .as_array()
+            .into_iter()
+            .flatten()
+            .any(|r| r["image"] == image),
+        "the catalog's related images of this release list {image}: {related}"
+    );
+}
+
 #[test]
 fn the_bundle_metadata_names_the_package_channel_and_openshift_versions() {
     let annotations = &single("bundle/metadata/annotations.yaml")["annotations"];

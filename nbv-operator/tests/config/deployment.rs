@@ -154,19 +154,69 @@ fn the_dockerfile_builds_the_nbv_binary_and_runs_it_as_any_non_root_user() {
             "the image must be built without the `simulate` feature: {build}"
         );
     }
-    assert!(has("install -m 0755 target/release/nbv /out/nbv"));
+    // Static, against musl: the validation Pod runs the copied /nbv in the user's image
+    // (docs/notebooks.md, "The nbv binary in the validation Pod"). Every build is for
+    // the builder's musl target, whose C (nbv-lua's Lua, ring) musl-gcc compiles.
+    for build in lines.iter().filter(|l| l.contains("cargo build")) {
+        assert!(
+            build.contains("--target \"$(cat /rust-target)\""),
+            "every build is for the musl target: {build}"
+        );
+    }
+    for needle in [
+        "amd64) echo x86_64-unknown-linux-musl ;;",
+        "arm64) echo aarch64-unknown-linux-musl ;;",
+        "rustup target add \"$(cat /rust-target)\"",
+        "apt-get install -y --no-install-recommends musl-tools file",
+        "CC_x86_64_unknown_linux_musl=musl-gcc",
+        "CC_aarch64_unknown_linux_musl=musl-gcc",
+    ] {
+        assert!(has(needle), "the builder lacks `{needle}`");
+    }
+    assert!(has(
+        "install -m 0755 \"target/$(cat /rust-target)/release/nbv\" /out/nbv"
+    ));
+    // The build checks that the binary runs and is static, and runs it in an empty image.
+    assert!(has("&& /out/nbv --version"));
+    assert!(has("grep -Eq 'static-pie linked|statically linked'"));
+    assert!(has("grep -Eq 'statically linked|not a dynamic executable'"));
+    let scratch = lines
+        .iter()
+        .position(|l| *l == "FROM scratch AS static")
+        .expect("a stage that runs nbv in an empty image");
+    assert_eq!(lines[scratch + 1], "COPY --from=builder /out/nbv /nbv");
+    assert_eq!(lines[scratch + 2], "RUN [\"/nbv\", \"--version\"]");
     assert!(
-        has("ln -s /nbv /out/usr/local/bin/nbv"),
+        has("COPY --from=static /nbv /nbv"),
+        "the runtime takes nbv from the checked stage, so that the check is built"
+    );
+    assert!(
+        has("ln -s /nbv /out/usr/local/bin/nbv") && has("COPY --from=builder /out/usr/ /usr/"),
         "`nbv` must also be on PATH (docs/wait.md runs command: [nbv])"
     );
-    assert!(has("COPY --from=builder /out/ /"));
     assert!(has("ENTRYPOINT [\"/nbv\"]"));
-    // A numeric non-root user, for runAsNonRoot without a passwd lookup; the binary is
-    // readable and executable by any user, as OpenShift's arbitrary ones.
-    assert!(has("USER 65532:65532"));
-    assert!(has("FROM gcr.io/distroless/cc-debian12:nonroot"));
+    // The runtime has what `nbv pod clone` runs: git, ssh and CA certificates.
+    assert!(has("FROM debian:bookworm-slim"));
+    assert!(has(
+        "&& apt-get install -y --no-install-recommends git openssh-client ca-certificates"
+    ));
+    assert!(has("&& rm -rf /var/lib/apt/lists/*"));
+    // A numeric non-root user, for runAsNonRoot without a passwd lookup, in group 0 as
+    // OpenShift's arbitrary users are; /etc/passwd writable by that group, so that
+    // `nbv pod clone` can add the entry ssh needs for such a user.
+    assert!(has("USER 65532:0"));
+    assert!(has("&& chmod g=u /etc/passwd"));
+    assert!(has(
+        "&& echo 'nonroot:x:65532:0:nonroot:/tmp:/usr/sbin/nologin' >> /etc/passwd"
+    ));
+    for label in ["title", "description", "source", "licenses"] {
+        assert!(
+            dockerfile.contains(&format!("org.opencontainers.image.{label}=")),
+            "the OCI label {label}"
+        );
+    }
 
-    // The toolchain is the workspace's rust-version, on the runtime's Debian release.
+    // The toolchain is the workspace's rust-version.
     let workspace = read("Cargo.toml");
     let rust_version = workspace
         .lines()

@@ -56,12 +56,19 @@ const HEALTH_TESTS: &str = "config/argocd/tests/";
 /// inputs of promtool, not manifests to deploy.
 const PROMTOOL_FILES: &str = "config/monitoring/promtool/";
 
+/// kustomize's transformer configurations (a kustomization's `configurations`, such as
+/// `config/manager/kustomizeconfig.yaml`): inputs of kustomize, not manifests to deploy.
+fn is_kustomize_configuration(file: &str) -> bool {
+    file.ends_with("/kustomizeconfig.yaml")
+}
+
 /// The YAML files that are manifests or kustomizations.
 fn yaml_files() -> Vec<String> {
     config_files()
         .into_iter()
         .filter(|f| f.ends_with(".yaml") || f.ends_with(".yml"))
         .filter(|f| !f.starts_with(HEALTH_TESTS) && !f.starts_with(PROMTOOL_FILES))
+        .filter(|f| !is_kustomize_configuration(f))
         .collect()
 }
 

@@ -56,9 +56,10 @@ fn the_deployments_commented_pod_settings_are_real() {
         .lines()
         .filter_map(|l| l.trim().strip_prefix("# - name: "))
         .collect();
-    for name in ["NBV_POD_DEFAULTS", "NBV_CLONE_IMAGE"] {
-        assert!(commented.contains(&name), "the Deployment shows {name}");
-    }
+    assert!(
+        commented.contains(&"NBV_POD_DEFAULTS"),
+        "the Deployment shows NBV_POD_DEFAULTS"
+    );
     let command = Cli::command();
     let known: BTreeSet<String> = command
         .get_subcommands()
@@ -71,8 +72,7 @@ fn the_deployments_commented_pod_settings_are_real() {
     for name in commented.iter().filter(|n| n.starts_with("NBV_")) {
         assert!(known.contains(*name), "{name} is not read by nbv run");
     }
-    // The mirror it shows is an image reference, and the file is mounted where the
-    // variable points.
+    // The file is mounted where the variable points.
     let value_of = |name: &str| {
         let lines: Vec<&str> = deployment.lines().map(str::trim).collect();
         let at = lines
@@ -84,9 +84,6 @@ fn the_deployments_commented_pod_settings_are_real() {
             .expect("a value")
             .to_owned()
     };
-    PodDefaults::default()
-        .with_git_image(&value_of("NBV_CLONE_IMAGE"))
-        .expect("an image reference");
     let path = value_of("NBV_POD_DEFAULTS");
     assert!(
         deployment.contains(&format!("#     mountPath: {path}")),
