@@ -1,17 +1,17 @@
 //! The comparison with a golden notebook: its properties over generated notebook
-//! pairs, snapshots of what it reports, the settings it refuses, and the Python twin
-//! the validation Pod runs, held to identical reports.
+//! pairs, snapshots of what it reports, the settings it refuses, and nbval's cell
+//! markers.
 
 use nbv_core::api::{ComparisonConfig, ComparisonStrategy};
 use nbv_core::compare::Settings;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+mod nbval;
 mod outcome;
 mod properties;
 mod settings;
 mod snapshots;
-mod twin;
 
 /// A piece of output text, rendered with noise.
 #[derive(Clone, Debug)]
