@@ -10,6 +10,7 @@ use serde_json::{Value, json};
 mod nbval;
 mod outcome;
 mod properties;
+mod samples;
 mod settings;
 mod snapshots;
 
