@@ -1,8 +1,7 @@
 //! Comparing an executed notebook with its golden notebook.
 //!
-//! [`compare`] is the definition: `executed, golden, settings → report`. The validation
-//! Pod runs the same algorithm in Python (`pod/scripts/compare_notebooks.py`, a twin
-//! tested against this one on generated notebooks) and reports the outcome in its
+//! [`compare`] is the one implementation: `executed, golden, settings → report`. The
+//! validation Pod runs this comparison through `nbv` and reports the outcome in its
 //! termination message ([`ReportedComparison`], key `cmp`); nbv reads it into
 //! `status.comparisonResult` and fails the run when a cell differs.
 //!
@@ -27,6 +26,15 @@
 //!   reproducible with `ignoreOutputTypes: [image/png]`.
 //! - **execution counts** are compared, after the outputs, unless
 //!   `ignoreExecutionCount` (the default).
+//! - **nbval's markers** ([`CellMarks`], read from the cell in both notebooks: a mark
+//!   in either applies) say what a golden cell expects ([`Expectation`]):
+//!   `# NBVAL_SKIP` nothing, `# NBVAL_IGNORE_OUTPUT` no outputs compared,
+//!   `# NBVAL_RAISES_EXCEPTION` its error output compared like any other (the cell
+//!   that does not raise then misses it), `# NBVAL_CHECK_OUTPUT` the default; or the
+//!   tags `nbval-skip`, `nbval-ignore-output`, `nbval-raises-exception`,
+//!   `raises-exception`, `nbval-check-output`. A golden cell never executed (no
+//!   execution count, no outputs) expects nothing, as in nbval. Markers never excuse a
+//!   missing or extra cell.
 //!
 //! Every difference fails the comparison; its severity (`minor` for an execution count,
 //! `critical` for a missing or extra cell or an error, `major` otherwise) tells what to
@@ -49,9 +57,16 @@
 //! let report = compare(&drifted, &golden, &Settings::default());
 //! assert_eq!((report.total_cells, report.matched_cells), (2, 0));
 //! assert_eq!(report.differences[0].kind, DiffKind::OutputContent);
+//!
+//! // The author marked the cell whose output changes every run.
+//! let mut marked = drifted.clone();
+//! marked["cells"][1]["source"] = json!("# NBVAL_IGNORE_OUTPUT\nprint(finished())");
+//! let report = compare(&marked, &golden, &Settings::default());
+//! assert_eq!((report.total_cells, report.matched_cells), (2, 1));
 //! ```
 
 mod markers;
+mod nbval;
 mod normalize;
 mod outputs;
 mod pattern;
@@ -63,6 +78,7 @@ use serde_json::Value;
 use crate::api::ComparisonStrategy;
 
 pub use markers::{ADDRESS_MARKER, MARKER};
+pub use nbval::{CellMarks, Expectation};
 pub use normalize::{
     ADDRESS, BUILT_IN_TIMESTAMPS, NUMBER, mask_timestamps, normalize, numbers_match,
 };
@@ -103,7 +119,16 @@ pub fn compare(executed: &Value, golden: &Value, settings: &Settings) -> Compari
     let mut differences = Vec::new();
     for position in 0..total {
         let difference = match (run.get(position), expected.get(position)) {
-            (Some(actual), Some(golden)) => cell_difference(actual, golden, settings),
+            (Some(actual), Some(golden)) => {
+                match Expectation::of(actual.marks.or(golden.marks), golden.executed) {
+                    Expectation::Anything => None,
+                    Expectation::Ran => count_difference(actual, golden, settings),
+                    Expectation::Outputs { raises_exception } => {
+                        output_difference(actual, golden, settings, raises_exception)
+                            .or_else(|| count_difference(actual, golden, settings))
+                    }
+                }
+            }
             (None, Some(golden)) => Some(Difference {
                 cell: golden.index,
                 kind: DiffKind::MissingCell,
@@ -138,11 +163,13 @@ fn snippet(item: &Item) -> String {
     clean(&item.text, MAX_SNIPPET)
 }
 
-/// The first difference between a cell of the run and its golden counterpart.
-fn cell_difference(
+/// The first difference between the outputs of a cell of the run and its golden
+/// counterpart's.
+fn output_difference(
     actual: &CodeCell,
     golden: &CodeCell,
     settings: &Settings,
+    raises_exception: bool,
 ) -> Option<Difference> {
     let outputs = actual.items.len().max(golden.items.len());
     for k in 0..outputs {
@@ -157,6 +184,13 @@ fn cell_difference(
                 format!("output {k} ({}) differs", e.label),
             ),
             (Some(_), Some(_)) => continue,
+            (None, Some(e)) if raises_exception && e.label == "error" => (
+                DiffKind::MissingOutput,
+                format!(
+                    "output {k} (error) is missing: the cell is marked to raise an exception \
+                     and did not"
+                ),
+            ),
             (None, Some(e)) => (
                 DiffKind::MissingOutput,
                 format!("output {k} ({}) is missing", e.label),
@@ -181,6 +215,15 @@ fn cell_difference(
             detail,
         });
     }
+    None
+}
+
+/// The execution counts' difference, unless `ignoreExecutionCount`.
+fn count_difference(
+    actual: &CodeCell,
+    golden: &CodeCell,
+    settings: &Settings,
+) -> Option<Difference> {
     if !settings.ignore_execution_count && actual.execution_count != golden.execution_count {
         return Some(Difference {
             cell: actual.index,

@@ -3,17 +3,22 @@
 
 use serde_json::Value;
 
-use super::Settings;
+use super::{CellMarks, Settings};
 
 /// papermill marks the cells it inserts into a failed notebook with this tag; they are
 /// not the notebook's and do not count in cell indices.
 const PAPERMILL_ERROR_TAG: &str = "papermill-error-cell-tag";
 
-/// A code cell: its index in the notebook, its execution count, its output items.
+/// A code cell: its index in the notebook, its execution count, its output items, its
+/// nbval markers and whether it was executed.
 pub(super) struct CodeCell {
     pub index: u64,
     pub execution_count: Value,
     pub items: Vec<Item>,
+    pub marks: CellMarks,
+    /// It has an execution count or an output (before `ignoreOutputTypes` leaves any
+    /// out): a golden cell that has neither was never run and expects nothing.
+    pub executed: bool,
 }
 
 /// One compared piece of output.
@@ -47,11 +52,18 @@ pub(super) fn code_cells(notebook: &Value, settings: &Settings) -> Vec<CodeCell>
         if cell.get("cell_type").and_then(Value::as_str) != Some("code") {
             continue;
         }
-        let outputs = cell.get("outputs").and_then(Value::as_array);
+        let outputs = cell
+            .get("outputs")
+            .and_then(Value::as_array)
+            .map(Vec::as_slice)
+            .unwrap_or_default();
+        let execution_count = cell.get("execution_count").cloned().unwrap_or(Value::Null);
         cells.push(CodeCell {
             index: position,
-            execution_count: cell.get("execution_count").cloned().unwrap_or(Value::Null),
-            items: items(outputs.map(Vec::as_slice).unwrap_or_default(), settings),
+            executed: !execution_count.is_null() || !outputs.is_empty(),
+            execution_count,
+            items: items(outputs, settings),
+            marks: CellMarks::of(cell),
         });
     }
     cells

@@ -1,14 +1,16 @@
 //! The comparison with a golden notebook: its properties over generated notebook
-//! pairs, snapshots of what it reports, the settings it refuses, and the Python twin
-//! the validation Pod runs, held to identical reports.
+//! pairs, snapshots of what it reports, the settings it refuses, and nbval's cell
+//! markers.
 
 use nbv_core::api::{ComparisonConfig, ComparisonStrategy};
 use nbv_core::compare::Settings;
 use proptest::prelude::*;
 use serde_json::{Value, json};
 
+mod nbval;
 mod outcome;
 mod properties;
+mod samples;
 mod settings;
 mod snapshots;
 

@@ -5,7 +5,8 @@
 //! `scripts/control-plane e2e` brings up etcd and kube-apiserver on loopback and runs
 //! them with `--ignored` (as `.ci/run` does). `NBV_E2E=1` with a kubeconfig runs them
 //! against any other cluster; asked for without it (or the model scenarios without
-//! `NBV_E2E_MODEL_PYTHON`), they fail, naming what is missing. See docs/testing.md.
+//! `NBV_E2E_MODEL_PYTHON`, the nbval scenario without `NBV_NBVAL_SAMPLES`), they fail,
+//! naming what is missing. See docs/testing.md.
 //!
 //! The control plane has no scheduler, controller-manager or kubelet: the suite plays
 //! the kubelet for nbv's validation Pods (`support::kubelet`, running the Pods' own
@@ -23,6 +24,7 @@ mod leader;
 mod load;
 mod memory;
 mod models;
+mod nbval;
 mod notebooks;
 mod observability;
 mod openshift;
