@@ -1,8 +1,8 @@
 //! The validation Pod defaults: the examples of docs/configuration.md are files nbv
 //! accepts, the Deployment's commented settings are real, and `nbv run` reads the file
-//! and `--clone-image` as documented.
+//! and `--nbv-image` as documented, and refuses the removed `--clone-image`.
 
-use nbv_core::pod::{CloneUser, DEFAULT_GIT_IMAGE, PodDefaults};
+use nbv_core::pod::{CloneUser, DEFAULT_NBV_IMAGE, PodDefaults};
 use nbv_operator::operator::pod_settings::{PodSettingsError, load};
 
 use super::*;
@@ -38,15 +38,13 @@ fn the_documented_examples_are_files_nbv_accepts() {
         .find(|d| !d.image_pull_secrets.is_empty())
         .expect("an air-gapped example with a pull secret");
     assert!(
-        air_gapped.git_image.contains("@sha256:"),
+        air_gapped.nbv_image.contains("@sha256:"),
         "pinned by digest"
     );
-    assert_ne!(air_gapped.git_image, DEFAULT_GIT_IMAGE, "a mirror");
+    assert_ne!(air_gapped.nbv_image, DEFAULT_NBV_IMAGE, "a mirror");
     let docs = read("docs/configuration.md");
-    assert!(
-        docs.contains(DEFAULT_GIT_IMAGE),
-        "the default image is documented"
-    );
+    let (name, _) = DEFAULT_NBV_IMAGE.rsplit_once(':').expect("a tag");
+    assert!(docs.contains(name), "the default image is documented");
 }
 
 #[test]
@@ -98,14 +96,14 @@ fn temp_file(name: &str, text: &str) -> PathBuf {
 }
 
 #[test]
-fn nbv_run_reads_the_file_and_the_clone_image_flag() {
+fn nbv_run_reads_the_file_and_the_nbv_image_flag() {
     let cli = Cli::try_parse_from([
         "nbv",
         "run",
         "--pod-defaults",
         "/etc/nbv/pod-defaults.yaml",
-        "--clone-image",
-        "mirror.example.com/git:2",
+        "--nbv-image",
+        "mirror.example.com/nbv:2",
     ])
     .expect("parses");
     let Command::Run(run) = cli.command else {
@@ -115,35 +113,42 @@ fn nbv_run_reads_the_file_and_the_clone_image_flag() {
         run.pod_defaults.as_deref(),
         Some(Path::new("/etc/nbv/pod-defaults.yaml"))
     );
-    assert_eq!(run.clone_image.as_deref(), Some("mirror.example.com/git:2"));
+    assert_eq!(run.nbv_image.as_deref(), Some("mirror.example.com/nbv:2"));
 
-    assert_eq!(load(None, None).expect("defaults"), PodDefaults::default());
+    assert_eq!(
+        load(None, None, None).expect("defaults"),
+        PodDefaults::default()
+    );
 
     let good = temp_file(
         "good.yaml",
-        "clone:\n  image: a.example.com/git:1\n  user: none\n",
+        "image: a.example.com/nbv:1\nclone:\n  user: none\n",
     );
-    let defaults = load(Some(&good), None).expect("valid");
+    let defaults = load(Some(&good), None, None).expect("valid");
     assert_eq!(
-        (defaults.git_image.as_str(), defaults.clone_user),
-        ("a.example.com/git:1", CloneUser::Unset)
+        (defaults.nbv_image.as_str(), defaults.clone_user),
+        ("a.example.com/nbv:1", CloneUser::Unset)
     );
     // The flag wins over the file.
-    let flagged = load(Some(&good), Some("b.example.com/git:2")).expect("valid");
-    assert_eq!(flagged.git_image, "b.example.com/git:2");
-    let error = load(Some(&good), Some("B/Git")).expect_err("not an image");
-    assert!(matches!(error, PodSettingsError::CloneImage(_)));
+    let flagged = load(Some(&good), Some("b.example.com/nbv:2"), None).expect("valid");
+    assert_eq!(flagged.nbv_image, "b.example.com/nbv:2");
+    let error = load(Some(&good), Some("B/Nbv"), None).expect_err("not an image");
+    assert!(matches!(error, PodSettingsError::NbvImage(_)));
     assert!(
         error
             .to_string()
-            .starts_with("--clone-image (NBV_CLONE_IMAGE): clone.image:")
+            .starts_with("--nbv-image (NBV_IMAGE): image:")
     );
+    // The removed flag is refused by name, not ignored.
+    let error = load(None, None, Some("docker.io/alpine/git:2")).expect_err("removed");
+    assert!(matches!(error, PodSettingsError::CloneImageRemoved));
+    assert!(error.to_string().contains("--nbv-image"));
 
     let bad = temp_file(
         "bad.yaml",
         "tolerations:\n  - key: gpu\n    efect: NoSchedule\n",
     );
-    let error = load(Some(&bad), None).expect_err("invalid");
+    let error = load(Some(&bad), None, None).expect_err("invalid");
     let message = error.to_string();
     assert!(message.contains(&bad.display().to_string()), "{message}");
     assert!(
@@ -152,7 +157,7 @@ fn nbv_run_reads_the_file_and_the_clone_image_flag() {
     );
 
     let missing = std::env::temp_dir().join("nbv-no-such-pod-defaults.yaml");
-    let error = load(Some(&missing), None).expect_err("missing");
+    let error = load(Some(&missing), None, None).expect_err("missing");
     assert!(matches!(error, PodSettingsError::Read { .. }), "{error}");
     for path in [good, bad] {
         let _ = std::fs::remove_file(path);

@@ -45,6 +45,7 @@ fn run_pod(job: &NotebookValidationJob, root: &Path, path: &str) -> (i32, RunRep
 
 fn repository(root: &Path, files: &[(&str, &Value)]) {
     std::fs::create_dir_all(root.join("dev")).expect("dir");
+    std::fs::create_dir_all(root.join("workspace/repo")).expect("dir");
     for (path, content) in files {
         let file = root.join("workspace/repo").join(path);
         std::fs::create_dir_all(file.parent().expect("parent")).expect("dir");
@@ -164,7 +165,7 @@ fn a_real_run_reports_cells_checks_and_the_golden_comparison() {
     let root = dir.join("pass");
     repository(&root, &[("notebooks/train.ipynb", &source)]);
     let checked = job(json!({"validationConfig": {"level": "production",
-        "expectedOutputs": [{"cell": 0, "type": "pandas.DataFrame", "shape": [-1, 2], "notEmpty": true},
+        "expectedOutputs": [{"cell": 0, "type": "pandas.DataFrame", "shape": "-1,2", "notEmpty": true},
                             {"cell": 1, "type": "int", "minValue": "3", "maxValue": "3"}]}}));
     let (code, report) = run_pod(&checked, &root, &path);
     assert_eq!((code, &report.error), (0, &None), "{report:?}");
