@@ -1,6 +1,6 @@
 //! What the probe in the kernel saw of a cell's value, and how it is held against the
-//! cell's expectation. The validation Pod's script does the same in Python
-//! (`evaluate` in `scripts/checks.py`); a test holds the two to each other.
+//! cell's expectation. The probe runs in the kernel (the Pod's `runner.py`); what it saw
+//! is judged here, by `nbv pod run`.
 
 use serde::{Deserialize, Serialize};
 

@@ -1,7 +1,7 @@
-//! Custom timestamp patterns: the regular expressions both engines read alike.
+//! Custom timestamp patterns: the regular expressions Python and Rust read alike.
 //!
-//! The validation Pod masks timestamps with Python's `re`; nbv-core with Rust's
-//! `regex-lite`. The two agree on a common core (literals, `.`, classes, groups,
+//! nbv masks timestamps with Rust's `regex-lite`; notebook authors write and try their
+//! patterns with Python's `re`. The two agree on a common core (literals, `.`, classes, groups,
 //! alternation, greedy and lazy quantifiers, leftmost-first matching) and differ at
 //! its edges: Python reads `\d` as any Unicode digit, `$` also before a final newline,
 //! `{,3}` as a quantifier, `[[` as a literal; Rust has nested classes and set

@@ -15,9 +15,8 @@
 //! error strings are cut, and when the cells still do not fit, the first cells that fit
 //! and the failing cell are kept and `dropped` says how many were left out.
 //!
-//! The writer is the Python script the Pod runs (`scripts/run_notebook.py`);
-//! [`RunReport::encode`] is the same algorithm in Rust, byte for byte, so that tests
-//! and simulations can produce the messages a real Pod would.
+//! The writer is [`RunReport::encode`], which `nbv pod run` calls in the Pod; tests and
+//! simulations use it to produce the messages a real Pod would.
 
 use serde::{Deserialize, Serialize};
 
