@@ -19,10 +19,10 @@ pub const DEFAULT_START_GRACE: Duration = Duration::from_secs(5 * 60);
 /// (`nbv run --nbv-image`); a mirror's copy goes in the same place.
 pub const DEFAULT_NBV_IMAGE: &str = concat!("ghcr.io/nbv-dev/nbv:", env!("CARGO_PKG_VERSION"));
 
-/// `nobody` in `alpine/git`: the user [`CloneUser::Auto`] runs the clone as outside
-/// OpenShift. The image's own user is root, which `runAsNonRoot` refuses, and ssh
-/// refuses to run as a user without an entry in `/etc/passwd`, so the user must be one
-/// the image knows.
+/// `nobody`: the user [`CloneUser::Auto`] runs nbv's own containers as outside
+/// OpenShift. Every Debian-based image, nbv's and mirrors' rebuilds of it, knows it
+/// (ssh refuses to run as a user without an entry in `/etc/passwd`), and
+/// `runAsNonRoot` admits it whatever the image's `USER` says.
 pub const NOBODY_UID: i64 = 65534;
 
 /// The largest user id Kubernetes accepts in `runAsUser`.

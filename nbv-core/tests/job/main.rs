@@ -327,10 +327,12 @@ proptest! {
     /// what the process remembers, or after a restart that forgot it), the Deployment
     /// restarts once, the notification exists once, and every effect ends recorded.
     /// Only a restart between carrying a trigger out and recording it may report the
-    /// trigger twice (the second finds the restart done).
+    /// trigger twice (the second finds the restart done). Fewer faults than the
+    /// attempts an effect gets (5): five in a row on one effect make it give up, as
+    /// designed (the retry policy of `nbv_core::plan`).
     #[test]
     fn whatever_fails_every_effect_happens_once(
-        faults in proptest::collection::btree_map(0usize..40, fault(), 0..8),
+        faults in proptest::collection::btree_map(0usize..40, fault(), 0..5),
         restarts in proptest::collection::vec(any::<bool>(), 12),
     ) {
         let mut cluster = cluster_with(succeeded());

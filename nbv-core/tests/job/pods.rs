@@ -113,8 +113,7 @@ fn the_pod_the_core_builds_for_an_attempt() {
     )
     .unwrap();
     insta::assert_yaml_snapshot!("created_pod", body, {
-        ".spec.initContainers[].command[2]" => "[clone.sh]",
-        ".spec.containers[].command[2]" => "[run_notebook.py]",
+        ".spec.initContainers[].image" => "[nbv image]",
     });
 }
 

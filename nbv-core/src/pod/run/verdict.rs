@@ -22,7 +22,7 @@ pub enum Start {
         probe_cells: Option<Vec<u64>>,
     },
     /// Nothing runs: report this (an expectation names a cell that is not code).
-    Report(RunReport),
+    Report(Box<RunReport>),
 }
 
 /// What to do with the source notebook (`None` when it could not be read as JSON:
@@ -60,14 +60,14 @@ pub fn before_run(settings: &RunSettings, source: Option<&Value>) -> Start {
         };
     }
     let error = failed_check(&missing);
-    Start::Report(RunReport {
+    Start::Report(Box::new(RunReport {
         error,
         chk: Some(CheckReport {
             findings: missing,
             more: 0,
         }),
         ..RunReport::default()
-    })
+    }))
 }
 
 /// The verdict on a run, before the models are asked.

@@ -29,18 +29,23 @@ pub fn run(out: &mut dyn Write, err: &mut dyn Write) -> u8 {
 }
 
 fn internal(ename: &str, evalue: &str) -> RunReport {
-    failure(RunErrorKind::Internal, ename, evalue)
+    failed(error(RunErrorKind::Internal, ename, evalue))
 }
 
-fn failure(kind: RunErrorKind, ename: &str, evalue: &str) -> RunReport {
+/// The report of a run that ended with `error` before anything was judged.
+fn failed(error: RunError) -> RunReport {
     RunReport {
-        error: Some(RunError {
-            kind,
-            cell: None,
-            ename: ename.to_owned(),
-            evalue: evalue.to_owned(),
-        }),
+        error: Some(error),
         ..RunReport::default()
+    }
+}
+
+fn error(kind: RunErrorKind, ename: &str, evalue: &str) -> RunError {
+    RunError {
+        kind,
+        cell: None,
+        ename: ename.to_owned(),
+        evalue: evalue.to_owned(),
     }
 }
 
@@ -53,18 +58,18 @@ fn report(settings: &RunSettings, err: &mut dyn Write) -> RunReport {
     let golden = settings.golden.as_ref().map(|(path, _)| read_golden(path));
     let source = match notebook_path(settings) {
         Ok(source) => source,
-        Err(report) => return report,
+        Err(error) => return failed(error),
     };
     let source_json: Option<Value> = std::fs::read(&source)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
     let probe_cells = match before_run(settings, source_json.as_ref()) {
-        Start::Report(report) => return report,
+        Start::Report(report) => return *report,
         Start::Execute { probe_cells } => probe_cells,
     };
     let outcome = match execute(&source, settings, probe_cells.as_deref(), err) {
         Ok(outcome) => outcome,
-        Err(report) => return report,
+        Err(error) => return failed(error),
     };
     let executed: Option<Value> = std::fs::read(&settings.output)
         .ok()
@@ -80,8 +85,8 @@ fn report(settings: &RunSettings, err: &mut dyn Write) -> RunReport {
 }
 
 /// The notebook's file, inside the repository (symbolic links resolved).
-fn notebook_path(settings: &RunSettings) -> Result<PathBuf, RunReport> {
-    let missing = |why: String| failure(RunErrorKind::Missing, "FileNotFoundError", &why);
+fn notebook_path(settings: &RunSettings) -> Result<PathBuf, RunError> {
+    let missing = |why: String| error(RunErrorKind::Missing, "FileNotFoundError", &why);
     let repository = Path::new(&settings.repository)
         .canonicalize()
         .map_err(|e| missing(format!("the repository {}: {e}", settings.repository)))?;
@@ -132,14 +137,15 @@ fn execute(
     settings: &RunSettings,
     probe_cells: Option<&[u64]>,
     err: &mut dyn Write,
-) -> Result<RunnerOutcome, RunReport> {
+) -> Result<RunnerOutcome, RunError> {
     let tools = std::env::current_exe()
         .ok()
         .and_then(|exe| exe.parent().map(Path::to_owned))
         .unwrap_or_default();
     let runner = tools.join(RUNNER_FILE);
     if !runner.is_file() {
-        return Err(internal(
+        return Err(error(
+            RunErrorKind::Internal,
             "RunnerMissing",
             &format!(
                 "{} is missing: the nbv-tools init container did not install nbv into the Pod",
@@ -161,7 +167,7 @@ fn execute(
     let status = match command.status() {
         Ok(status) => status,
         Err(e) => {
-            return Err(failure(
+            return Err(error(
                 RunErrorKind::Setup,
                 "FileNotFoundError",
                 &format!("cannot run python3 (the image needs python3 with papermill): {e}"),
@@ -171,7 +177,8 @@ fn execute(
     let text = std::fs::read_to_string(&outcome_path).unwrap_or_default();
     RunnerOutcome::parse(&text).map_err(|_| {
         let _ = writeln!(err, "nbv: the runner wrote no outcome ({status})");
-        internal(
+        error(
+            RunErrorKind::Internal,
             "RunnerFailed",
             &format!(
                 "python3 {RUNNER_FILE} ended ({status}) without an outcome; see the container's log"
