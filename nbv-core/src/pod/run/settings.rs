@@ -23,16 +23,17 @@ use crate::models::Protocol;
 /// # Examples
 ///
 /// ```
+/// use nbv_core::compare::Settings;
 /// use nbv_core::pod::RunSettings;
 ///
 /// let settings = RunSettings::from_env(|name| match name {
 ///     "NBV_NOTEBOOK" => Some("models/train.ipynb".to_owned()),
-///     "NBV_GOLDEN" => Some("/workspace/golden/train.ipynb".to_owned()),
-///     "NBV_COMPARISON" => Some(r#"{"strategy":"exact"}"#.to_owned()),
+///     "NBV_GOLDEN" => Some("/nbv-golden/golden.ipynb".to_owned()),
+///     "NBV_COMPARISON" => Some(Settings::default().to_json()),
 ///     _ => None,
 /// })?;
 /// assert_eq!(settings.output, "/workspace/out.ipynb");
-/// assert_eq!(settings.golden.unwrap().0, "/workspace/golden/train.ipynb");
+/// assert_eq!(settings.golden.unwrap().0, "/nbv-golden/golden.ipynb");
 /// assert!(RunSettings::from_env(|_| None).is_err()); // no notebook
 /// # Ok::<(), nbv_core::pod::InvalidRunSettings>(())
 /// ```

@@ -31,13 +31,18 @@ pub enum Start {
 /// # Examples
 ///
 /// ```
+/// use nbv_core::api::ValidationConfig;
+/// use nbv_core::checks::resolve;
 /// use nbv_core::pod::{RunSettings, Start, before_run};
 /// use serde_json::json;
 ///
+/// let config: ValidationConfig = serde_json::from_value(json!({
+///     "expectedOutputs": [{"cell": 5, "type": "int"}]
+/// }))?;
+/// let policy = serde_json::to_string(&resolve(&config)?)?;
 /// let settings = RunSettings::from_env(|name| match name {
 ///     "NBV_NOTEBOOK" => Some("a.ipynb".to_owned()),
-///     "NBV_CHECKS" => Some(r#"{"level": "development", "strict": false, "checks": {},
-///         "expect": [{"cell": 5, "type": "int"}]}"#.to_owned()),
+///     "NBV_CHECKS" => Some(policy.clone()),
 ///     _ => None,
 /// })?;
 /// let Start::Report(report) = before_run(&settings, Some(&json!({"cells": []}))) else {
