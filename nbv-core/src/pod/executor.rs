@@ -27,6 +27,8 @@ pub(super) const CHECKS_ENV: &str = "NBV_CHECKS";
 pub(super) struct GoldenComparison<'a> {
     /// The golden notebook's path in the Pod.
     pub path: String,
+    /// Its path in its repository (`spec.goldenNotebook.path`), for messages.
+    pub name: &'a str,
     /// How to compare.
     pub settings: &'a Settings,
 }
@@ -72,6 +74,7 @@ pub(super) fn notebook_container(
     if let Some(golden) = golden {
         vars.extend([
             env(GOLDEN_ENV, &golden.path),
+            env("NBV_GOLDEN_NAME", golden.name),
             env(COMPARISON_ENV, &golden.settings.to_json()),
         ]);
     }

@@ -194,6 +194,7 @@ pub fn validation_pod(
     volumes.extend(user_volumes.iter().cloned());
     let comparison = golden.as_ref().map(|plan| GoldenComparison {
         path: plan.path.clone(),
+        name: &plan.source_path,
         settings: &plan.settings,
     });
 

@@ -17,6 +17,7 @@ use crate::models::Protocol;
 /// | `NBV_OUTPUT`     | [`output`](Self::output), `/workspace/out.ipynb`    |
 /// | `NBV_RESULT`     | [`result`](Self::result), `/dev/termination-log`    |
 /// | `NBV_GOLDEN`, `NBV_COMPARISON` | [`golden`](Self::golden)              |
+/// | `NBV_GOLDEN_NAME` | [`golden_name`](Self::golden_name)                 |
 /// | `NBV_CHECKS`     | [`checks`](Self::checks)                            |
 /// | `NBV_MODELS`     | [`models`](Self::models)                            |
 ///
@@ -49,6 +50,9 @@ pub struct RunSettings {
     pub result: String,
     /// The golden notebook's path and how to compare with it.
     pub golden: Option<(String, Settings)>,
+    /// The golden notebook's path in its repository (`spec.goldenNotebook.path`), which
+    /// messages name: the Pod's own path means nothing to the job's author.
+    pub golden_name: Option<String>,
     /// The checks of `spec.validationConfig`.
     pub checks: Option<CheckPolicy>,
     /// The prediction check of `spec.modelValidation`.
@@ -196,6 +200,7 @@ impl RunSettings {
             output: read("NBV_OUTPUT", "/workspace/out.ipynb"),
             result: read("NBV_RESULT", "/dev/termination-log"),
             golden,
+            golden_name: optional("NBV_GOLDEN_NAME"),
             checks: optional("NBV_CHECKS")
                 .map(|t| json("NBV_CHECKS", &t))
                 .transpose()?,

@@ -55,7 +55,10 @@ fn report(settings: &RunSettings, err: &mut dyn Write) -> RunReport {
         let _ = std::fs::create_dir_all(home);
     }
     // Read before the notebook runs, so that the run cannot change what it is compared with.
-    let golden = settings.golden.as_ref().map(|(path, _)| read_golden(path));
+    let golden = settings
+        .golden
+        .as_ref()
+        .map(|(path, _)| read_golden(path, settings.golden_name.as_deref().unwrap_or(path)));
     let source = match notebook_path(settings) {
         Ok(source) => source,
         Err(error) => return failed(error),
@@ -106,7 +109,8 @@ fn notebook_path(settings: &RunSettings) -> Result<PathBuf, RunError> {
     Ok(source)
 }
 
-fn read_golden(path: &str) -> Result<Value, RunError> {
+/// The golden notebook at `path`, named `name` in messages.
+fn read_golden(path: &str, name: &str) -> Result<Value, RunError> {
     let golden = |ename: &str, evalue: String| RunError {
         kind: RunErrorKind::Golden,
         cell: None,
@@ -116,16 +120,16 @@ fn read_golden(path: &str) -> Result<Value, RunError> {
     let bytes = std::fs::read(path).map_err(|e| match e.kind() {
         std::io::ErrorKind::NotFound => golden(
             "FileNotFoundError",
-            format!("No such golden notebook: {path}"),
+            format!("No such golden notebook: {name}"),
         ),
-        _ => golden("OSError", format!("{path}: {e}")),
+        _ => golden("OSError", format!("{name}: {e}")),
     })?;
     let value: Value = serde_json::from_slice(&bytes)
-        .map_err(|e| golden("JSONDecodeError", format!("{path}: {e}")))?;
+        .map_err(|e| golden("JSONDecodeError", format!("{name}: {e}")))?;
     if !value.get("cells").is_some_and(Value::is_array) {
         return Err(golden(
             "ValueError",
-            format!("{path}: it has no list of cells"),
+            format!("{name}: it has no list of cells"),
         ));
     }
     Ok(value)
