@@ -8,7 +8,8 @@
 //!   job packed ([`CachedJob`]); a reconcile unpacks the one it works on;
 //! - in default mode, the validation Pods nbv created, selected by nbv's label: the
 //!   reconciler reads a Pod from this cache, not with a GET per event. The cache keeps
-//!   only what nbv reads of each Pod ([`CachedPod`]);
+//!   only what nbv reads of each Pod
+//!   ([`PodCache`]);
 //! - Argo CD Applications in the configured Application namespaces, into a cache the
 //!   publisher reads (their current annotations), so publishing needs no GET, and that
 //!   the `sync` and `refresh` triggers and the report of a sync's result read. It
@@ -57,7 +58,7 @@ use crate::operator::config::OperatorConfig;
 use crate::operator::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::operator::metrics::{ClusterView, JobScope, Metrics};
 use crate::operator::models::ModelWatch;
-use crate::operator::projection::{CachedJob, CachedPod, JobFacts, Parents, named_applications};
+use crate::operator::projection::{CachedJob, JobFacts, Parents, PodCache, named_applications};
 use crate::operator::publisher::{JobFeed, Publisher};
 use crate::operator::reconcile::context::Context;
 use crate::operator::reconcile::{Cluster, JobIo, ParsedTriggers, error_policy, reconcile};
@@ -232,17 +233,6 @@ fn watch_jobs(
         })
 }
 
-/// A Pod watch's event with each Pod cut down to what nbv reads ([`CachedPod`]).
-fn pack_pods(event: watcher::Event<Pod>) -> watcher::Event<CachedPod> {
-    match event {
-        watcher::Event::Apply(pod) => watcher::Event::Apply(CachedPod::pack(&pod)),
-        watcher::Event::Delete(pod) => watcher::Event::Delete(CachedPod::pack(&pod)),
-        watcher::Event::Init => watcher::Event::Init,
-        watcher::Event::InitApply(pod) => watcher::Event::InitApply(CachedPod::pack(&pod)),
-        watcher::Event::InitDone => watcher::Event::InitDone,
-    }
-}
-
 /// `K` in `namespace` (`--watch-namespace`), or in every namespace.
 fn watched<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
 where
@@ -369,14 +359,17 @@ pub async fn run(
         let api: Api<Pod> = watched(&client, config.watch_namespace.as_deref());
         let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
         // Each Pod is cut down to what nbv reads of it before the cache keeps it: a
-        // finished Pod stays as long as its job, one per job.
-        let pod_cache = reflector::store::Writer::<CachedPod>::default();
-        pod_store = Some(pod_cache.as_reader());
+        // finished Pod stays as long as its job, one per job. The cache is updated
+        // before the event passes on to wake the Pod's job.
+        let pod_cache = PodCache::default();
+        pod_store = Some(pod_cache.clone());
         pod_stream = Some(
             watcher(api, watcher::Config::default().labels(&selector))
                 .default_backoff()
-                .map_ok(pack_pods)
-                .reflect(pod_cache)
+                .map_ok(move |event| {
+                    pod_cache.apply(&event);
+                    event
+                })
                 .touched_objects(),
         );
     }

@@ -20,7 +20,7 @@
 //!   on are kept ([`AppInterest`]): those its jobs name and those showing its status;
 //! - a validation Pod is kept as [`CachedPod`]: only what nbv reads of it
 //!   ([`observed_part`](nbv_core::pod::observed_part)), packed like a job, beside its
-//!   name, namespace, owners and phase; its size no longer depends on the Pod's spec;
+//!   phase, in a [`PodCache`] of nbv's own; its size no longer depends on the Pod's spec;
 //! - the publisher's board needs only a job's identity, labels, annotations and phase
 //!   ([`board_view`]), so the events handed to it carry nothing else.
 
@@ -41,7 +41,7 @@ pub use application::CachedApplication;
 pub use interest::{AppInterest, named_applications};
 pub use job::{CachedJob, JobFacts, Parents, UnpackError};
 pub use metadata::{LAST_APPLIED, trim_metadata};
-pub use pod::CachedPod;
+pub use pod::{CachedPod, PodCache};
 
 /// What the publisher's board reads of a job: its identity, labels and annotations
 /// (the parent Application), deletion mark and `status.phase`. The spec is left at its

@@ -1,29 +1,27 @@
-//! A validation Pod as the Pods' cache keeps it: what nbv reads of it, packed.
+//! The validation Pods as the Pods' cache keeps them: what nbv reads of each, packed.
 //!
 //! nbv keeps a finished Pod (its logs stay readable) until the job is deleted or
-//! starts another attempt, so the cache holds one Pod per job for as long as the job
-//! exists. A decoded Pod costs several KiB whatever it holds (the `Pod` struct is over
-//! 2 KiB inline, a `Container` over 2 KiB, a container status 750 bytes) and its spec
-//! carries the Pod's scripts, so [`CachedPod`] keeps only
-//! [`observed_part`](nbv_core::pod::observed_part) of it, as JSON deflated against a
+//! starts another attempt, which deletes the Pods of the earlier ones: the cache holds
+//! one Pod per job for as long as the job exists. A decoded Pod costs several KiB
+//! whatever it holds (the `Pod` struct is over 2 KiB inline, a `Container` over 2 KiB,
+//! a container status 750 bytes) and its spec carries the Pod's scripts, so
+//! [`CachedPod`] keeps only [`observed_part`] of it, as JSON deflated against a
 //! dictionary of what validation Pods share (`pod_dictionary.json`): a few hundred
-//! bytes, most of them the notebook's report. A reconcile reads the one Pod of its
-//! attempt; the metrics read each Pod's phase, kept beside the packed text.
+//! bytes, most of them the notebook's report, and its phase, which the metrics read.
 //!
-//! The name, namespace and owner references are kept apart, in the metadata the
-//! controller reads (the cache's key, the job a Pod event wakes); the uid and
-//! resourceVersion stay in the packed text, since kube-runtime copies the metadata's
-//! into every reference it keeps to an object, where nothing reads them.
+//! [`PodCache`] holds them by namespace and name, and nothing else: kube-runtime's
+//! reflector keeps each object in an `Arc` with its whole `ObjectMeta` (360 bytes
+//! inline) and a second copy of its name and namespace in its key, several times what
+//! a packed Pod takes. A reconcile reads the one Pod of its attempt
+//! ([`PodCache::pod_json`]); the controller is woken by the watch's events themselves,
+//! which pass on after the cache is updated.
 
-use std::borrow::Cow;
-use std::fmt;
+use std::collections::HashMap;
+use std::sync::{Arc, RwLock};
 
 use k8s_openapi::api::core::v1::Pod;
-use kube::Resource;
-use kube::api::ObjectMeta;
-use kube::core::NamespaceResourceScope;
+use kube::runtime::watcher;
 use nbv_core::pod::observed_part;
-use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
 use super::packed::Packed;
@@ -33,8 +31,11 @@ use super::packed::Packed;
 /// on it.
 const DICTIONARY: &[u8] = include_bytes!("pod_dictionary.json");
 
-/// A validation Pod in the Pods' cache: its name, namespace, owners and phase, and the
-/// rest of what nbv reads of it packed.
+/// The phases Kubernetes gives a Pod, kept without an allocation of their own.
+const PHASES: [&str; 5] = ["Pending", "Running", "Succeeded", "Failed", "Unknown"];
+
+/// A validation Pod as the cache keeps it: its phase, and what nbv reads of it
+/// ([`observed_part`]) packed.
 ///
 /// # Examples
 ///
@@ -51,7 +52,7 @@ const DICTIONARY: &[u8] = include_bytes!("pod_dictionary.json");
 ///     "status": {"phase": "Succeeded", "podIP": "10.0.0.7"}
 /// }))?;
 /// let cached = CachedPod::pack(&pod);
-/// assert_eq!((cached.namespace(), cached.name(), cached.phase()), ("ml", "train-g1-r0", Some("Succeeded")));
+/// assert_eq!(cached.phase(), Some("Succeeded"));
 ///
 /// let read = cached.pod_json().expect("unpacked");
 /// assert_eq!(read["metadata"]["name"], "train-g1-r0");
@@ -63,30 +64,20 @@ const DICTIONARY: &[u8] = include_bytes!("pod_dictionary.json");
 /// ```
 #[derive(Clone)]
 pub struct CachedPod {
-    /// Name, namespace and owner references; the rest is packed.
-    metadata: ObjectMeta,
-    phase: Option<Box<str>>,
+    phase: Option<&'static str>,
     packed: Packed,
 }
 
 impl CachedPod {
     /// Keeps what nbv reads of `pod` ([`observed_part`]).
     pub fn pack(pod: &Pod) -> CachedPod {
-        let mut kept = observed_part(pod);
-        let source = &mut kept.metadata;
-        let metadata = ObjectMeta {
-            name: source.name.take(),
-            namespace: source.namespace.take(),
-            owner_references: source.owner_references.take(),
-            ..ObjectMeta::default()
-        };
+        let kept = observed_part(pod);
         let phase = kept
             .status
             .as_ref()
             .and_then(|s| s.phase.as_deref())
-            .map(Box::from);
+            .and_then(|phase| PHASES.into_iter().find(|known| *known == phase));
         CachedPod {
-            metadata,
             phase,
             packed: Packed::of(&kept, DICTIONARY),
         }
@@ -100,31 +91,12 @@ impl CachedPod {
     /// What went wrong, if the packed text cannot be read back (a defect of nbv).
     pub fn pod_json(&self) -> Result<Value, String> {
         let text = self.packed.text(DICTIONARY).map_err(str::to_owned)?;
-        let mut pod: Value = serde_json::from_slice(&text).map_err(|e| e.to_string())?;
-        let metadata = &mut pod["metadata"];
-        if !metadata.is_object() {
-            *metadata = Value::Object(serde_json::Map::new());
-        }
-        let identity = serde_json::to_value(&self.metadata).map_err(|e| e.to_string())?;
-        if let (Some(metadata), Value::Object(identity)) = (metadata.as_object_mut(), identity) {
-            metadata.extend(identity);
-        }
-        Ok(pod)
+        serde_json::from_slice(&text).map_err(|e| e.to_string())
     }
 
-    /// The Pod's name.
-    pub fn name(&self) -> &str {
-        self.metadata.name.as_deref().unwrap_or_default()
-    }
-
-    /// The Pod's namespace.
-    pub fn namespace(&self) -> &str {
-        self.metadata.namespace.as_deref().unwrap_or_default()
-    }
-
-    /// `status.phase`.
-    pub fn phase(&self) -> Option<&str> {
-        self.phase.as_deref()
+    /// `status.phase`, when it is one of the phases Kubernetes defines.
+    pub fn phase(&self) -> Option<&'static str> {
+        self.phase
     }
 
     /// The bytes the packed text takes.
@@ -133,55 +105,109 @@ impl CachedPod {
     }
 }
 
-impl fmt::Debug for CachedPod {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+impl std::fmt::Debug for CachedPod {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("CachedPod")
-            .field("namespace", &self.namespace())
-            .field("name", &self.name())
-            .field("phase", &self.phase())
+            .field("phase", &self.phase)
             .field("packed_size", &self.packed_size())
             .finish()
     }
 }
 
-impl Resource for CachedPod {
-    type DynamicType = ();
-    type Scope = NamespaceResourceScope;
+/// The Pods' cache: [`CachedPod`]s by namespace and name, updated from a Pod watch's
+/// events as kube-runtime's reflector updates its store (a listing replaces the
+/// whole content once it is complete). Clones share the cache.
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use kube::runtime::watcher::Event;
+/// use nbv_operator::operator::projection::PodCache;
+///
+/// let pod: Pod = serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": "train-g1-r0", "namespace": "ml"},
+///     "status": {"phase": "Running"}
+/// }))?;
+/// let cache = PodCache::default();
+/// cache.apply(&Event::Apply(pod.clone()));
+/// let read = cache.pod_json("ml", "train-g1-r0").expect("cached").expect("unpacked");
+/// assert_eq!(read["status"]["phase"], "Running");
+/// cache.apply(&Event::Delete(pod));
+/// assert!(cache.pod_json("ml", "train-g1-r0").is_none());
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Default)]
+pub struct PodCache(Arc<RwLock<Pods>>);
 
-    fn kind(dt: &()) -> Cow<'_, str> {
-        Pod::kind(dt)
-    }
-
-    fn group(dt: &()) -> Cow<'_, str> {
-        Pod::group(dt)
-    }
-
-    fn version(dt: &()) -> Cow<'_, str> {
-        Pod::version(dt)
-    }
-
-    fn api_version(dt: &()) -> Cow<'_, str> {
-        Pod::api_version(dt)
-    }
-
-    fn plural(dt: &()) -> Cow<'_, str> {
-        Pod::plural(dt)
-    }
-
-    /// The name, namespace and owner references only.
-    fn meta(&self) -> &ObjectMeta {
-        &self.metadata
-    }
-
-    fn meta_mut(&mut self) -> &mut ObjectMeta {
-        &mut self.metadata
-    }
+#[derive(Default)]
+struct Pods {
+    /// By `namespace/name`.
+    kept: HashMap<Box<str>, CachedPod>,
+    /// A listing under way, which takes the place of `kept` once complete.
+    listing: Option<HashMap<Box<str>, CachedPod>>,
 }
 
-/// A Pod decoded and packed ([`CachedPod::pack`]).
-impl<'de> Deserialize<'de> for CachedPod {
-    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        Pod::deserialize(deserializer).map(|pod| CachedPod::pack(&pod))
+fn key(namespace: &str, name: &str) -> Box<str> {
+    format!("{namespace}/{name}").into_boxed_str()
+}
+
+fn key_of(pod: &Pod) -> Box<str> {
+    let namespace = pod.metadata.namespace.as_deref().unwrap_or_default();
+    key(namespace, pod.metadata.name.as_deref().unwrap_or_default())
+}
+
+impl PodCache {
+    /// Applies a Pod watch's event: a change or a deletion at once, a listing once it
+    /// is complete.
+    pub fn apply(&self, event: &watcher::Event<Pod>) {
+        let mut pods = self.0.write().unwrap_or_else(|e| e.into_inner());
+        match event {
+            watcher::Event::Apply(pod) => {
+                pods.kept.insert(key_of(pod), CachedPod::pack(pod));
+            }
+            watcher::Event::Delete(pod) => {
+                pods.kept.remove(&key_of(pod));
+            }
+            watcher::Event::Init => pods.listing = Some(HashMap::new()),
+            watcher::Event::InitApply(pod) => {
+                let packed = CachedPod::pack(pod);
+                pods.listing
+                    .get_or_insert_with(HashMap::new)
+                    .insert(key_of(pod), packed);
+            }
+            watcher::Event::InitDone => {
+                let listed = pods.listing.take().unwrap_or_default();
+                pods.kept = listed;
+            }
+        }
+    }
+
+    /// What nbv reads of Pod `namespace/name` ([`CachedPod::pod_json`]), if cached.
+    pub fn pod_json(&self, namespace: &str, name: &str) -> Option<Result<Value, String>> {
+        let pods = self.0.read().unwrap_or_else(|e| e.into_inner());
+        pods.kept
+            .get(&key(namespace, name))
+            .map(CachedPod::pod_json)
+    }
+
+    /// Calls `f` with the namespace and phase of every cached Pod.
+    pub fn for_each_phase(&self, mut f: impl FnMut(&str, Option<&'static str>)) {
+        let pods = self.0.read().unwrap_or_else(|e| e.into_inner());
+        for (key, pod) in &pods.kept {
+            let namespace = key.split_once('/').map_or("", |(namespace, _)| namespace);
+            f(namespace, pod.phase());
+        }
+    }
+
+    /// How many Pods are cached.
+    pub fn len(&self) -> usize {
+        self.0.read().unwrap_or_else(|e| e.into_inner()).kept.len()
+    }
+
+    /// Whether no Pod is cached.
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
     }
 }
 
@@ -256,12 +282,30 @@ mod tests {
             serde_json::from_value(cached.pod_json().expect("unpacked")).expect("a pod");
         assert_eq!(read, observed_part(&pod));
         assert_eq!(cached.phase(), Some("Succeeded"));
-        assert_eq!(
-            cached.meta().owner_references,
-            pod.metadata.owner_references
-        );
-        // kube-runtime copies these into its references to the Pod: not kept there.
-        assert!(cached.meta().uid.is_none() && cached.meta().resource_version.is_none());
+    }
+
+    #[test]
+    fn a_listing_replaces_the_cache_once_complete() {
+        let pod = |name: &str, phase: &str| -> Pod {
+            serde_json::from_value(json!({"metadata": {"name": name, "namespace": "ml"},
+                                          "status": {"phase": phase}}))
+            .expect("a pod")
+        };
+        let cache = PodCache::default();
+        cache.apply(&watcher::Event::Apply(pod("a", "Running")));
+        cache.apply(&watcher::Event::Init);
+        cache.apply(&watcher::Event::InitApply(pod("b", "Pending")));
+        // Until the listing is complete, the cache is what it was.
+        assert!(cache.pod_json("ml", "a").is_some());
+        assert!(cache.pod_json("ml", "b").is_none());
+        cache.apply(&watcher::Event::InitDone);
+        assert!(cache.pod_json("ml", "a").is_none());
+        assert_eq!(cache.len(), 1);
+        let mut phases = Vec::new();
+        cache.for_each_phase(|namespace, phase| phases.push((namespace.to_owned(), phase)));
+        assert_eq!(phases, [("ml".to_owned(), Some("Pending"))]);
+        cache.apply(&watcher::Event::Delete(pod("b", "Pending")));
+        assert!(cache.is_empty());
     }
 
     #[test]
@@ -273,17 +317,6 @@ mod tests {
             cached.packed_size() < 512,
             "{} bytes packed of {served} served",
             cached.packed_size()
-        );
-    }
-
-    #[test]
-    fn a_pod_decodes_into_its_packed_form() {
-        let pod = succeeded();
-        let decoded: CachedPod =
-            serde_json::from_value(serde_json::to_value(&pod).expect("JSON")).expect("decoded");
-        assert_eq!(
-            decoded.pod_json().expect("unpacked"),
-            CachedPod::pack(&pod).pod_json().expect("unpacked")
         );
     }
 

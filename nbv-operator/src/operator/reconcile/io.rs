@@ -7,7 +7,6 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 
-use kube::runtime::reflector::{ObjectRef as CacheRef, Store};
 use nbv_core::aggregate::JobKey;
 use nbv_core::io::{ObjectRef, Request, Response};
 use nbv_core::job::Memory;
@@ -15,7 +14,7 @@ use nbv_core::job::Memory;
 use crate::operator::applications::Applications;
 use crate::operator::effects::Executor;
 use crate::operator::models::ModelWatch;
-use crate::operator::projection::CachedPod;
+use crate::operator::projection::PodCache;
 
 /// What a reconcile reads and writes through: [`Cluster`] in production, wrapped by
 /// the simulation's deliberate bugs.
@@ -76,7 +75,7 @@ impl Memories {
 /// nbv's Pods, the Applications and the InferenceServices.
 pub struct Cluster {
     executor: Executor,
-    pods: Option<Store<CachedPod>>,
+    pods: Option<PodCache>,
     applications: Applications,
     models: Arc<ModelWatch>,
     memories: Memories,
@@ -86,7 +85,7 @@ impl Cluster {
     /// The cluster behind `executor`, read through these caches.
     pub fn new(
         executor: Executor,
-        pods: Option<Store<CachedPod>>,
+        pods: Option<PodCache>,
         applications: Applications,
         models: Arc<ModelWatch>,
     ) -> Self {
@@ -104,11 +103,10 @@ impl Cluster {
         match (object.group(), object.kind.as_str()) {
             ("", "Pod") => match &self.pods {
                 Some(store) => {
-                    let Some(pod) = store.get(&CacheRef::new(&object.name).within(namespace))
-                    else {
+                    let Some(pod) = store.pod_json(namespace, &object.name) else {
                         return Response::Object(None);
                     };
-                    match pod.pod_json() {
+                    match pod {
                         Ok(pod) => Response::Object(Some(pod)),
                         // A defect of nbv; the machine reads the Pod from the API server.
                         Err(error) => {
