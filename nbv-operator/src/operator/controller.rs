@@ -233,6 +233,20 @@ fn watch_jobs(
         })
 }
 
+/// The Pod a Pod watch's event says changed, whose job is to be reconciled: not the
+/// Pods of a listing. After a start the sweep of the jobs' listing reconciles every
+/// job, and each Pod of the listing would add a request for its job to the
+/// controller's scheduler, which keeps the room of the largest set it ever held (with
+/// 10,000 Pods, more than the Pods' cache itself). A Pod that changed while its watch
+/// was relisting is seen by its job's next reconcile (a running Pod's job is
+/// reconciled every 30 s at the latest).
+fn changed_pod(event: watcher::Event<Pod>) -> Option<Pod> {
+    match event {
+        watcher::Event::Apply(pod) | watcher::Event::Delete(pod) => Some(pod),
+        watcher::Event::Init | watcher::Event::InitApply(_) | watcher::Event::InitDone => None,
+    }
+}
+
 /// `K` in `namespace` (`--watch-namespace`), or in every namespace.
 fn watched<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
 where
@@ -370,7 +384,7 @@ pub async fn run(
                     pod_cache.apply(&event);
                     event
                 })
-                .touched_objects(),
+                .try_filter_map(|event| futures::future::ready(Ok(changed_pod(event)))),
         );
     }
     let observed = metrics.clone();
