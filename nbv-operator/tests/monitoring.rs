@@ -24,7 +24,7 @@ use nbv_core::api::Phase;
 use nbv_operator::operator::metrics::{
     ClusterView, JobScope, Metrics, MetricsOptions, ReconcileOutcome, TriggerStatus,
 };
-use nbv_operator::operator::projection::CachedJob;
+use nbv_operator::operator::projection::{CachedJob, PodCache};
 use nbv_operator::runtime::clock::Clock;
 use nbv_testkit::fixtures::JobBuilder;
 use repository::{assert_valid, documents, read};
@@ -302,18 +302,18 @@ async fn exposition() -> String {
         let job = job.typed().expect("a valid job");
         jobs.apply_watcher_event(&watcher::Event::Apply(CachedJob::pack(job, &tracking)));
     }
-    let mut pods = Writer::<Pod>::default();
+    let pods = PodCache::default();
     for phase in ["Pending", "Running"] {
         let pod: Pod = serde_json::from_value(json!({
             "metadata": {"name": format!("c-{phase}"), "namespace": "ml"},
             "status": {"phase": phase}}))
         .unwrap();
-        pods.apply_watcher_event(&watcher::Event::Apply(pod));
+        pods.apply(&watcher::Event::Apply(pod));
     }
     let _leading = metrics.leading();
     let _observing = metrics.observe(ClusterView {
         jobs: jobs.as_reader(),
-        pods: Some(pods.as_reader()),
+        pods: Some(pods),
         clock: Arc::new(At(start + chrono::Duration::minutes(11))),
     });
     metrics.encode()

@@ -19,7 +19,8 @@
 //! - [`observe_pod`] turns the Pod's status into the [`PhaseEvent`](crate::phase::PhaseEvent)
 //!   for [`step`](crate::phase::step): running, succeeded with per-cell results read
 //!   from the termination message ([`RunReport`]), or failed with a
-//!   [`FailureCause`] that says whether a retry may help.
+//!   [`FailureCause`] that says whether a retry may help; [`observed_part`] is what
+//!   it (and every other reader of a Pod) reads, all a watch cache needs to keep.
 //!
 //! [`build_unsupported`] is the failure to report for a job that asks for an image
 //! build, which nbv does not do.
@@ -61,6 +62,7 @@ mod git;
 mod models;
 mod names;
 mod observe;
+mod observed;
 mod placement;
 mod report;
 mod resources;
@@ -95,6 +97,7 @@ pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
 pub use crate::kube_names::{MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN, is_dns_label, is_dns_subdomain};
 pub use names::{job_label_value, pod_name};
 pub use observe::{InvalidValidationPod, observe_pod, pod_ref, pod_vanished, reported_predictions};
+pub use observed::observed_part;
 pub use placement::Placement;
 pub use report::{
     CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,

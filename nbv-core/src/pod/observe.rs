@@ -20,6 +20,18 @@ use super::executor::{CHECKS_ENV, GOLDEN_ENV};
 use super::git::{CHECKOUTS, Checkout};
 use super::{ATTEMPT_LABEL, NOTEBOOK_CONTAINER, RunReport, pod_name};
 
+/// The variables whose presence in the notebook container says what the Pod was to
+/// report beside the cells: a comparison, the checks' findings, the models' answers.
+/// Only their names are read ([`observed_part`](super::observed_part) keeps no more).
+pub(super) const NOTEBOOK_SWITCHES: [&str; 3] = [GOLDEN_ENV, CHECKS_ENV, MODELS_ENV];
+
+/// The condition of a Pod the node or the scheduler is stopping.
+const DISRUPTION_TARGET: &str = "DisruptionTarget";
+/// The condition that says why a Pod is not scheduled.
+const POD_SCHEDULED: &str = "PodScheduled";
+/// The Pod conditions the classification reads.
+pub(super) const READ_CONDITIONS: [&str; 2] = [DISRUPTION_TARGET, POD_SCHEDULED];
+
 /// The Pod named and labelled as the validation Pod of an attempt.
 ///
 /// # Examples
@@ -525,7 +537,7 @@ impl View<'_> {
             .conditions
             .iter()
             .flatten()
-            .find(|c| c.type_ == "DisruptionTarget" && c.status == "True")?;
+            .find(|c| c.type_ == DISRUPTION_TARGET && c.status == "True")?;
         let cause = match condition.reason.as_deref() {
             Some("PreemptionByScheduler") => FailureCause::Preempted,
             Some("DeletionByTaintManager" | "DeletionByPodGC") => FailureCause::NodeLost,
@@ -652,7 +664,7 @@ impl View<'_> {
             .conditions
             .iter()
             .flatten()
-            .find(|c| c.type_ == "PodScheduled" && c.status == "False")
+            .find(|c| c.type_ == POD_SCHEDULED && c.status == "False")
             .and_then(|c| c.message.as_deref())
             .unwrap_or_default();
         Some(FailureCause::Timeout.failure(with_detail(

@@ -261,6 +261,7 @@ fn arbitrary_comparison(text: BoxedStrategy<String>) -> impl Strategy<Value = Re
 }
 
 mod defaults;
+mod observed;
 mod properties;
 mod report;
 mod spec;

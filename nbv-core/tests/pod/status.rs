@@ -6,7 +6,7 @@ use super::*;
 // What a Pod's status means
 // ---------------------------------------------------------------------------------------
 
-fn at(minutes: i64) -> DateTime<Utc> {
+pub(super) fn at(minutes: i64) -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0)
         .single()
         .expect("date")
@@ -178,7 +178,7 @@ fn report_with(kind: RunErrorKind, ename: &str, evalue: &str) -> String {
 }
 
 /// `(case, pod status, minutes after creation)`.
-fn classification_cases() -> Vec<(&'static str, Value, i64)> {
+pub(super) fn classification_cases() -> Vec<(&'static str, Value, i64)> {
     let nb = NOTEBOOK_CONTAINER;
     let cl = CLONE_CONTAINER;
     vec![
@@ -411,7 +411,7 @@ fn the_start_grace_is_a_setting() {
     );
 }
 
-fn arbitrary_status() -> impl Strategy<Value = Value> {
+pub(super) fn arbitrary_status() -> impl Strategy<Value = Value> {
     let text = prop_oneof![
         "\\PC{0,80}",
         Just(

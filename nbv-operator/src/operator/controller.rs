@@ -7,7 +7,9 @@
 //!   (jobs deleted while the watch was down are then forgotten). The cache keeps each
 //!   job packed ([`CachedJob`]); a reconcile unpacks the one it works on;
 //! - in default mode, the validation Pods nbv created, selected by nbv's label: the
-//!   reconciler reads a Pod from this cache, not with a GET per event;
+//!   reconciler reads a Pod from this cache, not with a GET per event. The cache keeps
+//!   only what nbv reads of each Pod
+//!   ([`PodCache`]);
 //! - Argo CD Applications in the configured Application namespaces, into a cache the
 //!   publisher reads (their current annotations), so publishing needs no GET, and that
 //!   the `sync` and `refresh` triggers and the report of a sync's result read. It
@@ -56,7 +58,7 @@ use crate::operator::config::OperatorConfig;
 use crate::operator::effects::{Executor, ExecutorConfig, FIELD_MANAGER};
 use crate::operator::metrics::{ClusterView, JobScope, Metrics};
 use crate::operator::models::ModelWatch;
-use crate::operator::projection::{CachedJob, JobFacts, Parents, named_applications, trim_pod};
+use crate::operator::projection::{CachedJob, JobFacts, Parents, PodCache, named_applications};
 use crate::operator::publisher::{JobFeed, Publisher};
 use crate::operator::reconcile::context::Context;
 use crate::operator::reconcile::{Cluster, JobIo, ParsedTriggers, error_policy, reconcile};
@@ -231,6 +233,20 @@ fn watch_jobs(
         })
 }
 
+/// The Pod a Pod watch's event says changed, whose job is to be reconciled: not the
+/// Pods of a listing. After a start the sweep of the jobs' listing reconciles every
+/// job, and each Pod of the listing would add a request for its job to the
+/// controller's scheduler, which keeps the room of the largest set it ever held (with
+/// 10,000 Pods, more than the Pods' cache itself). A Pod that changed while its watch
+/// was relisting is seen by its job's next reconcile (a running Pod's job is
+/// reconciled every 30 s at the latest).
+fn changed_pod(event: watcher::Event<Pod>) -> Option<Pod> {
+    match event {
+        watcher::Event::Apply(pod) | watcher::Event::Delete(pod) => Some(pod),
+        watcher::Event::Init | watcher::Event::InitApply(_) | watcher::Event::InitDone => None,
+    }
+}
+
 /// `K` in `namespace` (`--watch-namespace`), or in every namespace.
 fn watched<K>(client: &kube::Client, namespace: Option<&str>) -> Api<K>
 where
@@ -356,14 +372,19 @@ pub async fn run(
         // Only the Pods nbv created, selected by label: never every Pod of the cluster.
         let api: Api<Pod> = watched(&client, config.watch_namespace.as_deref());
         let selector = format!("{MANAGED_BY_LABEL}={MANAGED_BY}");
-        let pod_cache = reflector::store::Writer::<Pod>::default();
-        pod_store = Some(pod_cache.as_reader());
+        // Each Pod is cut down to what nbv reads of it before the cache keeps it: a
+        // finished Pod stays as long as its job, one per job. The cache is updated
+        // before the event passes on to wake the Pod's job.
+        let pod_cache = PodCache::default();
+        pod_store = Some(pod_cache.clone());
         pod_stream = Some(
             watcher(api, watcher::Config::default().labels(&selector))
                 .default_backoff()
-                .modify(trim_pod)
-                .reflect(pod_cache)
-                .touched_objects(),
+                .map_ok(move |event| {
+                    pod_cache.apply(&event);
+                    event
+                })
+                .try_filter_map(|event| futures::future::ready(Ok(changed_pod(event)))),
         );
     }
     let observed = metrics.clone();

@@ -35,6 +35,8 @@
 //! speed: the resident memory nbv adds per job stays below a generous multiple of the
 //! target. That nbv reads only its own Pods is checked in the audit log: every LIST
 //! and WATCH of Pods carries its label selector.
+//!
+//! [`pods`] measures default mode with a validation Pod for every job.
 
 use std::time::{Duration, Instant};
 
@@ -45,6 +47,8 @@ use nbv_core::api::NotebookValidationJob;
 use serde_json::{Value, json};
 
 use crate::support::operator::http_get;
+
+mod pods;
 use crate::support::{OperatorOptions, Scenario, ended};
 
 /// Requests the loader keeps in flight.

@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use k8s_openapi::api::core::v1::Pod;
+
 use kube::runtime::reflector::Store;
 use nbv_core::aggregate::JobPhase;
 use prometheus_client::encoding::EncodeLabelSet;
@@ -18,7 +18,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 
-use crate::operator::projection::CachedJob;
+use crate::operator::projection::{CachedJob, PodCache};
 use crate::runtime::clock::Clock;
 
 /// The `phase` label of a job that has no `status.phase` yet.
@@ -31,7 +31,7 @@ pub struct ClusterView {
     pub jobs: Store<CachedJob>,
     /// The validation Pods' watch cache (`None` with `--gitops-only`: no Pods are
     /// watched, and `notebookvalidationjob_active_pods` is not exposed).
-    pub pods: Option<Store<Pod>>,
+    pub pods: Option<PodCache>,
     /// The time "past its timeout" is measured against.
     pub clock: Arc<dyn Clock>,
 }
@@ -40,7 +40,7 @@ impl std::fmt::Debug for ClusterView {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.debug_struct("ClusterView")
             .field("jobs", &self.jobs.state().len())
-            .field("pods", &self.pods.as_ref().map(|p| p.state().len()))
+            .field("pods", &self.pods.as_ref().map(PodCache::len))
             .finish_non_exhaustive()
     }
 }
@@ -228,18 +228,12 @@ impl ClusterGauges {
 }
 
 /// nbv's validation Pods in `pods` by namespace and upstream's phase label.
-pub(super) fn active_pods(pods: &[Arc<Pod>]) -> BTreeMap<(String, &'static str), i64> {
+pub(super) fn active_pods(pods: &PodCache) -> BTreeMap<(String, &'static str), i64> {
     let mut counts = BTreeMap::new();
-    for pod in pods {
-        let phase = pod
-            .status
-            .as_ref()
-            .and_then(|s| s.phase.as_deref())
-            .and_then(super::upstream::active_pod_phase);
-        if let Some(phase) = phase {
-            let namespace = pod.metadata.namespace.clone().unwrap_or_default();
-            *counts.entry((namespace, phase)).or_default() += 1;
+    pods.for_each_phase(|namespace, phase| {
+        if let Some(phase) = phase.and_then(super::upstream::active_pod_phase) {
+            *counts.entry((namespace.to_owned(), phase)).or_default() += 1;
         }
-    }
+    });
     counts
 }

@@ -568,8 +568,7 @@ impl Metrics {
         let census = Census::of(jobs.iter().map(|j| j.as_ref()), view.clock.now());
         self.cluster.set(&census);
         if let Some(pods) = &view.pods {
-            self.upstream
-                .set_active_pods(&cluster::active_pods(&pods.state()));
+            self.upstream.set_active_pods(&cluster::active_pods(pods));
         }
     }
 

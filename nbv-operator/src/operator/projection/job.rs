@@ -24,7 +24,6 @@ use std::fmt;
 use std::sync::Arc;
 
 use chrono::{DateTime, Utc};
-use flate2::{Compress, Compression, Decompress, FlushCompress, FlushDecompress, Status};
 use kube::Resource;
 use kube::api::ObjectMeta;
 use kube::core::NamespaceResourceScope;
@@ -35,15 +34,12 @@ use nbv_core::pod::timeout_seconds;
 use serde::{Deserialize, Deserializer};
 
 use super::metadata::trim_metadata;
+use super::packed::Packed;
 
 /// What jobs have in common, primed into the compressor's window: a job's text is
 /// stored as its differences from this one. Only the compressed size depends on it;
 /// what is unpacked is always the job that was packed.
 const DICTIONARY: &[u8] = include_bytes!("job_dictionary.json");
-
-/// Raw deflate (no zlib header or checksum: the text never leaves the process) with
-/// the largest window, so that the whole dictionary can be referred to.
-const WINDOW_BITS: u8 = 15;
 
 /// What the cluster gauges read of a job ([`Census`](crate::operator::metrics::Census)), taken
 /// when the job is packed so that a scrape unpacks nothing.
@@ -218,88 +214,6 @@ impl Parents {
     }
 }
 
-/// A job's text as the cache holds it.
-#[derive(Clone)]
-enum Packed {
-    /// Deflated against [`DICTIONARY`]; `len` is the length of the text.
-    Deflated { bytes: Box<[u8]>, len: u32 },
-    /// The text itself, where deflating failed (it does not, but a job is never lost
-    /// for it).
-    Plain(Box<[u8]>),
-}
-
-thread_local! {
-    /// Where a job is written out and deflated before the result is copied out at its
-    /// exact size. Kept for the job's life, an allocation carved from a larger one
-    /// (a text buffer, a deflate buffer shrunk in place) would leave freed memory
-    /// around it, in pages the allocator then cannot give back: the buffers are reused
-    /// instead, and what the cache keeps is allocated apart.
-    static SCRATCH: std::cell::RefCell<(Vec<u8>, Vec<u8>)> =
-        const { std::cell::RefCell::new((Vec::new(), Vec::new())) };
-}
-
-impl Packed {
-    /// `job` written out as JSON and packed.
-    fn of(job: &NotebookValidationJob) -> Packed {
-        SCRATCH.with_borrow_mut(|(text, deflated)| {
-            text.clear();
-            // Serializing a decoded job cannot fail (no map has non-string keys); were
-            // it to, the job would be kept with its name and facts and an empty text,
-            // which `job()` reports as not readable rather than as some other job.
-            if serde_json::to_writer(&mut *text, job).is_err() {
-                text.clear();
-            }
-            match deflate(text, deflated) {
-                Some(len) => Packed::Deflated {
-                    bytes: Box::from(deflated.as_slice()),
-                    len,
-                },
-                None => Packed::Plain(Box::from(text.as_slice())),
-            }
-        })
-    }
-
-    fn size(&self) -> usize {
-        match self {
-            Packed::Deflated { bytes, .. } | Packed::Plain(bytes) => bytes.len(),
-        }
-    }
-
-    fn text(&self) -> Result<Cow<'_, [u8]>, &'static str> {
-        match self {
-            Packed::Plain(text) => Ok(Cow::Borrowed(text)),
-            Packed::Deflated { bytes, len } => inflate(bytes, *len as usize).map(Cow::Owned),
-        }
-    }
-}
-
-/// Deflates `text` into `out`; the length of the text, or `None` if it failed.
-fn deflate(text: &[u8], out: &mut Vec<u8>) -> Option<u32> {
-    let len = u32::try_from(text.len()).ok()?;
-    let mut compress = Compress::new_with_window_bits(Compression::default(), false, WINDOW_BITS);
-    compress.set_dictionary(DICTIONARY).ok()?;
-    out.clear();
-    // Deflate never grows a text by more than a few bytes per 16 KiB block.
-    out.reserve(text.len() + text.len() / 1024 + 64);
-    match compress.compress_vec(text, out, FlushCompress::Finish) {
-        Ok(Status::StreamEnd) => Some(len),
-        _ => None,
-    }
-}
-
-fn inflate(bytes: &[u8], len: usize) -> Result<Vec<u8>, &'static str> {
-    let mut decompress = Decompress::new_with_window_bits(false, WINDOW_BITS);
-    decompress
-        .set_dictionary(DICTIONARY)
-        .map_err(|_| "the dictionary was refused")?;
-    let mut text = Vec::with_capacity(len);
-    match decompress.decompress_vec(bytes, &mut text, FlushDecompress::Finish) {
-        Ok(Status::StreamEnd) if text.len() == len => Ok(text),
-        Ok(_) => Err("the packed text ends early or is longer than recorded"),
-        Err(_) => Err("the packed text is not valid deflate data"),
-    }
-}
-
 /// A job the cache holds that could not be unpacked. Packing and unpacking are
 /// inverses, so this is a defect of nbv: the reconcile fails and is retried, and the
 /// job's next change packs it anew.
@@ -386,7 +300,7 @@ impl CachedJob {
         CachedJob {
             metadata,
             facts,
-            packed: Packed::of(&job),
+            packed: Packed::of(&job, DICTIONARY),
         }
     }
 
@@ -400,7 +314,10 @@ impl CachedJob {
             job: format!("{}/{}", self.namespace(), self.name()),
             reason,
         };
-        let text = self.packed.text().map_err(|r| failed(r.to_owned()))?;
+        let text = self
+            .packed
+            .text(DICTIONARY)
+            .map_err(|r| failed(r.to_owned()))?;
         let mut job: NotebookValidationJob =
             serde_json::from_slice(&text).map_err(|e| failed(e.to_string()))?;
         job.metadata.name = self.metadata.name.clone();
@@ -644,7 +561,7 @@ mod tests {
     #[test]
     fn a_text_kept_plain_is_read_back_too() {
         let mut cached = CachedJob::pack(typical(), &TrackingSettings::default());
-        let text = cached.packed.text().expect("text").into_owned();
+        let text = cached.packed.text(DICTIONARY).expect("text").into_owned();
         cached.packed = Packed::Plain(text.into_boxed_slice());
         assert_eq!(cached.job().expect("unpacked").spec, typical().spec);
     }

@@ -18,6 +18,9 @@
 //!   keeps only what nbv reads of it, so its size no longer depends on how many
 //!   resources it deploys or on its sync history; and only the Applications nbv acts
 //!   on are kept ([`AppInterest`]): those its jobs name and those showing its status;
+//! - a validation Pod is kept as [`CachedPod`]: only what nbv reads of it
+//!   ([`observed_part`](nbv_core::pod::observed_part)), packed like a job, beside its
+//!   phase, in a [`PodCache`] of nbv's own; its size no longer depends on the Pod's spec;
 //! - the publisher's board needs only a job's identity, labels, annotations and phase
 //!   ([`board_view`]), so the events handed to it carry nothing else.
 
@@ -25,10 +28,11 @@ mod application;
 mod interest;
 mod job;
 mod metadata;
+mod packed;
+mod pod;
 
 use std::collections::BTreeMap;
 
-use k8s_openapi::api::core::v1::Pod;
 use kube::api::{DynamicObject, ObjectMeta};
 use nbv_core::api::{NotebookValidationJob, NotebookValidationJobStatus};
 use nbv_core::models::InferenceService;
@@ -37,28 +41,7 @@ pub use application::CachedApplication;
 pub use interest::{AppInterest, named_applications};
 pub use job::{CachedJob, JobFacts, Parents, UnpackError};
 pub use metadata::{LAST_APPLIED, trim_metadata};
-
-/// A validation Pod as the Pods' cache keeps it: everything but what
-/// [`trim_metadata`] drops.
-///
-/// # Examples
-///
-/// ```
-/// use k8s_openapi::api::core::v1::Pod;
-/// use nbv_operator::operator::projection::trim_pod;
-///
-/// let mut pod: Pod = serde_json::from_value(serde_json::json!({
-///     "metadata": {"name": "train-validation",
-///                  "managedFields": [{"manager": "kubelet", "operation": "Update"}]},
-///     "status": {"phase": "Running"}
-/// })).unwrap();
-/// trim_pod(&mut pod);
-/// assert!(pod.metadata.managed_fields.is_none());
-/// assert_eq!(pod.status.unwrap().phase.as_deref(), Some("Running"));
-/// ```
-pub fn trim_pod(pod: &mut Pod) {
-    trim_metadata(&mut pod.metadata);
-}
+pub use pod::{CachedPod, PodCache};
 
 /// What the publisher's board reads of a job: its identity, labels and annotations
 /// (the parent Application), deletion mark and `status.phase`. The spec is left at its

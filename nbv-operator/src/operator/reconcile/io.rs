@@ -6,8 +6,7 @@ use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
-use k8s_openapi::api::core::v1::Pod;
-use kube::runtime::reflector::{ObjectRef as CacheRef, Store};
+
 use nbv_core::aggregate::JobKey;
 use nbv_core::io::{ObjectRef, Request, Response};
 use nbv_core::job::Memory;
@@ -15,6 +14,7 @@ use nbv_core::job::Memory;
 use crate::operator::applications::Applications;
 use crate::operator::effects::Executor;
 use crate::operator::models::ModelWatch;
+use crate::operator::projection::PodCache;
 
 /// What a reconcile reads and writes through: [`Cluster`] in production, wrapped by
 /// the simulation's deliberate bugs.
@@ -75,7 +75,7 @@ impl Memories {
 /// nbv's Pods, the Applications and the InferenceServices.
 pub struct Cluster {
     executor: Executor,
-    pods: Option<Store<Pod>>,
+    pods: Option<PodCache>,
     applications: Applications,
     models: Arc<ModelWatch>,
     memories: Memories,
@@ -85,7 +85,7 @@ impl Cluster {
     /// The cluster behind `executor`, read through these caches.
     pub fn new(
         executor: Executor,
-        pods: Option<Store<Pod>>,
+        pods: Option<PodCache>,
         applications: Applications,
         models: Arc<ModelWatch>,
     ) -> Self {
@@ -103,8 +103,18 @@ impl Cluster {
         match (object.group(), object.kind.as_str()) {
             ("", "Pod") => match &self.pods {
                 Some(store) => {
-                    let pod = store.get(&CacheRef::new(&object.name).within(namespace));
-                    Response::Object(pod.map(|pod| serde_json::to_value(&*pod).unwrap_or_default()))
+                    let Some(pod) = store.pod_json(namespace, &object.name) else {
+                        return Response::Object(None);
+                    };
+                    match pod {
+                        Ok(pod) => Response::Object(Some(pod)),
+                        // A defect of nbv; the machine reads the Pod from the API server.
+                        Err(error) => {
+                            tracing::warn!(pod = %object.name, %namespace, %error,
+                                "the cached Pod could not be read back");
+                            Response::NotCached
+                        }
+                    }
                 }
                 None => Response::NotCached,
             },

@@ -23,6 +23,9 @@ pub struct OperatorOptions {
     pub identity: String,
     /// More flags.
     pub extra: Vec<String>,
+    /// The build of nbv to run, if not `NBV_E2E_NBV` or this one (a before-and-after
+    /// in one run).
+    pub program: Option<PathBuf>,
 }
 
 impl OperatorOptions {
@@ -34,6 +37,7 @@ impl OperatorOptions {
             leader_election: false,
             identity: format!("nbv-{namespace}"),
             extra: Vec::new(),
+            program: None,
         }
     }
 
@@ -73,8 +77,10 @@ impl Operator {
         ));
         let out = std::fs::File::create(&log).expect("the operator's log file");
         // `NBV_E2E_NBV` runs another build of nbv (a release build, an earlier version).
-        let program = std::env::var_os("NBV_E2E_NBV")
-            .map(PathBuf::from)
+        let program = options
+            .program
+            .clone()
+            .or_else(|| std::env::var_os("NBV_E2E_NBV").map(PathBuf::from))
             .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_nbv")));
         let mut command = Command::new(program);
         command
