@@ -144,7 +144,10 @@ fn the_observed_part_is_a_fraction_of_the_pod() {
         // environment, whatever the spec holds.
         assert!(kept < 2_048 && kept < full, "{kept} of {full} bytes kept");
         for spec_only in ["\"command\"", "\"value\"", "\"volumeMounts\""] {
-            assert!(!kept_text.contains(spec_only), "{spec_only} kept: {kept_text}");
+            assert!(
+                !kept_text.contains(spec_only),
+                "{spec_only} kept: {kept_text}"
+            );
         }
     }
 }
