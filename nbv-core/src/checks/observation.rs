@@ -4,7 +4,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{CheckPolicy, Expectation, Finding, Outcome, Rule, Severity};
+use super::{CheckPolicy, Expectation, Finding, Rule, Severity};
 
 /// A cell's value as the probe saw it, right after the cell ran.
 ///
@@ -98,18 +98,7 @@ pub fn evaluate(
 ) -> Vec<Finding> {
     let mut findings = Vec::new();
     let mut find = |rule: Rule, message: String| {
-        let severity = rule.check().map_or(Severity::Fail, |c| policy.checks.of(c));
-        let outcome = match severity {
-            Severity::Off => return,
-            Severity::Warn => Outcome::Warn,
-            Severity::Fail => Outcome::Fail,
-        };
-        findings.push(Finding {
-            cell: Some(cell),
-            rule,
-            outcome,
-            message,
-        });
+        findings.extend(super::run::finding(policy, Some(cell), rule, message));
     };
     let Some(expectation) = expectation else {
         if observation.nan {

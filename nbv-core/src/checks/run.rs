@@ -42,15 +42,13 @@ pub fn missing_cells(notebook: &Value, policy: &CheckPolicy) -> Vec<Finding> {
         .iter()
         .enumerate()
         .filter(|(_, e)| !code.contains(&e.cell))
-        .map(|(position, e)| Finding {
-            cell: Some(e.cell),
-            rule: Rule::Cell,
-            outcome: Outcome::Fail,
-            message: format!(
+        .filter_map(|(position, e)| {
+            let message = format!(
                 "spec.validationConfig.expectedOutputs[{position}].cell: cell {} is not a code \
                  cell of the notebook (cells count from 0, markdown cells included)",
                 e.cell
-            ),
+            );
+            finding(policy, Some(e.cell), Rule::Cell, message)
         })
         .collect()
 }
@@ -144,8 +142,9 @@ pub fn cell_findings(
     found
 }
 
-/// The finding of `rule`, or `None` when its check is off.
-fn finding(
+/// The finding of `rule` about `cell` under `policy`, or `None` when its check is off;
+/// a rule of no check (`cell`: a mistake in the spec) always fails.
+pub(super) fn finding(
     policy: &CheckPolicy,
     cell: Option<u64>,
     rule: Rule,

@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use k8s_openapi::api::core::v1::EnvVar;
 use serde_json::json;
 
-use super::{ModelSettings, Protocol, ServedModel};
+use super::{ModelSettings, ServedModel};
 use crate::api::ModelValidation;
 
 /// Environment variable holding the prediction check as one JSON document:
@@ -132,7 +132,7 @@ pub fn model_env(
                     "model": m.model.to_string(),
                     "name": m.model.name,
                     "url": m.url,
-                    "protocol": protocol_name(m.protocol),
+                    "protocol": m.protocol,
                 })
             })
             .collect();
@@ -159,13 +159,6 @@ fn env_name(name: &str) -> String {
             }
         })
         .collect()
-}
-
-fn protocol_name(protocol: Protocol) -> &'static str {
-    match protocol {
-        Protocol::V1 => "v1",
-        Protocol::V2 => "v2",
-    }
 }
 
 fn var(name: &str, value: &str) -> EnvVar {

@@ -45,7 +45,11 @@ impl fmt::Display for ModelRef {
 /// use nbv_core::models::Protocol;
 /// assert_eq!(Protocol::default(), Protocol::V1);
 /// ```
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+// `v1`/`v2` in NBV_MODELS, which nbv-core writes and `nbv pod run` reads.
+#[derive(
+    Clone, Copy, Debug, Default, PartialEq, Eq, Hash, serde::Serialize, serde::Deserialize,
+)]
+#[serde(rename_all = "lowercase")]
 pub enum Protocol {
     /// `POST /v1/models/<name>:predict` (KServe's default).
     #[default]

@@ -6,7 +6,7 @@ use std::net::TcpListener;
 
 use nbv_core::models::{Protocol, ServedModel, capped_predictions};
 use nbv_core::pod::{Judged, PredictionRequest, RunReport, prediction_entry, with_predictions};
-use nbv_operator::cli::commands::pod::predict::ask;
+use nbv_operator::cli::commands::pod::predict::Models;
 
 use super::*;
 
@@ -108,6 +108,7 @@ fn the_pod_asks_each_model_and_reports_what_it_answered() {
         .enable_all()
         .build()
         .expect("runtime");
+    let client = Models::new().expect("an HTTP client");
     let entries: Vec<_> = request
         .models
         .iter()
@@ -115,7 +116,7 @@ fn the_pod_asks_each_model_and_reports_what_it_answered() {
             prediction_entry(
                 &request,
                 m,
-                runtime.block_on(ask(&m.predict_url(), &request.test_data)),
+                runtime.block_on(client.ask(&m.predict_url(), &request.test_data)),
             )
         })
         .collect();

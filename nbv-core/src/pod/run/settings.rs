@@ -111,7 +111,7 @@ pub struct ModelEndpoint {
     /// The server's base URL.
     pub url: String,
     /// The inference protocol.
-    #[serde(deserialize_with = "protocol", default = "v1")]
+    #[serde(default)]
     pub protocol: Protocol,
 }
 
@@ -123,18 +123,6 @@ impl ModelEndpoint {
             self.url.trim_end_matches('/'),
             crate::models::predict_path(self.protocol, &self.name)
         )
-    }
-}
-
-fn v1() -> Protocol {
-    Protocol::V1
-}
-
-fn protocol<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Protocol, D::Error> {
-    let name = String::deserialize(d)?;
-    match name.as_str() {
-        "v2" => Ok(Protocol::V2),
-        _ => Ok(Protocol::V1),
     }
 }
 

@@ -4,7 +4,9 @@ use std::time::Duration;
 
 use http_body_util::{BodyExt, Full, Limited};
 use hyper::body::Bytes;
+use hyper_rustls::HttpsConnector;
 use hyper_util::client::legacy::Client;
+use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::rt::TokioExecutor;
 use serde_json::Value;
 
@@ -15,17 +17,43 @@ const MAX_ANSWER_BYTES: usize = 16 * 1024 * 1024;
 /// The most of an error answer quoted.
 const MAX_QUOTED: usize = 512;
 
-/// POSTs `body` to `url` as JSON; the answer as JSON, or why there is none (the text
-/// the report shows: `HTTP 503 from <url>: ...`, `cannot reach <url>: ...`).
-pub async fn ask(url: &str, body: &Value) -> Result<Value, String> {
+/// The HTTP client the models are asked with, built once per run: loading the
+/// system's CA certificates is file I/O.
+pub struct Models {
+    client: Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+}
+
+impl Models {
+    /// A client for `http://` and `https://` URLs, trusting the system's CAs.
+    ///
+    /// # Errors
+    ///
+    /// When the system's CA certificates cannot be read.
+    pub fn new() -> Result<Models, String> {
+        let tls = hyper_rustls::HttpsConnectorBuilder::new()
+            .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
+            .map_err(|e| format!("cannot read the system's CA certificates: {e}"))?
+            .https_or_http()
+            .enable_http1()
+            .build();
+        Ok(Models {
+            client: Client::builder(TokioExecutor::new()).build(tls),
+        })
+    }
+
+    /// POSTs `body` to `url` as JSON; the answer as JSON, or why there is none (the
+    /// text the report shows: `HTTP 503 from <url>: ...`, `cannot reach <url>: ...`).
+    pub async fn ask(&self, url: &str, body: &Value) -> Result<Value, String> {
+        ask(&self.client, url, body).await
+    }
+}
+
+async fn ask(
+    client: &Client<HttpsConnector<HttpConnector>, Full<Bytes>>,
+    url: &str,
+    body: &Value,
+) -> Result<Value, String> {
     let unreachable = |e: &dyn std::fmt::Display| format!("cannot reach {url}: {e}");
-    let tls = hyper_rustls::HttpsConnectorBuilder::new()
-        .with_provider_and_native_roots(rustls::crypto::ring::default_provider())
-        .map_err(|e| unreachable(&e))?
-        .https_or_http()
-        .enable_http1()
-        .build();
-    let client: Client<_, Full<Bytes>> = Client::builder(TokioExecutor::new()).build(tls);
     let request = hyper::Request::post(url)
         .header("content-type", "application/json")
         .body(Full::new(Bytes::from(body.to_string())))

@@ -195,11 +195,13 @@ fn execute(
 fn ask_models(
     request: &nbv_core::pod::PredictionRequest,
 ) -> Vec<(nbv_core::models::ReportedPrediction, Option<&'static str>)> {
-    let runtime = match tokio::runtime::Builder::new_current_thread()
+    let started = tokio::runtime::Builder::new_current_thread()
         .enable_all()
         .build()
-    {
-        Ok(runtime) => runtime,
+        .map_err(|e| e.to_string())
+        .and_then(|runtime| Ok((runtime, super::predict::Models::new()?)));
+    let (runtime, models) = match started {
+        Ok(started) => started,
         Err(e) => {
             let why = format!("cannot start the HTTP client: {e}");
             return request
@@ -213,10 +215,7 @@ fn ask_models(
         .models
         .iter()
         .map(|model| {
-            let answer = runtime.block_on(super::predict::ask(
-                &model.predict_url(),
-                &request.test_data,
-            ));
+            let answer = runtime.block_on(models.ask(&model.predict_url(), &request.test_data));
             prediction_entry(request, model, answer)
         })
         .collect()
