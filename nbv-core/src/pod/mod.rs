@@ -105,9 +105,9 @@ pub use report::{
 pub use resources::merge_resources;
 pub(crate) use run::cells as run_cells;
 pub use run::{
-    InvalidRunSettings, Judged, ModelEndpoint, PredictionRequest, Probe, RUNNER, RUNNER_FILE,
-    RunSettings, RunnerOutcome, Start, before_run, executed_cells, judge, prediction_entry,
-    with_predictions,
+    GoldenSettings, InvalidRunSettings, Judged, ModelEndpoint, PredictionRequest, Probe, RUNNER,
+    RUNNER_FILE, RunSettings, RunnerOutcome, Start, before_run, executed_cells, judge,
+    prediction_entry, with_predictions,
 };
 pub use spec::validation_pod;
 pub use timeout::{DEFAULT_TIMEOUT_SECONDS, InvalidTimeout, TimeoutProblem, timeout_seconds};

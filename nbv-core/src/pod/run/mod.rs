@@ -40,7 +40,7 @@
 //!
 //! let executed = json!({"cells": [{"cell_type": "code", "source": "x = 1",
 //!     "execution_count": 1, "outputs": [], "metadata": {"papermill": {"duration": 0.5}}}]});
-//! let judged = judge(&settings, Vec::new(), Some(&executed), RunnerOutcome::default(), None);
+//! let judged = judge(&settings, Some(&executed), RunnerOutcome::default(), None);
 //! assert!(judged.report.error.is_none());
 //! assert!(!judged.ask_models);
 //! # Ok::<(), nbv_core::pod::InvalidRunSettings>(())
@@ -53,7 +53,9 @@ mod verdict;
 
 pub use cells::executed_cells;
 pub use outcome::{Probe, RunnerOutcome};
-pub use settings::{InvalidRunSettings, ModelEndpoint, PredictionRequest, RunSettings};
+pub use settings::{
+    GoldenSettings, InvalidRunSettings, ModelEndpoint, PredictionRequest, RunSettings,
+};
 pub use verdict::{Judged, Start, before_run, judge, prediction_entry, with_predictions};
 
 /// The Python file `nbv pod run` starts with the image's `python3`: it runs the

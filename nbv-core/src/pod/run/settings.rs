@@ -16,8 +16,7 @@ use crate::models::Protocol;
 /// | `NBV_NOTEBOOK`   | [`notebook`](Self::notebook), required              |
 /// | `NBV_OUTPUT`     | [`output`](Self::output), `/workspace/out.ipynb`    |
 /// | `NBV_RESULT`     | [`result`](Self::result), `/dev/termination-log`    |
-/// | `NBV_GOLDEN`, `NBV_COMPARISON` | [`golden`](Self::golden)              |
-/// | `NBV_GOLDEN_NAME` | [`golden_name`](Self::golden_name)                 |
+/// | `NBV_GOLDEN`, `NBV_GOLDEN_NAME`, `NBV_COMPARISON` | [`golden`](Self::golden) |
 /// | `NBV_CHECKS`     | [`checks`](Self::checks)                            |
 /// | `NBV_MODELS`     | [`models`](Self::models)                            |
 ///
@@ -34,7 +33,7 @@ use crate::models::Protocol;
 ///     _ => None,
 /// })?;
 /// assert_eq!(settings.output, "/workspace/out.ipynb");
-/// assert_eq!(settings.golden.unwrap().0, "/nbv-golden/golden.ipynb");
+/// assert_eq!(settings.golden.unwrap().path, "/nbv-golden/golden.ipynb");
 /// assert!(RunSettings::from_env(|_| None).is_err()); // no notebook
 /// # Ok::<(), nbv_core::pod::InvalidRunSettings>(())
 /// ```
@@ -48,15 +47,39 @@ pub struct RunSettings {
     pub output: String,
     /// Where the report goes: the container's termination message.
     pub result: String,
-    /// The golden notebook's path and how to compare with it.
-    pub golden: Option<(String, Settings)>,
-    /// The golden notebook's path in its repository (`spec.goldenNotebook.path`), which
-    /// messages name: the Pod's own path means nothing to the job's author.
-    pub golden_name: Option<String>,
+    /// The golden notebook to compare with, if any.
+    pub golden: Option<GoldenSettings>,
     /// The checks of `spec.validationConfig`.
     pub checks: Option<CheckPolicy>,
     /// The prediction check of `spec.modelValidation`.
     pub models: Option<PredictionRequest>,
+}
+
+/// Where the golden notebook is and how to compare with it.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::pod::RunSettings;
+///
+/// let settings = RunSettings::from_env(|name| match name {
+///     "NBV_NOTEBOOK" => Some("train.ipynb".to_owned()),
+///     "NBV_GOLDEN" => Some("/nbv-golden/golden.ipynb".to_owned()),
+///     "NBV_GOLDEN_NAME" => Some("golden/train.ipynb".to_owned()),
+///     _ => None,
+/// })?;
+/// assert_eq!(settings.golden.unwrap().name, "golden/train.ipynb");
+/// # Ok::<(), nbv_core::pod::InvalidRunSettings>(())
+/// ```
+#[derive(Clone, Debug, PartialEq)]
+pub struct GoldenSettings {
+    /// Its path in the Pod.
+    pub path: String,
+    /// Its path in its repository (`spec.goldenNotebook.path`), which messages name:
+    /// the Pod's path means nothing to the job's author. The Pod's path without one.
+    pub name: String,
+    /// How to compare.
+    pub settings: Settings,
 }
 
 /// The prediction check: what to send each model and what it must answer.
@@ -178,7 +201,14 @@ impl RunSettings {
                     None => Settings::default(),
                     Some(text) => json("NBV_COMPARISON", &text)?,
                 };
-                Some((path, settings))
+                let name = lookup("NBV_GOLDEN_NAME")
+                    .filter(|n| !n.is_empty())
+                    .unwrap_or_else(|| path.clone());
+                Some(GoldenSettings {
+                    path,
+                    name,
+                    settings,
+                })
             }
         };
         let optional = |name: &'static str| lookup(name).filter(|v| !v.is_empty());
@@ -188,7 +218,6 @@ impl RunSettings {
             output: read("NBV_OUTPUT", "/workspace/out.ipynb"),
             result: read("NBV_RESULT", "/dev/termination-log"),
             golden,
-            golden_name: optional("NBV_GOLDEN_NAME"),
             checks: optional("NBV_CHECKS")
                 .map(|t| json("NBV_CHECKS", &t))
                 .transpose()?,

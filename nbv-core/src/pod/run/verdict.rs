@@ -110,7 +110,7 @@ pub struct Judged {
 ///     "outputs": [{"output_type": "stream", "name": "stdout", "text": text}]});
 /// let executed = json!({"cells": [cell("accuracy 0.95\n")]});
 /// let golden = json!({"cells": [cell("accuracy 0.93\n")]});
-/// let judged = judge(&settings, Vec::new(), Some(&executed), RunnerOutcome::default(), Some(Ok(golden)));
+/// let judged = judge(&settings, Some(&executed), RunnerOutcome::default(), Some(Ok(golden)));
 /// let error = judged.report.error.unwrap();
 /// assert_eq!(error.kind, RunErrorKind::Comparison);
 /// assert_eq!(error.ename, "GoldenMismatch");
@@ -118,18 +118,19 @@ pub struct Judged {
 /// ```
 pub fn judge(
     settings: &RunSettings,
-    findings_before: Vec<Finding>,
     executed: Option<&Value>,
     outcome: RunnerOutcome,
     golden: Option<Result<Value, RunError>>,
 ) -> Judged {
     let mut error = outcome.error;
     let cells = executed.map(executed_cells).unwrap_or_default();
-    let mut findings = findings_before;
-    if let (Some(policy), Some(executed), true) = (&settings.checks, executed, findings.is_empty())
-    {
-        findings = cell_findings(executed, policy, &outcome.probes, &outcome.asserts);
-    }
+    // Findings before the run end it in `before_run`: a run that got here has none.
+    let findings = match (&settings.checks, executed) {
+        (Some(policy), Some(executed)) => {
+            cell_findings(executed, policy, &outcome.probes, &outcome.asserts)
+        }
+        _ => Vec::new(),
+    };
     let mut cmp = None;
     if let (None, Some(executed), Some(golden)) = (&error, executed, golden) {
         match golden {
@@ -138,7 +139,7 @@ pub fn judge(
                 let comparison_settings = settings
                     .golden
                     .as_ref()
-                    .map(|(_, s)| s.clone())
+                    .map(|g| g.settings.clone())
                     .unwrap_or_default();
                 let reported = compare(executed, &golden, &comparison_settings).reported();
                 if !reported.matched() {

@@ -58,7 +58,7 @@ fn report(settings: &RunSettings, err: &mut dyn Write) -> RunReport {
     let golden = settings
         .golden
         .as_ref()
-        .map(|(path, _)| read_golden(path, settings.golden_name.as_deref().unwrap_or(path)));
+        .map(|golden| read_golden(&golden.path, &golden.name));
     let source = match notebook_path(settings) {
         Ok(source) => source,
         Err(error) => return failed(error),
@@ -77,7 +77,7 @@ fn report(settings: &RunSettings, err: &mut dyn Write) -> RunReport {
     let executed: Option<Value> = std::fs::read(&settings.output)
         .ok()
         .and_then(|bytes| serde_json::from_slice(&bytes).ok());
-    let judged = judge(settings, Vec::new(), executed.as_ref(), outcome, golden);
+    let judged = judge(settings, executed.as_ref(), outcome, golden);
     match (&settings.models, judged.ask_models) {
         (Some(request), true) => {
             let entries = ask_models(request);
