@@ -144,6 +144,7 @@ pub mod aggregate;
 pub mod annotations;
 pub mod api;
 pub mod api_answer;
+pub mod build;
 pub mod carry;
 pub mod checks;
 pub mod compare;
