@@ -106,8 +106,19 @@ pub enum FailureCause {
     /// A check of `spec.validationConfig` failed: a cell wrote to stderr, warned, has a
     /// None or NaN value, or a value that breaks its expectation.
     CheckFailed,
-    /// `podConfig.buildConfig.enabled` asks for an image build, which nbv does not do.
+    /// `podConfig.buildConfig` asks for a build strategy nbv does not carry out
+    /// (`custom`).
     BuildNotSupported,
+    /// A field of `podConfig.buildConfig` cannot be carried out as written (the
+    /// message names it).
+    BuildConfigInvalid,
+    /// The cluster does not serve the API the build strategy needs (Tekton's,
+    /// Shipwright's, OpenShift's builds).
+    BuildApiNotServed,
+    /// The build system built no image: its own reason and message say why.
+    BuildFailed,
+    /// The build ran past `buildConfig.timeout` and was cancelled.
+    BuildTimedOut,
     /// The executed notebook's outputs differ from the golden notebook's.
     GoldenMismatch,
     /// `spec.goldenNotebook.path` does not exist in the golden repository at its ref.
@@ -134,7 +145,7 @@ pub enum FailureCause {
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 43] = [
+    pub const ALL: [FailureCause; 47] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -171,6 +182,10 @@ impl FailureCause {
         FailureCause::InvalidAnnotation,
         FailureCause::CheckFailed,
         FailureCause::BuildNotSupported,
+        FailureCause::BuildConfigInvalid,
+        FailureCause::BuildApiNotServed,
+        FailureCause::BuildFailed,
+        FailureCause::BuildTimedOut,
         FailureCause::FieldNotSupported,
         FailureCause::GoldenMismatch,
         FailureCause::GoldenNotFound,
@@ -227,6 +242,10 @@ impl FailureCause {
             FailureCause::InvalidAnnotation => "InvalidAnnotation",
             FailureCause::CheckFailed => "CheckFailed",
             FailureCause::BuildNotSupported => "BuildNotSupported",
+            FailureCause::BuildConfigInvalid => "BuildConfigInvalid",
+            FailureCause::BuildApiNotServed => "BuildApiNotServed",
+            FailureCause::BuildFailed => "BuildFailed",
+            FailureCause::BuildTimedOut => "BuildTimedOut",
             FailureCause::FieldNotSupported => "FieldNotSupported",
             FailureCause::GoldenMismatch => "GoldenMismatch",
             FailureCause::GoldenNotFound => "GoldenNotFound",
@@ -286,6 +305,10 @@ impl FailureCause {
             | FailureCause::InvalidAnnotation
             | FailureCause::CheckFailed
             | FailureCause::BuildNotSupported
+            | FailureCause::BuildConfigInvalid
+            | FailureCause::BuildApiNotServed
+            | FailureCause::BuildFailed
+            | FailureCause::BuildTimedOut
             | FailureCause::FieldNotSupported
             | FailureCause::GoldenMismatch
             | FailureCause::GoldenNotFound

@@ -110,6 +110,7 @@ pub use run::{
     prediction_entry, with_predictions,
 };
 pub use spec::validation_pod;
+pub(crate) use syntax::image_problem;
 pub use timeout::{DEFAULT_TIMEOUT_SECONDS, InvalidTimeout, TimeoutProblem, timeout_seconds};
 pub use tools::TOOLS_CONTAINER;
 
