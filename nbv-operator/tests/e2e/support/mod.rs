@@ -4,6 +4,7 @@
 
 pub mod audit;
 pub mod cluster;
+pub mod container;
 pub mod git;
 pub mod install;
 pub mod kubelet;
