@@ -113,6 +113,17 @@ impl GitServer {
         );
         format!("git://127.0.0.1:{}/{name}.git", self.port)
     }
+
+    /// The full commit id of branch `main` of repository `name`.
+    pub fn head(&self, name: &str) -> String {
+        let output = Command::new("git")
+            .current_dir(self.root.join(format!("{name}.git")))
+            .args(["rev-parse", "main"])
+            .output()
+            .expect("git rev-parse");
+        assert!(output.status.success(), "git rev-parse main in {name}.git");
+        String::from_utf8_lossy(&output.stdout).trim().to_owned()
+    }
 }
 
 impl Drop for GitServer {

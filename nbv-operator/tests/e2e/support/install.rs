@@ -1,5 +1,11 @@
 //! What a user installs before nbv runs: nbv's CRD and role (`config/`), Argo CD's CRDs,
-//! KServe's InferenceService CRD; installed once per test process.
+//! KServe's InferenceService CRD, the build systems' CRDs (Tekton's and Shipwright's
+//! own, so that nbv's build objects pass their schemas) and the Shipwright build
+//! strategies nbv's builds name; installed once per test process.
+//!
+//! OpenShift's `build.openshift.io` is not installed: OpenShift serves it from its own
+//! API server, not as CRDs, and a cluster without it is where `strategy: s2i` must fall
+//! back to Shipwright's `source-to-image` strategy (`builds.rs` proves that fallback).
 
 use std::time::Duration;
 
@@ -32,6 +38,27 @@ fn inference_service_crd() -> Value {
     })
 }
 
+/// Tekton's and Shipwright's published CRDs give `name` fields a default of `""` (from
+/// newer Kubernetes types), which kube-apiserver v1.20, the suite's server, refuses
+/// ("Invalid value: null: must be of type string"). Removing exactly those empty-string
+/// defaults makes them install; nothing else of their schemas changes.
+fn without_empty_defaults(mut value: Value) -> Value {
+    fn strip(value: &mut Value) {
+        match value {
+            Value::Object(map) => {
+                if map.get("default") == Some(&Value::String(String::new())) {
+                    map.remove("default");
+                }
+                map.values_mut().for_each(strip);
+            }
+            Value::Array(items) => items.iter_mut().for_each(strip),
+            _ => {}
+        }
+    }
+    strip(&mut value);
+    value
+}
+
 static INSTALLED: OnceCell<()> = OnceCell::const_new();
 
 /// Installs everything once; later calls return at once.
@@ -50,6 +77,23 @@ async fn install_everything(client: &kube::Client) {
         ));
     }
     crds.push(inference_service_crd());
+    let reference = root.join("../shared/reference");
+    for file in [
+        "tekton/300-pipeline.yaml",
+        "tekton/300-pipelinerun.yaml",
+        "tekton/300-task.yaml",
+        "tekton/300-taskrun.yaml",
+        "shipwright/shipwright.io_builds.yaml",
+        "shipwright/shipwright.io_buildruns.yaml",
+        "shipwright/shipwright.io_buildstrategies.yaml",
+        "shipwright/shipwright.io_clusterbuildstrategies.yaml",
+    ] {
+        crds.extend(
+            yaml_documents(&reference.join(file))
+                .into_iter()
+                .map(without_empty_defaults),
+        );
+    }
     for crd in &crds {
         apply(client, crd, None).await;
     }
@@ -57,6 +101,13 @@ async fn install_everything(client: &kube::Client) {
     for crd in &crds {
         let name = crd["metadata"]["name"].as_str().expect("a CRD name");
         established(&api, name).await;
+    }
+
+    // Shipwright's sample strategy that nbv's s2i builds name where
+    // build.openshift.io is not served.
+    let s2i = reference.join("shipwright/samples/buildstrategy_source-to-image_cr.yaml");
+    for doc in yaml_documents(&s2i) {
+        apply(client, &doc, None).await;
     }
 
     for doc in yaml_documents(&root.join("config/manager/namespace.yaml")) {

@@ -3,6 +3,7 @@
 //! from the audit log.
 
 pub mod audit;
+pub mod builds;
 pub mod cluster;
 pub mod container;
 pub mod git;
