@@ -10,13 +10,15 @@
 //!
 //! The control plane has no scheduler, controller-manager or kubelet: the suite plays
 //! the kubelet for nbv's validation Pods (`support::kubelet`, running the Pods' own
-//! commands under a real papermill), Argo CD and KServe where a scenario needs them,
+//! commands under a real papermill), Tekton's and Shipwright's controllers for nbv's
+//! image builds (`support::builds`), Argo CD and KServe where a scenario needs them,
 //! the other controller of `--gitops-only`, and OpenShift's SCC admission and a policy
 //! engine as admission webhooks (`support::openshift`).
 
 mod support;
 
 mod argocd;
+mod builds;
 mod checks;
 mod gitops;
 mod golden;
