@@ -4,6 +4,15 @@
 //! [`SourceConfig`] holds what decides, inside the build, which requirements file or
 //! Dockerfile is used.
 
+mod dockerfile;
+mod imports;
+mod recipe;
+mod repo_path;
 mod source;
+mod stdlib;
 
-pub use source::SourceConfig;
+pub use dockerfile::{
+    PREPARED_DIR, PREPARED_DOCKERFILE, PREPARED_REQUIREMENTS, generate_dockerfile,
+};
+pub use recipe::Recipe;
+pub use source::{RepoView, SourceConfig, SourceError, candidates, choose};

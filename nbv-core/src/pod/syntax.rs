@@ -63,7 +63,7 @@ pub(super) fn label_value_problem(value: &str) -> Option<String> {
 }
 
 /// Why `image` is not an image reference a kubelet can pull, if it is not.
-pub(super) fn image_problem(image: &str) -> Option<String> {
+pub(crate) fn image_problem(image: &str) -> Option<String> {
     let Some(parts) = IMAGE.captures(image) else {
         return Some(format!(
             "{image:?} is not an image reference: [registry[:port]/]repository[:tag][@digest], \
