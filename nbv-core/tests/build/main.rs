@@ -1,6 +1,6 @@
 //! Image builds: which requirements file or Dockerfile a build uses (`choose` over an
 //! in-memory checkout), the Dockerfile generated for it, and what the job's status says
-//! of it. `nbv build prepare`, which runs them in the build, is tested in nbv-operator.
+//! of it; the plan a job's `buildConfig` reads as, and its key. `nbv build prepare`, which runs them in the build, is tested in nbv-operator.
 
 use std::collections::BTreeMap;
 
@@ -8,6 +8,7 @@ use nbv_core::api::FallbackStrategy;
 use nbv_core::build::{RepoView, SourceConfig};
 
 mod dockerfiles;
+mod plan;
 mod properties;
 mod rules;
 
