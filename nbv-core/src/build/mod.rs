@@ -4,13 +4,22 @@
 //! [`SourceConfig`] holds what decides, inside the build, which requirements file or
 //! Dockerfile is used.
 
+mod dockerfile;
+mod imports;
 mod key;
 mod plan;
+mod recipe;
+mod repo_path;
 mod source;
+mod stdlib;
 
+pub use dockerfile::{
+    PREPARED_DIR, PREPARED_DOCKERFILE, PREPARED_REQUIREMENTS, generate_dockerfile,
+};
 pub use key::BuildKey;
 pub use plan::{
     BuildDefaults, BuildPlan, DEFAULT_BASE_IMAGE, DEFAULT_BUILD_TIMEOUT, PlanError,
     ShipwrightStrategy, Strategy,
 };
-pub use source::SourceConfig;
+pub use recipe::Recipe;
+pub use source::{RepoView, SourceConfig, SourceError, candidates, choose};

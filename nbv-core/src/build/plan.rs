@@ -7,7 +7,7 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use super::{BuildKey, SourceConfig};
+use super::{BuildKey, SourceConfig, SourceError, candidates};
 use crate::api::{BuildStrategy, FallbackStrategy, GitSource, NotebookValidationJob};
 use crate::duration::parse_duration;
 use crate::kube_names::is_dns_subdomain;
@@ -220,14 +220,14 @@ pub struct BuildPlan {
 /// ```
 /// use nbv_core::build::PlanError;
 ///
-/// let error = PlanError::Field { field: "podConfig.buildConfig.timeout".into(), problem: "\"soon\" is not a duration".into() };
+/// let error = PlanError::Field { field: "spec.podConfig.buildConfig.timeout".into(), problem: "\"soon\" is not a duration".into() };
 /// assert_eq!(error.failure().reason.as_str(), "BuildConfigInvalid");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum PlanError {
     /// `strategy: custom`, whose semantics nbv does not define.
     #[error(
-        "podConfig.buildConfig.strategy: custom is not supported; use tekton, shipwright, s2i or kaniko"
+        "spec.podConfig.buildConfig.strategy: custom is not supported; use tekton, shipwright, s2i or kaniko"
     )]
     Custom,
     /// A field that cannot be carried out.
@@ -238,14 +238,34 @@ pub enum PlanError {
         /// What is wrong and what to write instead.
         problem: String,
     },
+    /// A path of the build's sources that cannot be used.
+    #[error(transparent)]
+    Source(#[from] SourceError),
 }
 
 impl PlanError {
+    /// The field that cannot be carried out, from `spec`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::build::PlanError;
+    ///
+    /// assert_eq!(PlanError::Custom.field(), "spec.podConfig.buildConfig.strategy");
+    /// ```
+    pub fn field(&self) -> String {
+        match self {
+            PlanError::Custom => "spec.podConfig.buildConfig.strategy".to_owned(),
+            PlanError::Field { field, .. } => field.clone(),
+            PlanError::Source(error) => error.field(),
+        }
+    }
+
     /// The run's failure: permanent, naming the field.
     pub fn failure(&self) -> Failure {
         let cause = match self {
             PlanError::Custom => FailureCause::BuildNotSupported,
-            PlanError::Field { .. } => FailureCause::BuildConfigInvalid,
+            PlanError::Field { .. } | PlanError::Source(_) => FailureCause::BuildConfigInvalid,
         };
         cause.failure(self.to_string())
     }
@@ -280,7 +300,7 @@ impl BuildPlan {
             return Ok(None);
         }
         let field = |name: &str, problem: String| PlanError::Field {
-            field: format!("podConfig.buildConfig.{name}"),
+            field: format!("spec.podConfig.buildConfig.{name}"),
             problem,
         };
         let strategy = match config.strategy.unwrap_or(BuildStrategy::S2i) {
@@ -377,6 +397,8 @@ impl BuildPlan {
             prefer_dockerfile: config.prefer_dockerfile.unwrap_or(false),
             fallback: config.fallback_strategy.unwrap_or(FallbackStrategy::Warn),
         };
+        // Paths that leave the repository fail now, naming the field, not in the build.
+        candidates(&source)?;
         let git = job.spec.notebook.git.clone();
         let shared = is_commit(&git.git_ref);
         let key = BuildKey::of(&key_inputs(

@@ -68,7 +68,7 @@ mod report;
 mod resources;
 mod run;
 mod spec;
-mod syntax;
+pub(crate) mod syntax;
 mod timeout;
 mod tools;
 mod unimplemented;

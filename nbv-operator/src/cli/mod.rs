@@ -55,6 +55,9 @@ pub enum Command {
     /// What nbv does inside a validation Pod: install, clone, run the notebook.
     #[command(subcommand)]
     Pod(commands::pod::PodCommand),
+    /// What nbv does inside an image build: prepare the Dockerfile the build builds.
+    #[command(subcommand)]
+    Build(commands::build::BuildCommand),
 }
 
 /// `nbv triggers ...`
@@ -159,6 +162,9 @@ pub fn run(cli: Cli) -> ExitCode {
         }
         Command::Pod(command) => {
             commands::pod::run(&command, &mut stdout.lock(), &mut stderr.lock())
+        }
+        Command::Build(command) => {
+            commands::build::run(&command, &mut stdout.lock(), &mut stderr.lock())
         }
         Command::Health(command) => commands::health::run(
             command,
