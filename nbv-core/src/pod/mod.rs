@@ -92,6 +92,7 @@ pub use defaults::{
 pub use defaults_file::InvalidPodDefaults;
 pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
+pub(crate) use git::build_clone;
 pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
 // The Kubernetes name rules the Pod's names follow, at their old paths.
 pub use crate::kube_names::{MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN, is_dns_label, is_dns_subdomain};
