@@ -49,6 +49,15 @@ pub enum BuildObserved {
 
 impl BuildObserved {
     /// Whether the build is over.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::build::BuildObserved;
+    ///
+    /// assert!(BuildObserved::Succeeded { digest: None, summary: None }.is_finished());
+    /// assert!(!BuildObserved::Pending.is_finished());
+    /// ```
     pub fn is_finished(&self) -> bool {
         matches!(
             self,

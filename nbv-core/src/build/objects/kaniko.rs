@@ -1,5 +1,8 @@
 //! kaniko: one Pod, where nbv's `clone` and `prepare` init containers leave the
 //! checkout and its Dockerfile for the kaniko executor.
+//!
+//! nbv's containers keep the restricted profile; the executor builds as root, as kaniko
+//! must, so the namespace's Pod Security level must admit it (`baseline`).
 
 use serde_json::{Value, json};
 

@@ -11,7 +11,15 @@
 //!
 //! Where nbv clones, its `nbv build prepare` step searches the checkout and writes the
 //! Dockerfile the build uses. Where the build system clones, nothing of nbv runs in
-//! the build: only a Dockerfile or requirements file the job names is supported.
+//! the build: only a Dockerfile or requirements file the job names is supported, the
+//! builder reading the directory it is in (Source-to-Image installs a file named
+//! `requirements.txt` from a Python builder, the job's `baseImage`). A named Dockerfile
+//! is built by OpenShift's `dockerStrategy`, and on Shipwright by the plan's strategy
+//! (`buildah` unless `strategyConfig` names one), Source-to-Image or not.
+//!
+//! The build objects carry the job's labels, `app.kubernetes.io/managed-by: nbv` and
+//! `mlops.dev/job`, but no `mlops.dev/attempt`: a selector of validation Pods must
+//! require that label, or it matches the kaniko route's build Pod too.
 
 mod checkout;
 mod context;

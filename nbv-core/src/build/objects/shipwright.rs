@@ -1,5 +1,9 @@
 //! Shipwright: a Build, which Shipwright clones and builds with a build strategy, and
 //! the BuildRun that runs it once.
+//!
+//! Shipwright reads `cloneSecret` itself: the job's `credentialsSecret` must be a Secret
+//! it understands (`kubernetes.io/basic-auth` or `kubernetes.io/ssh-auth`), not only the
+//! `username`/`password`/`token` keys nbv's own clone reads.
 
 use serde_json::{Value, json};
 
