@@ -47,7 +47,28 @@ pub enum BuildObserved {
     },
 }
 
+/// The reasons of a build stopped at its timeout: Tekton's, Shipwright's, and a Pod's
+/// past its `activeDeadlineSeconds` (kaniko's; OpenShift's build Pods too).
+const TIMEOUT_REASONS: [&str; 3] = ["PipelineRunTimeout", "BuildRunTimeout", "DeadlineExceeded"];
+
 impl BuildObserved {
+    /// Whether the build failed because it ran out of time (`buildConfig.timeout`).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::build::BuildObserved;
+    ///
+    /// let failed = |reason: &str| BuildObserved::Failed { reason: reason.into(), message: String::new() };
+    /// assert!(failed("PipelineRunTimeout").timed_out());
+    /// assert!(failed("BuildRunTimeout").timed_out());
+    /// assert!(!failed("Cancelled").timed_out());
+    /// assert!(!BuildObserved::Running.timed_out());
+    /// ```
+    pub fn timed_out(&self) -> bool {
+        matches!(self, BuildObserved::Failed { reason, .. } if TIMEOUT_REASONS.contains(&reason.as_str()))
+    }
+
     /// Whether the build is over.
     ///
     /// # Examples
