@@ -147,3 +147,38 @@ fn objects_kind(route: Route) -> &'static str {
         Route::OpenShift => "Build",
     }
 }
+
+proptest::proptest! {
+    #[test]
+    fn expiry_leaves_the_newest_finished_the_current_and_the_running(
+        builds in proptest::collection::vec((1u32..28, proptest::bool::ANY), 0..12),
+        keep in 0usize..5,
+        current in 0usize..12,
+    ) {
+        let objects: Vec<Value> = builds
+            .iter()
+            .enumerate()
+            .map(|(i, (day, finished))| object(Route::Tekton, &format!("b{i}"), *day, *finished))
+            .collect();
+        let current = format!("b{current}");
+        let gone: Vec<String> = expired(Route::Tekton, &objects, keep, &current)
+            .into_iter()
+            .map(|o| o.name)
+            .collect();
+        // The finished builds, newest first (a name breaks a tie, the later first).
+        let mut finished: Vec<(u32, String)> = builds
+            .iter()
+            .enumerate()
+            .filter(|(_, (_, finished))| *finished)
+            .map(|(i, (day, _))| (*day, format!("b{i}")))
+            .collect();
+        finished.sort_by(|a, b| b.cmp(a));
+        let expected: Vec<String> = finished
+            .into_iter()
+            .skip(keep)
+            .map(|(_, name)| name)
+            .filter(|name| *name != current)
+            .collect();
+        proptest::prop_assert_eq!(gone, expected);
+    }
+}
