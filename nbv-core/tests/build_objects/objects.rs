@@ -204,7 +204,7 @@ fn builds_that_clone_themselves_need_a_named_file() {
         let Err(PlanError::Field { field, problem }) = objects(&plan, route) else {
             panic!("{route} accepted a plan it cannot search for");
         };
-        assert_eq!(field, "podConfig.buildConfig.requirementsFile");
+        assert_eq!(field, "spec.podConfig.buildConfig.requirementsFile");
         assert!(problem.contains("tekton or kaniko"), "{problem}");
     }
     for route in [Route::Tekton, Route::Kaniko] {
@@ -223,7 +223,7 @@ fn source_to_image_installs_requirements_txt_only() {
         let Err(PlanError::Field { field, problem }) = objects(&plan, route) else {
             panic!("{route} accepted a file its builder does not install");
         };
-        assert_eq!(field, "podConfig.buildConfig.requirementsFile");
+        assert_eq!(field, "spec.podConfig.buildConfig.requirementsFile");
         assert!(problem.contains("requirements.txt"), "{problem}");
     }
     // A Dockerfile strategy reads the directory, whatever the file is called.
@@ -231,7 +231,7 @@ fn source_to_image_installs_requirements_txt_only() {
     plan.source.requirements_file = Some("../outside/requirements.txt".to_owned());
     assert!(matches!(
         objects(&plan, Route::OpenShift),
-        Err(PlanError::Field { field, .. }) if field == "podConfig.buildConfig.requirementsFile"
+        Err(PlanError::Field { field, .. }) if field == "spec.podConfig.buildConfig.requirementsFile"
     ));
 }
 

@@ -3,14 +3,13 @@
 
 use k8s_openapi::api::core::v1::{Container, EnvVar, Volume};
 
+pub(super) use crate::build::PREPARED_DOCKERFILE;
 use crate::build::{BuildPlan, PlanError};
 use crate::pod::{PodDefaults, PodSpecError, build_clone};
 use crate::redact::redact_secrets;
 
 /// nbv in nbv's own image.
 const NBV_IN_IMAGE: &str = "/nbv";
-/// Where `nbv build prepare` writes the Dockerfile, in the checkout.
-pub(super) const PREPARED_DOCKERFILE: &str = ".nbv-build/Dockerfile";
 /// The variable `nbv build prepare` reads its [`SourceConfig`](crate::build::SourceConfig) from.
 const SOURCE_ENV: &str = "NBV_BUILD";
 

@@ -3,10 +3,13 @@
 //! requirements file, and the builder reads the directory it is in.
 
 use super::Route;
+use crate::build::repo_path;
 use crate::build::{BuildPlan, PlanError};
 
-/// The requirements file's field, in messages.
-const REQUIREMENTS_FIELD: &str = "podConfig.buildConfig.requirementsFile";
+/// The requirements file's field.
+const REQUIREMENTS_FIELD: &str = "spec.podConfig.buildConfig.requirementsFile";
+/// The Dockerfile's field.
+const DOCKERFILE_FIELD: &str = "spec.podConfig.buildConfig.dockerfile";
 /// The file the Python Source-to-Image builder installs.
 pub(super) const S2I_REQUIREMENTS: &str = "requirements.txt";
 
@@ -39,8 +42,7 @@ impl Named {
 pub(super) fn named(plan: &BuildPlan, route: Route) -> Result<Named, PlanError> {
     let source = &plan.source;
     if let Some(dockerfile) = &source.dockerfile {
-        let path = relative_path(dockerfile)
-            .ok_or_else(|| not_a_path("podConfig.buildConfig.dockerfile", dockerfile))?;
+        let path = clean(DOCKERFILE_FIELD, dockerfile)?;
         return Ok(Named::Dockerfile(path));
     }
     let Some(requirements) = &source.requirements_file else {
@@ -56,12 +58,10 @@ pub(super) fn named(plan: &BuildPlan, route: Route) -> Result<Named, PlanError> 
             ),
         });
     };
-    let path =
-        relative_path(requirements).ok_or_else(|| not_a_path(REQUIREMENTS_FIELD, requirements))?;
-    let (dir, file) = match path.rsplit_once('/') {
-        Some((dir, file)) => (Some(dir.to_owned()), file.to_owned()),
-        None => (None, path),
-    };
+    let path = clean(REQUIREMENTS_FIELD, requirements)?;
+    let dir = repo_path::parent(&path);
+    let file = path[dir.len()..].trim_start_matches('/').to_owned();
+    let dir = (!dir.is_empty()).then(|| dir.to_owned());
     let s2i = matches!(route, Route::OpenShift | Route::ShipwrightS2i);
     if s2i && file != S2I_REQUIREMENTS {
         return Err(PlanError::Field {
@@ -76,45 +76,11 @@ pub(super) fn named(plan: &BuildPlan, route: Route) -> Result<Named, PlanError> 
     Ok(Named::Requirements { dir, file })
 }
 
-/// `path` as a relative path inside the repository without `.` or `..` segments, or
-/// `None` when it is none.
-fn relative_path(path: &str) -> Option<String> {
-    if path.starts_with('/') || path.chars().any(char::is_control) {
-        return None;
-    }
-    let segments: Vec<&str> = path
-        .split('/')
-        .filter(|s| !s.is_empty() && *s != ".")
-        .collect();
-    if segments.is_empty() || segments.contains(&"..") {
-        return None;
-    }
-    Some(segments.join("/"))
-}
-
-fn not_a_path(field: &str, path: &str) -> PlanError {
-    PlanError::Field {
+/// `path` of `field` made canonical, or why it is not a file of the repository (the
+/// plan checks this already; the objects never rely on it).
+fn clean(field: &str, path: &str) -> Result<String, PlanError> {
+    repo_path::clean(path).map_err(|problem| PlanError::Field {
         field: field.to_owned(),
-        problem: format!(
-            "{path:?} is not a path inside the repository; give it relative to the \
-             repository's root, without '..'"
-        ),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::relative_path;
-
-    #[test]
-    fn paths_stay_inside_the_repository() {
-        assert_eq!(
-            relative_path("./env//requirements.txt").as_deref(),
-            Some("env/requirements.txt")
-        );
-        assert_eq!(relative_path("Dockerfile").as_deref(), Some("Dockerfile"));
-        for bad in ["/etc/passwd", "../x", "a/../../x", "", ".", "a\nb"] {
-            assert_eq!(relative_path(bad), None, "{bad:?}");
-        }
-    }
+        problem,
+    })
 }

@@ -164,10 +164,10 @@ fn refuse_substitutions(plan: &BuildPlan) -> Result<(), PlanError> {
         ("spec.notebook.git.url", plan.git.url.as_str()),
         ("spec.notebook.git.ref", plan.git.git_ref.as_str()),
         (
-            "podConfig.buildConfig.strategyConfig.outputImage",
+            "spec.podConfig.buildConfig.strategyConfig.outputImage",
             plan.image.as_str(),
         ),
-        ("podConfig.buildConfig", source.as_str()),
+        ("spec.podConfig.buildConfig", source.as_str()),
     ];
     match values.iter().find(|(_, value)| value.contains("$(")) {
         None => Ok(()),
