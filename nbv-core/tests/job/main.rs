@@ -1,6 +1,7 @@
 //! The job machine driven as a shell drives it, against a cluster in a map: what it
 //! asks, in which order, and that every effect happens once whatever the answers.
 
+mod builds;
 mod cluster;
 mod pods;
 
