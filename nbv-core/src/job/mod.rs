@@ -52,7 +52,7 @@
 //! };
 //! assert!(done.result.is_ok(), "{:?}", done.result);
 //! assert_eq!(requests[..3], [
-//!     "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt!=g1-r0",
+//!     "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt,mlops.dev/attempt!=g1-r0",
 //!     "read Pod ml/train-g1-r0 from the cache",
 //!     "POST Pod ml/train-g1-r0",
 //! ]);

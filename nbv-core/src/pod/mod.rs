@@ -76,7 +76,6 @@ mod unimplemented;
 use k8s_openapi::api::core::v1::Pod;
 
 use crate::api::NotebookValidationJob;
-use crate::phase::Failure;
 
 pub use admission::{
     Admission, DEFAULT_POD_ADMISSION_TIMEOUT, InvalidAdmissionTimeout, MAX_ANSWER_BYTES,

@@ -3,7 +3,7 @@
 use std::time::Duration;
 
 use crate::api::NotebookValidationJob;
-use crate::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, Transition};
+use crate::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Transition};
 use crate::pod::{admission_timeout, pod_name};
 
 use super::Wake;

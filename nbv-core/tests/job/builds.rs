@@ -8,7 +8,7 @@ use nbv_testkit::fixtures::JobBuilder;
 use serde_json::{Value, json};
 
 use super::cluster::Cluster;
-use super::{job_of, reconcile};
+use super::reconcile;
 
 /// A commit: builds of equal inputs at it are shared.
 const COMMIT: &str = "0123456789abcdef0123456789abcdef01234567";
@@ -41,7 +41,10 @@ fn cluster_with(jobs: &[Value]) -> Cluster {
 }
 
 fn status_of(cluster: &Cluster, name: &str) -> nbv_core::api::NotebookValidationJobStatus {
-    let stored = cluster.get("NotebookValidationJob", "ml", name).expect("the job").clone();
+    let stored = cluster
+        .get("NotebookValidationJob", "ml", name)
+        .expect("the job")
+        .clone();
     serde_json::from_value::<nbv_core::api::NotebookValidationJob>(stored)
         .expect("a job")
         .status
@@ -49,7 +52,10 @@ fn status_of(cluster: &Cluster, name: &str) -> nbv_core::api::NotebookValidation
 }
 
 fn reconcile_job(cluster: &mut Cluster, name: &str, now: DateTime<Utc>) -> nbv_core::job::Done {
-    let stored = cluster.get("NotebookValidationJob", "ml", name).expect("the job").clone();
+    let stored = cluster
+        .get("NotebookValidationJob", "ml", name)
+        .expect("the job")
+        .clone();
     let job = serde_json::from_value(stored).expect("a job");
     super::reconcile_view(cluster, &job, Memory::default(), now)
 }
@@ -92,15 +98,32 @@ fn a_build_is_created_once_then_its_digest_is_what_the_pod_runs() {
     assert_eq!(build.build_name.as_deref(), Some(name.as_str()));
     assert_eq!(build.strategy.as_deref(), Some("tekton"));
     assert_eq!(build.phase, Some(BuildPhase::Running));
-    assert!(first.requeue.is_some_and(|r| r <= std::time::Duration::from_secs(30)));
+    assert!(
+        first
+            .requeue
+            .is_some_and(|r| r <= std::time::Duration::from_secs(30))
+    );
 
     // Looked at again while it runs: nothing is created twice.
-    let posts = |c: &Cluster| c.log.iter().filter(|l| l.starts_with("POST PipelineRun")).count();
-    reconcile(&mut cluster, Memory::default(), now() + Duration::seconds(30));
+    let posts = |c: &Cluster| {
+        c.log
+            .iter()
+            .filter(|l| l.starts_with("POST PipelineRun"))
+            .count()
+    };
+    reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::seconds(30),
+    );
     assert_eq!(posts(&cluster), 1);
 
     tekton_ends(&mut cluster, succeeded_with(DIGEST));
-    let done = reconcile(&mut cluster, Memory::default(), now() + Duration::minutes(3));
+    let done = reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::minutes(3),
+    );
     assert!(done.result.is_ok(), "{:?}", done.result);
     let status = status_of(&cluster, "train");
     let build = status.build_status.clone().expect("buildStatus");
@@ -117,26 +140,38 @@ fn a_build_is_created_once_then_its_digest_is_what_the_pod_runs() {
         Some("requirements from notebooks/tier2/requirements.txt")
     );
     assert!(build.completion_time.is_some() && build.duration.is_some());
-    let pod = cluster.get("Pod", "ml", "train-g1-r0").expect("the validation Pod");
+    let pod = cluster
+        .get("Pod", "ml", "train-g1-r0")
+        .expect("the validation Pod");
     assert_eq!(pod["spec"]["containers"][0]["image"], json!(image));
     assert_eq!(posts(&cluster), 1);
 }
 
 #[test]
 fn jobs_with_equal_inputs_at_a_commit_share_one_build() {
-    let jobs: Vec<Value> = (0..10).map(|i| job(&format!("train-{i}"), COMMIT, json!({}))).collect();
+    let jobs: Vec<Value> = (0..10)
+        .map(|i| job(&format!("train-{i}"), COMMIT, json!({})))
+        .collect();
     let mut cluster = cluster_with(&jobs);
     for i in 0..10 {
         let done = reconcile_job(&mut cluster, &format!("train-{i}"), now());
         assert!(done.result.is_ok(), "{:?}", done.result);
     }
-    let run = pipeline_run(&cluster);
     tekton_ends(&mut cluster, succeeded_with(DIGEST));
-    let _ = run;
     for i in 0..10 {
-        reconcile_job(&mut cluster, &format!("train-{i}"), now() + Duration::minutes(3));
+        reconcile_job(
+            &mut cluster,
+            &format!("train-{i}"),
+            now() + Duration::minutes(3),
+        );
         let status = status_of(&cluster, &format!("train-{i}"));
-        assert_eq!(status.phase, Some(Phase::Initializing), "train-{i}: {status:?}");
+        // Built: the Pod is created, and the run waits for it to run.
+        assert_eq!(status.phase, Some(Phase::BuildComplete), "train-{i}");
+        assert!(
+            cluster
+                .get("Pod", "ml", &format!("train-{i}-g1-r0"))
+                .is_some()
+        );
         assert_eq!(
             status.build_status.and_then(|b| b.phase),
             Some(BuildPhase::Complete)
@@ -150,7 +185,11 @@ fn a_branch_is_never_shared_between_jobs() {
     let mut cluster = cluster_with(&[job("a", "main", json!({})), job("b", "main", json!({}))]);
     reconcile_job(&mut cluster, "a", now());
     reconcile_job(&mut cluster, "b", now());
-    assert_eq!(cluster.all("PipelineRun").len(), 2, "a branch may move between the runs");
+    assert_eq!(
+        cluster.all("PipelineRun").len(),
+        2,
+        "a branch may move between the runs"
+    );
 }
 
 #[test]
@@ -162,14 +201,25 @@ fn a_failed_build_fails_the_run_with_its_own_reason() {
         json!({"conditions": [{"type": "Succeeded", "status": "False", "reason": "Failed",
                                "message": "Tasks Completed: 1 (Failed: 1, Cancelled 0), Skipped: 0"}]}),
     );
-    reconcile(&mut cluster, Memory::default(), now() + Duration::minutes(3));
+    reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::minutes(3),
+    );
     let status = status_of(&cluster, "train");
     assert_eq!(status.phase, Some(Phase::Failed));
     let message = status.message.unwrap_or_default();
     assert!(message.contains("BuildFailed"), "{message}");
     assert!(message.contains("Failed: 1"), "{message}");
-    assert!(cluster.get("Pod", "ml", "train-g1-r0").is_none(), "no Pod runs");
-    assert_eq!(status.retry_count.unwrap_or(0), 0, "a failed build is not retried");
+    assert!(
+        cluster.get("Pod", "ml", "train-g1-r0").is_none(),
+        "no Pod runs"
+    );
+    assert_eq!(
+        status.retry_count.unwrap_or(0),
+        0,
+        "a failed build is not retried"
+    );
 }
 
 #[test]
@@ -181,7 +231,11 @@ fn the_build_systems_timeout_is_reported_as_one() {
         json!({"conditions": [{"type": "Succeeded", "status": "False", "reason": "PipelineRunTimeout",
                                "message": "PipelineRun \"nbv-build\" failed to finish within \"15m0s\""}]}),
     );
-    reconcile(&mut cluster, Memory::default(), now() + Duration::minutes(16));
+    reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::minutes(16),
+    );
     let message = status_of(&cluster, "train").message.unwrap_or_default();
     assert!(message.contains("BuildTimedOut"), "{message}");
 }
@@ -192,12 +246,21 @@ fn a_build_past_its_timeout_is_cancelled_and_fails_the_run() {
     reconcile(&mut cluster, Memory::default(), now());
     let mut run = pipeline_run(&cluster);
     run["metadata"]["creationTimestamp"] = json!("2026-01-24T22:00:00Z");
-    run["status"] = json!({"conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}]});
+    run["status"] =
+        json!({"conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}]});
     cluster.put(run);
     // Within the timeout and its grace: still running.
-    reconcile(&mut cluster, Memory::default(), now() + Duration::minutes(5));
+    reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::minutes(5),
+    );
     assert_eq!(status_of(&cluster, "train").phase, Some(Phase::Building));
-    reconcile(&mut cluster, Memory::default(), now() + Duration::minutes(7));
+    reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::minutes(7),
+    );
     let status = status_of(&cluster, "train");
     assert_eq!(status.phase, Some(Phase::Failed));
     assert!(status.message.unwrap_or_default().contains("BuildTimedOut"));
@@ -213,7 +276,10 @@ fn a_strategy_whose_api_is_not_served_fails_at_once_naming_both() {
     assert_eq!(status.phase, Some(Phase::Failed));
     let message = status.message.unwrap_or_default();
     assert!(message.contains("BuildApiNotServed"), "{message}");
-    assert!(message.contains("tekton") && message.contains("tekton.dev/v1"), "{message}");
+    assert!(
+        message.contains("tekton") && message.contains("tekton.dev/v1"),
+        "{message}"
+    );
 }
 
 #[test]
@@ -239,8 +305,15 @@ fn the_custom_strategy_is_refused_by_name_before_any_request() {
     assert_eq!(status.phase, Some(Phase::Failed));
     let message = status.message.unwrap_or_default();
     assert!(message.contains("BuildNotSupported"), "{message}");
-    assert!(message.contains("podConfig.buildConfig.strategy"), "{message}");
-    assert!(!cluster.log.iter().any(|l| l.contains("PipelineRun")), "{:#?}", cluster.log);
+    assert!(
+        message.contains("podConfig.buildConfig.strategy"),
+        "{message}"
+    );
+    assert!(
+        !cluster.log.iter().any(|l| l.contains("PipelineRun")),
+        "{:#?}",
+        cluster.log
+    );
 }
 
 #[test]
@@ -251,7 +324,11 @@ fn an_object_of_the_builds_name_with_another_key_is_not_taken_for_it() {
     run["metadata"]["annotations"]["mlops.dev/build-key"] = json!("0".repeat(64));
     run["status"] = succeeded_with(DIGEST);
     cluster.put(run);
-    reconcile(&mut cluster, Memory::default(), now() + Duration::minutes(3));
+    reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::minutes(3),
+    );
     let status = status_of(&cluster, "train");
     assert_eq!(status.phase, Some(Phase::Failed));
     assert!(cluster.get("Pod", "ml", "train-g1-r0").is_none());
@@ -262,7 +339,11 @@ fn finished_builds_beyond_the_history_are_deleted() {
     let mut cluster = Cluster::new();
     for i in 0..5 {
         cluster.put(job(&format!("train-{i}"), "main", json!({})));
-        reconcile_job(&mut cluster, &format!("train-{i}"), now() + Duration::minutes(i));
+        reconcile_job(
+            &mut cluster,
+            &format!("train-{i}"),
+            now() + Duration::minutes(i),
+        );
     }
     let mut runs: Vec<Value> = cluster.all("PipelineRun").into_iter().cloned().collect();
     for (i, run) in runs.iter_mut().enumerate() {
@@ -273,5 +354,4 @@ fn finished_builds_beyond_the_history_are_deleted() {
     reconcile_job(&mut cluster, "train-4", now() + Duration::minutes(10));
     let left = cluster.all("PipelineRun").len();
     assert_eq!(left, 3, "the default history keeps 3: {:#?}", cluster.log);
-    let _ = job_of;
 }

@@ -115,7 +115,11 @@ impl Cluster {
             return Response::Failed(fault);
         }
         if self.unserved.contains(&request.object().api_version) {
-            let missing = ApiAnswer::status(404, "NotFound", "the server could not find the requested resource");
+            let missing = ApiAnswer::status(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            );
             return match request {
                 Request::Get(_) => Response::Object(None),
                 Request::Cached(_) => Response::NotCached,

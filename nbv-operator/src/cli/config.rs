@@ -104,10 +104,20 @@ pub struct RunArgs {
     )]
     pub build_repository: String,
     /// The image of the buildah step of Tekton builds.
-    #[arg(long, env = "NBV_BUILDAH_IMAGE", value_name = "IMAGE", default_value = "quay.io/buildah/stable:v1.38.1")]
+    #[arg(
+        long,
+        env = "NBV_BUILDAH_IMAGE",
+        value_name = "IMAGE",
+        default_value = "quay.io/buildah/stable:v1.38.1"
+    )]
     pub buildah_image: String,
     /// The kaniko executor image of `kaniko` builds.
-    #[arg(long, env = "NBV_KANIKO_IMAGE", value_name = "IMAGE", default_value = "gcr.io/kaniko-project/executor:v1.23.2")]
+    #[arg(
+        long,
+        env = "NBV_KANIKO_IMAGE",
+        value_name = "IMAGE",
+        default_value = "gcr.io/kaniko-project/executor:v1.23.2"
+    )]
     pub kaniko_image: String,
     /// How many finished builds of a namespace and strategy are kept.
     #[arg(long, env = "NBV_BUILD_HISTORY", default_value_t = 3)]

@@ -74,7 +74,10 @@ impl Builders {
         let text = |pointer: &str| object.pointer(pointer).and_then(Value::as_str);
         let namespace = text("/metadata/namespace").unwrap_or_default().to_owned();
         let name = text("/metadata/name").unwrap_or_default().to_owned();
-        let what = format!("{} {namespace}/{name}", object["kind"].as_str().unwrap_or(resource));
+        let what = format!(
+            "{} {namespace}/{name}",
+            object["kind"].as_str().unwrap_or(resource)
+        );
         let key = (resource, namespace.clone(), name.clone());
         let (started, ended) = match self.builds.get(&key) {
             Some(seen) => *seen,
