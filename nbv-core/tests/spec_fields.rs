@@ -7,8 +7,9 @@
 use std::collections::BTreeSet;
 
 use nbv_core::api::{NotebookValidationJob, crd};
+use nbv_core::build::{BuildDefaults, BuildPlan, PlanError, Route, build_objects};
 use nbv_core::phase::{Attempt, FailureKind};
-use nbv_core::pod::{FailureCause, PodDefaults, PodSpecError, build_unsupported, validation_pod};
+use nbv_core::pod::{FailureCause, PodDefaults, PodSpecError, validation_pod};
 use serde_json::{Value, json};
 
 /// What setting a field does.
@@ -22,9 +23,37 @@ enum Treatment {
     /// The spec merged with this patch fails the job, naming the field; the field's
     /// sub-fields are refused with it.
     Refused(Value),
+    /// The spec merged with this patch builds another image, or builds it otherwise:
+    /// its build plan or build objects differ from those of [`build_baseline`] (from
+    /// no build at all for `buildConfig` itself).
+    Builds(Value),
 }
 
-use Treatment::{Effect, EffectBeside, Refused};
+use Treatment::{Builds, Effect, EffectBeside, Refused};
+
+/// The build every `buildConfig` field is set against: Tekton, a named requirements
+/// file (which every strategy can build).
+fn build_baseline() -> Value {
+    json!({"podConfig": {"buildConfig": {"enabled": true, "strategy": "tekton",
+                                         "requirementsFile": "notebooks/requirements.txt"}}})
+}
+
+/// The job's build: its plan and the objects of the plan's first route.
+fn build_of(job: &NotebookValidationJob) -> Result<Option<(BuildPlan, Vec<Value>)>, PlanError> {
+    let Some(plan) = BuildPlan::resolve(job, &BuildDefaults::default())? else {
+        return Ok(None);
+    };
+    let objects = build_objects(
+        &plan,
+        Route::first(plan.strategy),
+        &PodDefaults::default(),
+        &BuildDefaults::default(),
+    )?;
+    Ok(Some((
+        plan,
+        objects.into_iter().map(|(_, body)| body).collect(),
+    )))
+}
 
 /// A golden notebook in another repository: what `comparisonConfig` is compared with.
 fn golden() -> Value {
@@ -64,6 +93,7 @@ fn prediction_baseline() -> Value {
 
 fn treatment(path: &str) -> Option<Treatment> {
     let pod = |patch: Value| Effect(json!({"podConfig": patch}));
+    let build = |patch: Value| Builds(json!({"podConfig": {"buildConfig": patch}}));
     let models = |patch: Value| EffectBeside(models_baseline(), json!({"modelValidation": patch}));
     let prediction = |patch: Value| {
         let mut first = models_baseline();
@@ -118,9 +148,27 @@ fn treatment(path: &str) -> Option<Treatment> {
             "volumes": [{"name": "data", "persistentVolumeClaim": {"claimName": "data"}}],
             "volumeMounts": [{"name": "data", "mountPath": "/data"}]
         })),
-        "spec.podConfig.buildConfig" => {
-            Refused(json!({"podConfig": {"buildConfig": {"enabled": true}}}))
+        "spec.podConfig.buildConfig" | "spec.podConfig.buildConfig.enabled" => Builds(json!({})),
+        "spec.podConfig.buildConfig.strategy" => build(json!({"strategy": "kaniko"})),
+        "spec.podConfig.buildConfig.baseImage" => {
+            build(json!({"baseImage": "quay.io/jupyter/scipy-notebook:2025-01-01"}))
         }
+        "spec.podConfig.buildConfig.autoGenerateRequirements" => {
+            build(json!({"autoGenerateRequirements": false}))
+        }
+        "spec.podConfig.buildConfig.requirementsFile" => {
+            build(json!({"requirementsFile": "requirements.txt"}))
+        }
+        "spec.podConfig.buildConfig.requirementsSources" => {
+            build(json!({"requirementsSources": ["a/requirements.txt"]}))
+        }
+        "spec.podConfig.buildConfig.dockerfile" => build(json!({"dockerfile": "Dockerfile"})),
+        "spec.podConfig.buildConfig.preferDockerfile" => build(json!({"preferDockerfile": true})),
+        "spec.podConfig.buildConfig.fallbackStrategy" => build(json!({"fallbackStrategy": "auto"})),
+        "spec.podConfig.buildConfig.strategyConfig" => {
+            build(json!({"strategyConfig": {"serviceAccount": "builder"}}))
+        }
+        "spec.podConfig.buildConfig.timeout" => build(json!({"timeout": "30m"})),
         "spec.timeout" => Effect(json!({"timeout": "2h"})),
         "spec.goldenNotebook" | "spec.goldenNotebook.git" | "spec.goldenNotebook.git.url" => {
             Effect(golden())
@@ -327,14 +375,16 @@ fn every_spec_field_is_carried_out_or_refused_by_name() {
             }
             Some(Refused(patch)) => {
                 let job = job_with(&patch);
-                let failure = match pod_of(&job) {
-                    Err(error) => {
+                let failure = match (pod_of(&job), build_of(&job)) {
+                    (Err(error), _) => {
                         assert_eq!(error.field(), *path, "{error}");
                         error.failure()
                     }
-                    Ok(_) => build_unsupported(&job).unwrap_or_else(|| {
-                        panic!("{path} is set ({patch}) and nothing refuses it")
-                    }),
+                    (Ok(_), Err(error)) => {
+                        assert_eq!(error.field(), *path, "{error}");
+                        error.failure()
+                    }
+                    (Ok(_), Ok(_)) => panic!("{path} is set ({patch}) and nothing refuses it"),
                 };
                 let field = path.trim_start_matches("spec.");
                 assert!(
@@ -348,6 +398,33 @@ fn every_spec_field_is_carried_out_or_refused_by_name() {
                     "{path}: a retry cannot help"
                 );
                 refused.insert(path.clone());
+            }
+            Some(Builds(patch)) => {
+                // `buildConfig` itself is compared with no build; its fields with the
+                // baseline build.
+                let before = if patch == json!({}) {
+                    json!({})
+                } else {
+                    build_baseline()
+                };
+                let mut after = build_baseline();
+                merge(&mut after, &patch);
+                let without = build_of(&job_with(&before))
+                    .unwrap_or_else(|e| panic!("{path}: the build {before} is refused: {e}"));
+                let with = build_of(&job_with(&after))
+                    .unwrap_or_else(|e| panic!("{path}: the build {after} is refused: {e}"));
+                assert!(with.is_some(), "{path}: {after} builds nothing");
+                assert_ne!(
+                    with, without,
+                    "{path} is set ({patch}) but the build does not change"
+                );
+                let objects_of =
+                    |b: &Option<(BuildPlan, Vec<Value>)>| b.as_ref().map(|(_, o)| o.clone());
+                assert_ne!(
+                    objects_of(&with),
+                    objects_of(&without),
+                    "{path} is set ({patch}) but the build objects do not change: the field is not carried out"
+                );
             }
             None => unhandled.push(path.clone()),
         }

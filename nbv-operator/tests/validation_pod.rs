@@ -110,7 +110,7 @@ async fn other_attempts_are_deleted_by_label_in_the_background() {
     let selector = other_attempts_selector("train", ATTEMPT);
     assert_eq!(
         selector,
-        "app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt!=g2-r1"
+        "app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt,mlops.dev/attempt!=g2-r1"
     );
     let script = vec![
         Exchange::delete_all(PODS, &selector, json!({"propagationPolicy": "Background"}))
@@ -138,7 +138,9 @@ async fn a_long_job_name_is_selected_by_its_hashed_label() {
     let selector = other_attempts_selector(&name, ATTEMPT);
     assert_eq!(
         selector,
-        format!("app.kubernetes.io/managed-by=nbv,mlops.dev/job={label},mlops.dev/attempt!=g2-r1")
+        format!(
+            "app.kubernetes.io/managed-by=nbv,mlops.dev/job={label},mlops.dev/attempt,mlops.dev/attempt!=g2-r1"
+        )
     );
     let script = vec![
         Exchange::delete_all(PODS, &selector, json!({"propagationPolicy": "Background"})).reply(

@@ -7,6 +7,8 @@
 mod dockerfile;
 mod imports;
 mod key;
+mod objects;
+mod observe;
 mod plan;
 mod recipe;
 mod repo_path;
@@ -17,6 +19,11 @@ pub use dockerfile::{
     PREPARED_DIR, PREPARED_DOCKERFILE, PREPARED_REQUIREMENTS, generate_dockerfile,
 };
 pub use key::BuildKey;
+pub use objects::{
+    BUILD_KEY_LABEL, BUILD_STRATEGY_LABEL, IMAGE_ANNOTATION, KANIKO_CONTAINER, Route,
+    build_objects, cancel, expired, history_selector,
+};
+pub use observe::{BuildObserved, MAX_STATUS_TEXT, observe};
 pub use plan::{
     BuildDefaults, BuildPlan, DEFAULT_BASE_IMAGE, DEFAULT_BUILD_TIMEOUT, PlanError,
     ShipwrightStrategy, Strategy,

@@ -15,7 +15,7 @@ use crate::models::{
     InferenceService, ModelFacts, ModelGate, ModelRef, ModelSettings, Platform, ServedModel, gate,
     gate_failure, record_predictions, record_result, record_wait,
 };
-use crate::phase::{Attempt, PhaseEvent, Transition, record_admitted, step};
+use crate::phase::{Attempt, FailureCause, PhaseEvent, Transition, record_admitted, step};
 use crate::pod::{
     PodRefusal, is_controlled_by, observe_pod, pod_name, pod_vanished, reported_predictions,
     validation_pod,
@@ -24,8 +24,10 @@ use crate::reconcile::{
     AnswerClass, MAX_PHASE_STEPS, PodWork, RefusalWork, Wake, pod_refused, pod_refused_at,
 };
 
+use super::build::{BuildStep, BuildWork, Built};
 use super::pod::{delete_other_attempts, parse_pod, pod_ref};
 use super::{Failure, Note, Settings};
+use crate::build::BuildPlan;
 
 /// What advancing the phase came to.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -57,6 +59,8 @@ pub(super) struct Advance {
     gate_wake: Wake,
     /// A refused Pod's retry, which takes the place of the phase's backstop.
     refused_wake: Option<Wake>,
+    /// A running build's next look, which does too.
+    build_wake: Option<Wake>,
     announce: Vec<NotificationEvent>,
     waits_for: Vec<ModelRef>,
     notes: Vec<Note>,
@@ -67,6 +71,8 @@ pub(super) struct Advance {
 enum State {
     /// Deciding what the transition asks for.
     Decide,
+    /// The run's image build.
+    Build(Box<BuildWork>),
     /// The model gate: the attempt's Pod (a gate that opened for it is not asked
     /// again), then the facts it needs.
     Gate {
@@ -138,6 +144,7 @@ impl Advance {
             steps: 0,
             gate_wake: Wake::default(),
             refused_wake: None,
+            build_wake: None,
             announce: Vec::new(),
             waits_for: Vec::new(),
             notes: Vec::new(),
@@ -212,6 +219,14 @@ impl Advance {
                 }
                 Then::Finish(Ok(Box::new(self.advanced())))
             }
+            State::Build(mut work) => match work.answer(request, response) {
+                BuildStep::Ask(request) => {
+                    self.state = State::Build(work);
+                    Then::Ask(request)
+                }
+                BuildStep::Done(Ok(built)) => self.built(built),
+                BuildStep::Done(Err(failure)) => Then::Finish(Err(failure)),
+            },
             State::Decide | State::Done => Then::Finish(Err(Failure::Unexpected {
                 request: request.to_string(),
                 answer: format!("{response:?}"),
@@ -237,6 +252,7 @@ impl Advance {
                     clear_earlier,
                 } => return self.admit(attempt, clear_earlier),
                 PodWork::Watch(attempt) => return self.read_pod(attempt),
+                PodWork::Build { generation } => return self.build(generation),
                 PodWork::Rest => return self.predictions(),
             };
             if !self.apply(&event) {
@@ -268,6 +284,76 @@ impl Advance {
         } else {
             self.predictions()
         }
+    }
+
+    /// The run's image build: the plan of the job's `buildConfig` (a field that cannot
+    /// be carried out fails the run, naming it), then its [`BuildWork`].
+    fn build(&mut self, generation: i64) -> Then {
+        let plan = match BuildPlan::resolve(&self.job, &self.settings.build) {
+            Ok(Some(plan)) => plan,
+            Ok(None) => {
+                let failure = FailureCause::BuildConfigInvalid.failure(
+                    "podConfig.buildConfig: the run asked for a build the spec no longer has",
+                );
+                return self.then_step(&PhaseEvent::BuildFailed {
+                    generation,
+                    reason: failure.reason,
+                    message: failure.message,
+                });
+            }
+            Err(error) => {
+                let failure = error.failure();
+                return self.then_step(&PhaseEvent::BuildFailed {
+                    generation,
+                    reason: failure.reason,
+                    message: failure.message,
+                });
+            }
+        };
+        let strategy = plan.strategy;
+        let (work, request) =
+            BuildWork::start(plan, Arc::clone(&self.settings), generation, self.now);
+        let record = self
+            .transition
+            .status
+            .build_status
+            .get_or_insert_with(Default::default);
+        if record.strategy.as_deref() != Some(strategy.as_str()) {
+            record.strategy = Some(strategy.as_str().to_owned());
+            self.changed = true;
+        }
+        self.state = State::Build(Box::new(work));
+        Then::Ask(request)
+    }
+
+    /// What the build came to: its events stepped in order; while it runs, look again
+    /// soon; once it ended, go on (to the Pod, or the run's end).
+    fn built(&mut self, built: Built) -> Then {
+        self.notes.extend(built.notes);
+        for event in &built.events {
+            self.apply(event);
+        }
+        if let Some(record) = self.transition.status.build_status.as_mut() {
+            if let Some(summary) = built.summary
+                && record.message.as_deref() != Some(summary.as_str())
+            {
+                record.message = Some(summary);
+                self.changed = true;
+            }
+            if let (Some(start), Some(end), None) =
+                (record.start_time, record.completion_time, &record.duration)
+            {
+                record.duration = Some(crate::duration::format(
+                    (end - start).to_std().unwrap_or_default(),
+                ));
+                self.changed = true;
+            }
+        }
+        if built.underway {
+            self.build_wake = Some(built.wake);
+            return self.predictions();
+        }
+        self.decide()
     }
 
     /// The model gate of the attempt ([`gate`]). A job without model validation, or
@@ -439,10 +525,18 @@ impl Advance {
     /// Creates the Pod of `attempt`, built by [`validation_pod`]; a job that cannot
     /// become a Pod fails the attempt, naming the field.
     fn create_pod(&mut self, attempt: Attempt, models: Option<&[ServedModel]>) -> Then {
+        // The run's built image, by digest where the build system reported one.
+        let built = self
+            .transition
+            .status
+            .build_status
+            .as_ref()
+            .filter(|b| b.phase == Some(crate::api::BuildPhase::Complete))
+            .and_then(|b| b.image_reference.clone());
         match validation_pod(
             &self.job,
             attempt,
-            None,
+            built.as_deref(),
             models,
             &self.settings.pod_defaults,
         ) {
@@ -619,6 +713,7 @@ impl Advance {
         // the gate's wait ends.
         let wake = self
             .refused_wake
+            .or(self.build_wake)
             .unwrap_or_else(|| PodWork::wake(&self.transition))
             .and(self.gate_wake);
         Advanced {

@@ -52,7 +52,7 @@
 //! };
 //! assert!(done.result.is_ok(), "{:?}", done.result);
 //! assert_eq!(requests[..3], [
-//!     "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt!=g1-r0",
+//!     "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt,mlops.dev/attempt!=g1-r0",
 //!     "read Pod ml/train-g1-r0 from the cache",
 //!     "POST Pod ml/train-g1-r0",
 //! ]);
@@ -60,6 +60,7 @@
 //! ```
 
 mod advance;
+mod build;
 mod failure;
 mod pod;
 mod reconcile;
@@ -69,6 +70,7 @@ use std::time::Duration;
 
 use crate::aggregate::TrackingSettings;
 use crate::api::EffectLedger;
+use crate::build::BuildDefaults;
 use crate::carry::CarryFacts;
 use crate::models::ModelRef;
 use crate::phase::RetryPolicy;
@@ -117,6 +119,8 @@ pub struct Settings {
     pub application_namespaces: Vec<String>,
     /// How jobs are tracked to their parent Application.
     pub tracking: TrackingSettings,
+    /// How images are built (`podConfig.buildConfig`).
+    pub build: BuildDefaults,
 }
 
 impl Default for Settings {
@@ -133,6 +137,7 @@ impl Default for Settings {
             argocd_namespace: DEFAULT_ARGOCD_NAMESPACE.to_owned(),
             application_namespaces: vec![DEFAULT_ARGOCD_NAMESPACE.to_owned()],
             tracking: TrackingSettings::default(),
+            build: BuildDefaults::default(),
         }
     }
 }

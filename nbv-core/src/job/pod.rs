@@ -12,7 +12,8 @@ pub(super) fn pod_ref(namespace: &str, name: &str) -> ObjectRef {
     ObjectRef::namespaced("v1", "Pod", namespace, name)
 }
 
-/// The label selector of `job_name`'s validation Pods of attempts other than `keep`.
+/// The label selector of `job_name`'s validation Pods of attempts other than `keep`:
+/// only Pods with an attempt (a kaniko build's Pod has none, and is not one of them).
 ///
 /// # Examples
 ///
@@ -22,12 +23,12 @@ pub(super) fn pod_ref(namespace: &str, name: &str) -> ObjectRef {
 ///
 /// assert_eq!(
 ///     other_attempts_selector("train", Attempt { generation: 2, retry: 1 }),
-///     "app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt!=g2-r1"
+///     "app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt,mlops.dev/attempt!=g2-r1"
 /// );
 /// ```
 pub fn other_attempts_selector(job_name: &str, keep: Attempt) -> String {
     format!(
-        "{MANAGED_BY_LABEL}={MANAGED_BY},{JOB_LABEL}={},{ATTEMPT_LABEL}!={keep}",
+        "{MANAGED_BY_LABEL}={MANAGED_BY},{JOB_LABEL}={},{ATTEMPT_LABEL},{ATTEMPT_LABEL}!={keep}",
         job_label_value(job_name)
     )
 }

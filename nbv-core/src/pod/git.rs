@@ -228,6 +228,25 @@ pub(super) fn clone_container(
     container
 }
 
+/// The clone container of an image build's checkout of `spec.notebook.git`: the
+/// validation Pod's own, cloning into `dir` on the volume `workspace` (name, mount
+/// path), checked the same way; with the Secret volume its SSH credentials need.
+pub(crate) fn build_clone(
+    git: &GitSource,
+    dir: &'static str,
+    workspace: (&'static str, &'static str),
+    defaults: &PodDefaults,
+) -> Result<(Container, Option<Volume>), PodSpecError> {
+    let checkout = Checkout {
+        dir,
+        volume: workspace,
+        ..NOTEBOOK_CHECKOUT
+    };
+    let access = GitAccess::of(git, checkout.origin)?;
+    let container = clone_container(git, &access, checkout, None, defaults);
+    Ok((container, access.volume(checkout)))
+}
+
 fn secret_env(name: &str, secret: &str, key: &str) -> EnvVar {
     EnvVar {
         name: name.to_owned(),

@@ -22,8 +22,8 @@
 //!   [`FailureCause`] that says whether a retry may help; [`observed_part`] is what
 //!   it (and every other reader of a Pod) reads, all a watch cache needs to keep.
 //!
-//! [`build_unsupported`] is the failure to report for a job that asks for an image
-//! build, which nbv does not do.
+//! An image build (`podConfig.buildConfig`) happens before the Pod, in
+//! [`crate::build`]; the Pod runs the image it built.
 //!
 //! # Examples
 //!
@@ -76,7 +76,6 @@ mod unimplemented;
 use k8s_openapi::api::core::v1::Pod;
 
 use crate::api::NotebookValidationJob;
-use crate::phase::Failure;
 
 pub use admission::{
     Admission, DEFAULT_POD_ADMISSION_TIMEOUT, InvalidAdmissionTimeout, MAX_ANSWER_BYTES,
@@ -92,6 +91,7 @@ pub use defaults::{
 pub use defaults_file::InvalidPodDefaults;
 pub use error::PodSpecError;
 pub use executor::NOTEBOOK_CONTAINER;
+pub(crate) use git::build_clone;
 pub use git::{CLONE_CONTAINER, GOLDEN_CLONE_CONTAINER};
 // The Kubernetes name rules the Pod's names follow, at their old paths.
 pub use crate::kube_names::{MAX_LABEL_LEN, MAX_SUBDOMAIN_LEN, is_dns_label, is_dns_subdomain};
@@ -122,32 +122,6 @@ pub const MANAGED_BY: &str = "nbv";
 pub const JOB_LABEL: &str = "mlops.dev/job";
 /// Label key: the attempt a validation Pod was created for (`g3-r1`).
 pub const ATTEMPT_LABEL: &str = "mlops.dev/attempt";
-
-/// The failure to report for a job that asks for an image build
-/// (`podConfig.buildConfig.enabled: true`): nbv does not build images, and running the
-/// notebook in another image than the one asked for would validate something else.
-///
-/// # Examples
-///
-/// ```
-/// use nbv_core::api::{BuildConfig, NotebookValidationJob, NotebookValidationJobSpec};
-/// use nbv_core::pod::build_unsupported;
-///
-/// let mut spec = NotebookValidationJobSpec::default();
-/// assert!(build_unsupported(&NotebookValidationJob::new("train", spec.clone())).is_none());
-///
-/// spec.pod_config.build_config = Some(BuildConfig { enabled: Some(true), ..Default::default() });
-/// let failure = build_unsupported(&NotebookValidationJob::new("train", spec)).unwrap();
-/// assert_eq!(failure.reason.as_str(), "BuildNotSupported");
-/// ```
-pub fn build_unsupported(job: &NotebookValidationJob) -> Option<Failure> {
-    let build = job.spec.pod_config.build_config.as_ref()?;
-    build.enabled.filter(|enabled| *enabled)?;
-    Some(FailureCause::BuildNotSupported.failure(
-        "image builds (podConfig.buildConfig) are not supported yet; remove buildConfig or \
-         set enabled: false and use podConfig.containerImage",
-    ))
-}
 
 /// Whether `pod` is controlled by `job` (its controller owner reference has the job's
 /// uid). A Pod with the right name but another owner is left over from an earlier job

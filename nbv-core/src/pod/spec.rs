@@ -66,7 +66,8 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 ///   scripts as environment variables;
 /// - stops after `spec.timeout` (`activeDeadlineSeconds`, 30 minutes by default).
 ///
-/// `podConfig.buildConfig` is not read here: see [`build_unsupported`](super::build_unsupported).
+/// `podConfig.buildConfig` is not read here: the run's build ([`crate::build`]) gives
+/// `image`.
 ///
 /// # Examples
 ///

@@ -16,8 +16,8 @@ use super::error::PodSpecError;
 ///   as written ([`ModelSettings::resolve`] names the field);
 /// - any field the CRD does not know (kept in `spec.unknownFields`).
 ///
-/// `podConfig.buildConfig` is refused by the phase machine instead
-/// ([`build_unsupported`](super::build_unsupported)).
+/// `podConfig.buildConfig` is the build's ([`crate::build::BuildPlan::resolve`] names
+/// what it cannot carry out).
 pub(super) fn check_implemented(
     spec: &NotebookValidationJobSpec,
     namespace: &str,

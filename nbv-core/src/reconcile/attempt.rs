@@ -3,8 +3,8 @@
 use std::time::Duration;
 
 use crate::api::NotebookValidationJob;
-use crate::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Reason, Transition};
-use crate::pod::{admission_timeout, build_unsupported, pod_name};
+use crate::phase::{Attempt, Failure, Next, PhaseEvent, PodRef, Transition};
+use crate::pod::{admission_timeout, pod_name};
 
 use super::Wake;
 
@@ -19,9 +19,14 @@ const POD_BACKSTOP: Duration = Duration::from_secs(30);
 /// What the shell does after a step of the phase machine.
 #[derive(Clone, Debug, PartialEq)]
 pub enum PodWork {
-    /// Step the machine with this event next, without any request: an image build is
-    /// asked for, and nbv builds no images (the job fails, naming the field).
+    /// Step the machine with this event next, without any request (an attempt that
+    /// fails before its Pod exists).
     Step(Box<PhaseEvent>),
+    /// Start the run's image build, or look at it ([`crate::build`]).
+    Build {
+        /// The run's generation.
+        generation: i64,
+    },
     /// Create the attempt's Pod (or find it created), then observe it. With
     /// `clear_earlier`, first delete the Pods of the job's earlier runs and attempts.
     Start {
@@ -61,17 +66,7 @@ impl PodWork {
     pub fn of(job: &NotebookValidationJob, transition: &Transition) -> PodWork {
         match transition.next {
             Next::StartBuild { generation } | Next::WatchBuild { generation } => {
-                let failure = build_unsupported(job).unwrap_or_else(|| {
-                    Failure::permanent(
-                        Reason::BUILD_FAILED,
-                        "the image build cannot be carried out",
-                    )
-                });
-                PodWork::Step(Box::new(PhaseEvent::BuildFailed {
-                    generation,
-                    reason: failure.reason,
-                    message: failure.message,
-                }))
+                PodWork::Build { generation }
             }
             // An invalid pod admission timeout is never ignored: the attempt fails,
             // naming the annotation, before any Pod is created.

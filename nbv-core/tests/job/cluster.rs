@@ -22,6 +22,9 @@ pub struct Cluster {
     pub history: Vec<Value>,
     /// How many writes each object took, by kind, namespace and name.
     pub writes: BTreeMap<(String, String, String), usize>,
+    /// API versions this cluster does not serve: requests about them are answered
+    /// 404, as an API server answers for a resource it does not know.
+    pub unserved: Vec<String>,
 }
 
 fn key(object: &ObjectRef) -> (String, String, String) {
@@ -110,6 +113,18 @@ impl Cluster {
                 return Response::Failed(ApiAnswer::status(503, "ServiceUnavailable", "busy"));
             }
             return Response::Failed(fault);
+        }
+        if self.unserved.contains(&request.object().api_version) {
+            let missing = ApiAnswer::status(
+                404,
+                "NotFound",
+                "the server could not find the requested resource",
+            );
+            return match request {
+                Request::Get(_) => Response::Object(None),
+                Request::Cached(_) => Response::NotCached,
+                _ => Response::Failed(missing),
+            };
         }
         match request {
             Request::Get(object) => Response::Object(self.objects.get(&key(object)).cloned()),

@@ -1,6 +1,7 @@
 //! The job machine driven as a shell drives it, against a cluster in a map: what it
 //! asks, in which order, and that every effect happens once whatever the answers.
 
+mod builds;
 mod cluster;
 mod pods;
 
@@ -111,7 +112,7 @@ fn a_new_job_creates_its_pod_before_it_writes_the_run() {
     assert_eq!(
         cluster.log,
         [
-            "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt!=g1-r0",
+            "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt,mlops.dev/attempt!=g1-r0",
             "read Pod ml/train-g1-r0 from the cache",
             "POST Pod ml/train-g1-r0",
             "read Pod ml/train-g1-r0 from the cache",

@@ -386,7 +386,7 @@ fn other_attempts_are_deleted_by_label() {
     let (cluster, _) = observed(train().build(), vec![earlier]);
     assert_eq!(
         cluster.log[0],
-        "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt!=g2-r0"
+        "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt,mlops.dev/attempt!=g2-r0"
     );
     assert!(cluster.get("Pod", "ml", "train-g1-r0").is_none());
     assert!(cluster.get("Pod", "ml", "train-g2-r0").is_some());
@@ -412,7 +412,7 @@ fn a_long_job_name_is_selected_by_its_hashed_label() {
     assert_eq!(
         cluster.log[0],
         format!(
-            "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job={label},mlops.dev/attempt!=g2-r0"
+            "DELETE Pod in ml with app.kubernetes.io/managed-by=nbv,mlops.dev/job={label},mlops.dev/attempt,mlops.dev/attempt!=g2-r0"
         )
     );
 }

@@ -18,8 +18,8 @@ use nbv_core::pod::{
     ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
     MANAGED_BY, MANAGED_BY_LABEL, MAX_REPORT_BYTES, NOTEBOOK_CONTAINER, Platform, PodDefaults,
     PodSpecError, ReportedCell, RunError, RunErrorKind, RunReport, TOOLS_CONTAINER,
-    build_unsupported, is_controlled_by, is_dns_label, job_label_value, observe_pod, pod_name,
-    pod_ref, validation_pod,
+    is_controlled_by, is_dns_label, job_label_value, observe_pod, pod_name, pod_ref,
+    validation_pod,
 };
 use proptest::prelude::*;
 use serde_json::{Value, json};

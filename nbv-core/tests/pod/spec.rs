@@ -48,36 +48,6 @@ fn every_upstream_sample_becomes_a_pod() {
 }
 
 #[test]
-fn only_samples_that_enable_a_build_are_refused_as_unsupported() {
-    let refused: Vec<_> = sample_jobs()
-        .iter()
-        .filter(|job| build_unsupported(job).is_some())
-        .map(|job| job.metadata.name.clone().unwrap_or_default())
-        .collect();
-    assert_eq!(
-        refused,
-        [
-            "credentials-sugar-example",
-            "notebookvalidationjob-tekton-sample"
-        ]
-    );
-    let failure = build_unsupported(&job_with(
-        json!({"podConfig": {"buildConfig": {"enabled": true}}}),
-    ))
-    .expect("refused");
-    assert_eq!(failure.kind, FailureKind::Permanent);
-    // The phase machine words it as the job's failure, not a failed build.
-    assert_eq!(failure.reason, Reason::BUILD_NOT_SUPPORTED);
-    insta::assert_snapshot!("build_not_supported", failure.message);
-    assert!(
-        build_unsupported(&job_with(
-            json!({"podConfig": {"buildConfig": {"enabled": false}}})
-        ))
-        .is_none()
-    );
-}
-
-#[test]
 fn a_built_image_replaces_the_container_image() {
     let job = job_with(json!({}));
     let pod = validation_pod(

@@ -354,8 +354,13 @@ fn classification_kinds_follow_the_causes() {
     let reported_by_the_shell = [
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
-        FailureCause::BuildNotSupported,
         FailureCause::FieldNotSupported,
+        // Decided before any Pod exists, by the run's build (nbv-core/tests/job/builds.rs).
+        FailureCause::BuildNotSupported,
+        FailureCause::BuildConfigInvalid,
+        FailureCause::BuildApiNotServed,
+        FailureCause::BuildFailed,
+        FailureCause::BuildTimedOut,
         // Decided before any Pod exists, by the model gate.
         FailureCause::ModelUnavailable,
         // Read from the API server's answer to the Pod create (`PodRefusal`).

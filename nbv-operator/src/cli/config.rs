@@ -93,6 +93,35 @@ pub struct RunArgs {
     /// it by name rather than ignore it.
     #[arg(long, env = "NBV_CLONE_IMAGE", value_name = "IMAGE", hide = true)]
     pub clone_image: Option<String>,
+    /// The repository images built for jobs are pushed to, `{namespace}` standing for
+    /// the job's namespace; a job's `strategyConfig.outputImage` takes its place
+    /// (docs/builds.md). The default is OpenShift's internal registry.
+    #[arg(
+        long,
+        env = "NBV_BUILD_REPOSITORY",
+        value_name = "REPOSITORY",
+        default_value = "image-registry.openshift-image-registry.svc:5000/{namespace}/nbv-notebooks"
+    )]
+    pub build_repository: String,
+    /// The image of the buildah step of Tekton builds.
+    #[arg(
+        long,
+        env = "NBV_BUILDAH_IMAGE",
+        value_name = "IMAGE",
+        default_value = "quay.io/buildah/stable:v1.38.1"
+    )]
+    pub buildah_image: String,
+    /// The kaniko executor image of `kaniko` builds.
+    #[arg(
+        long,
+        env = "NBV_KANIKO_IMAGE",
+        value_name = "IMAGE",
+        default_value = "gcr.io/kaniko-project/executor:v1.23.2"
+    )]
+    pub kaniko_image: String,
+    /// How many finished builds of a namespace and strategy are kept.
+    #[arg(long, env = "NBV_BUILD_HISTORY", default_value_t = 3)]
+    pub build_history: usize,
 }
 
 /// `--max-retries`: `status.retryCount` is an int32, so a run retries at most
@@ -164,6 +193,13 @@ impl RunArgs {
             },
             max_retries: self.max_retries,
             pod_admission_timeout: self.pod_admission_timeout,
+            build: nbv_core::build::BuildDefaults {
+                repository: self.build_repository.clone(),
+                buildah_image: self.buildah_image.clone(),
+                kaniko_image: self.kaniko_image.clone(),
+                history: self.build_history,
+                ..nbv_core::build::BuildDefaults::default()
+            },
             ..OperatorConfig::default()
         };
         match argocd_namespace {

@@ -39,6 +39,8 @@ pub struct OperatorConfig {
     /// The settings of every validation Pod ([`crate::operator::pod_settings::load`]); the
     /// platform is detected when the controller starts.
     pub pod_defaults: PodDefaults,
+    /// How images are built: the `--build-*` flags.
+    pub build: nbv_core::build::BuildDefaults,
 }
 
 /// The tracking settings given by flags; what they leave open comes from `argocd-cm`.
@@ -141,6 +143,7 @@ impl Default for OperatorConfig {
             requeue: RequeuePolicy::default(),
             pod_admission_timeout: DEFAULT_POD_ADMISSION_TIMEOUT,
             pod_defaults: PodDefaults::default(),
+            build: nbv_core::build::BuildDefaults::default(),
         }
     }
 }

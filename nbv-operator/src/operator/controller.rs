@@ -412,6 +412,7 @@ pub async fn run(
         argocd_namespace: config.argocd_namespace.clone(),
         application_namespaces: config.application_namespaces.clone(),
         tracking: tracking.clone(),
+        build: config.build.clone(),
     });
     let cluster: Arc<dyn JobIo> = Arc::new(Cluster::new(
         executor.clone(),

@@ -30,6 +30,7 @@
 //! ```
 
 mod actions;
+mod builds;
 mod expect;
 mod mutation;
 mod operator;

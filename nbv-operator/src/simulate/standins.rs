@@ -22,6 +22,7 @@ use nbv_testkit::FakeCluster;
 use nbv_testkit::scenario::{Mode, ObjectKey, PodOutcome, PodResult};
 use serde_json::{Map, Value, json};
 
+use super::builds::Builders;
 use super::timeline::{Log, Who};
 
 /// What the kubelet has in store for a validation Pod.
@@ -94,6 +95,8 @@ pub(super) struct StandIns {
     refreshes: BTreeMap<(String, String), DateTime<Utc>>,
     /// Nothing to do before this, unless the cluster changed.
     idle_until: Option<(u64, DateTime<Utc>)>,
+    /// The build systems.
+    builders: Builders,
 }
 
 fn labels(object: &Value) -> Map<String, Value> {
@@ -126,6 +129,7 @@ impl StandIns {
             operations: BTreeMap::new(),
             refreshes: BTreeMap::new(),
             idle_until: None,
+            builders: Builders::default(),
         }
     }
 
@@ -142,6 +146,9 @@ impl StandIns {
         let mut next: Option<DateTime<Utc>> = None;
         if self.mode == Mode::Default {
             self.kubelet(cluster, log, now, &mut next)?;
+        }
+        if self.mode == Mode::Default {
+            self.builders.tick(cluster, log, now, &mut next)?;
         }
         self.kserve(cluster, log)?;
         self.argo_cd(cluster, log, now, &mut next)?;
@@ -169,7 +176,10 @@ impl StandIns {
         let pods = cluster.list("pods", None).map_err(|e| e.to_string())?;
         for pod in pods {
             let labels = labels(&pod);
-            if labels.get(MANAGED_BY_LABEL).and_then(Value::as_str) != Some(MANAGED_BY) {
+            // A kaniko build's Pod is the build system's (the builders play it).
+            if labels.get(MANAGED_BY_LABEL).and_then(Value::as_str) != Some(MANAGED_BY)
+                || labels.contains_key("mlops.dev/build-strategy")
+            {
                 continue;
             }
             let (namespace, name) = key(&pod);

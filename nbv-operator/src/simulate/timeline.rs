@@ -44,6 +44,8 @@ pub enum Who {
     Kserve,
     /// Argo CD running sync operations.
     ArgoCd,
+    /// The build systems building images (Tekton, Shipwright, kaniko).
+    Builder,
     /// A user: edits, deletions, `kubectl rollout restart`.
     User,
     /// The network and API server: injected faults, dropped watches.
@@ -69,6 +71,7 @@ impl Who {
             Who::Kubelet => "kubelet",
             Who::Kserve => "kserve",
             Who::ArgoCd => "argo-cd",
+            Who::Builder => "builder",
             Who::User => "user",
             Who::Network => "network",
         }

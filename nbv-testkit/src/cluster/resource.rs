@@ -164,6 +164,10 @@ impl ApiResourceSpec {
                 "inferenceservices",
             )
             .with_status_subresource(),
+            // The build systems of OpenShift Pipelines and OpenShift Builds.
+            ns("tekton.dev", "v1", "PipelineRun", "pipelineruns").with_status_subresource(),
+            ns("shipwright.io", "v1beta1", "Build", "builds").with_status_subresource(),
+            ns("shipwright.io", "v1beta1", "BuildRun", "buildruns").with_status_subresource(),
         ]
     }
 }
