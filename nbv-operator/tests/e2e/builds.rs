@@ -470,7 +470,7 @@ async fn s2i_without_openshift_builds_on_shipwright() {
         b.pod_image(&job).await,
         format!("{}@{digest}", b.repository())
     );
-    b.finish("s2i on Shipwright").await;
+    b.finish("two s2i builds on Shipwright").await;
 }
 
 #[tokio::test]
