@@ -229,6 +229,16 @@ async fn a_tekton_build_is_the_image_the_validation_pod_runs() {
         "{name} is named by its key {key}"
     );
     assert_eq!(succeeded(run).0, "True");
+    // What Tekton's schema kept of nbv's PipelineRun (it prunes what it does not know).
+    let task = &run.data["spec"]["pipelineSpec"]["tasks"][0]["taskSpec"];
+    let steps: Vec<&str> = task["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .filter_map(|s| s["name"].as_str())
+        .collect();
+    assert_eq!(steps, ["clone", "prepare", "build"], "{task}");
+    assert!(task["steps"][2]["script"].is_string(), "{task}");
 
     let digest = result(run, "IMAGE_DIGEST");
     assert!(is_digest(&digest), "{digest}");
@@ -372,7 +382,9 @@ async fn a_build_past_its_timeout_fails_the_job() {
             .unwrap_or_else(|| panic!("the PipelineRun of {job}"))
             .clone()
     };
-    let (_, reason, _) = succeeded(&run_of("stalls"));
+    let stalled = run_of("stalls");
+    assert_eq!(stalled.data["spec"]["timeouts"]["pipeline"], "1s");
+    let (_, reason, _) = succeeded(&stalled);
     assert_eq!(reason, "PipelineRunTimeout");
     let held_run = run_of("held");
     assert_eq!(
