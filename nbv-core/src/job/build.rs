@@ -161,12 +161,10 @@ impl BuildWork {
             }
             Stage::History => match response {
                 Response::Objects(objects) => {
-                    let old = expired(
-                        self.route,
-                        &objects,
-                        self.settings.build.history,
-                        &self.plan.name,
-                    );
+                    // The run's own build is never among them (the watched object's
+                    // name: an OpenShift Build's is its BuildConfig's and a number).
+                    let current = self.route.watched(&self.plan).name;
+                    let old = expired(self.route, &objects, self.settings.build.history, &current);
                     self.clean(old.into())
                 }
                 // The history is kept next time.
