@@ -106,6 +106,9 @@ impl BuildWork {
             Stage::Look => match response {
                 Response::Object(Some(object)) => self.found(&object),
                 Response::Object(None) | Response::NotCached => self.create(),
+                Response::Failed(answer) if answer.class() == AnswerClass::Forbidden => {
+                    self.forbidden(request, &answer)
+                }
                 Response::Failed(answer) => self.failed(request, answer),
                 other => unexpected(request, &other),
             },
@@ -137,6 +140,9 @@ impl BuildWork {
                         ),
                     ),
                 },
+                // nbv's role lacks the build's resource: the job says so rather than
+                // wait without a word (docs/rbac.md lists the rules).
+                Some((AnswerClass::Forbidden, answer)) => self.forbidden(request, answer),
                 // The API server refused the object as written: no retry changes it.
                 Some((AnswerClass::Rejected, answer)) => self.fail(
                     FailureCause::BuildConfigInvalid,
@@ -155,12 +161,10 @@ impl BuildWork {
             }
             Stage::History => match response {
                 Response::Objects(objects) => {
-                    let old = expired(
-                        self.route,
-                        &objects,
-                        self.settings.build.history,
-                        &self.plan.name,
-                    );
+                    // The run's own build is never among them (the watched object's
+                    // name: an OpenShift Build's is its BuildConfig's and a number).
+                    let current = self.route.watched(&self.plan).name;
+                    let old = expired(self.route, &objects, self.settings.build.history, &current);
                     self.clean(old.into())
                 }
                 // The history is kept next time.
@@ -308,6 +312,19 @@ impl BuildWork {
             message: failure.message,
         });
         self.done()
+    }
+
+    /// nbv may not read or create the build's objects: the run fails, naming the
+    /// request, rather than wait for rights nobody is told are missing.
+    fn forbidden(&mut self, request: &Request, answer: &crate::io::ApiAnswer) -> BuildStep {
+        self.fail(
+            FailureCause::BuildFailed,
+            format!(
+                "nbv may not {request}: {}; grant the operator's role the build rules of \
+                 config/rbac/role.yaml (docs/rbac.md)",
+                answer.message()
+            ),
+        )
     }
 
     /// A request failed for a reason a later reconcile may not meet.

@@ -355,3 +355,21 @@ fn finished_builds_beyond_the_history_are_deleted() {
     let left = cluster.all("PipelineRun").len();
     assert_eq!(left, 3, "the default history keeps 3: {:#?}", cluster.log);
 }
+
+#[test]
+fn a_build_nbv_may_not_create_fails_the_run_saying_so() {
+    let mut cluster = cluster_with(&[job("train", "main", json!({}))]);
+    // The first request is the GET of the build, the second its POST.
+    cluster.faults.insert(
+        1,
+        nbv_core::io::ApiAnswer::status(403, "Forbidden", "pipelineruns.tekton.dev is forbidden"),
+    );
+    reconcile(&mut cluster, Memory::default(), now());
+    let status = status_of(&cluster, "train");
+    assert_eq!(status.phase, Some(Phase::Failed));
+    let message = status.message.unwrap_or_default();
+    assert!(
+        message.contains("forbidden") && message.contains("rbac"),
+        "{message}"
+    );
+}

@@ -13,7 +13,7 @@ use nbv_core::api::{CellStatus, NotebookValidationJob};
 use nbv_core::checks::{CheckReport, Finding, Outcome, Rule};
 use nbv_core::compare::{ReportedComparison, ReportedDiff};
 use nbv_core::models::ReportedPrediction;
-use nbv_core::phase::{Attempt, FailureKind, PhaseEvent, Reason};
+use nbv_core::phase::{Attempt, PhaseEvent};
 use nbv_core::pod::{
     ATTEMPT_LABEL, CLONE_CONTAINER, CellOutcome, DEFAULT_START_GRACE, FailureCause, JOB_LABEL,
     MANAGED_BY, MANAGED_BY_LABEL, MAX_REPORT_BYTES, NOTEBOOK_CONTAINER, Platform, PodDefaults,

@@ -22,7 +22,7 @@ pub struct Cli {
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Run the operator.
-    Run(crate::cli::config::RunArgs),
+    Run(Box<crate::cli::config::RunArgs>),
     /// Print the NotebookValidationJob CustomResourceDefinition as YAML.
     Crd,
     /// Block until sync wave N may proceed (an Argo CD PreSync hook): exit 0 when every
@@ -120,7 +120,7 @@ pub fn run(cli: Cli) -> ExitCode {
     let stdout = std::io::stdout();
     let stderr = std::io::stderr();
     let code = match cli.command {
-        Command::Run(args) => block_on(commands::run::run(args)),
+        Command::Run(args) => block_on(commands::run::run(*args)),
         Command::Wait {
             namespace,
             wave,

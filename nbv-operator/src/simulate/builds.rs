@@ -31,11 +31,13 @@ enum End {
     Cancelled,
 }
 
-/// The builds seen, by resource, namespace and name: when each started and whether
-/// it ended.
+/// A build object: its resource, namespace and name.
+type BuildKey = (&'static str, String, String);
+
+/// The builds seen: when each started and whether it ended.
 #[derive(Debug, Default)]
 pub struct Builders {
-    builds: BTreeMap<(&'static str, String, String), (DateTime<Utc>, Option<End>)>,
+    builds: BTreeMap<BuildKey, (DateTime<Utc>, Option<End>)>,
 }
 
 impl Builders {

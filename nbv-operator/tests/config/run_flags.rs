@@ -20,7 +20,7 @@ fn run_args(args: &[&str]) -> nbv_operator::cli::config::RunArgs {
     let Command::Run(run) = cli.command else {
         panic!("`nbv run` parses as the run command");
     };
-    run
+    *run
 }
 
 #[test]

@@ -15,7 +15,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use chrono::{DateTime, TimeDelta, Utc};
-use nbv_core::api::{CellStatus, NotebookValidationJobStatus, Phase};
+use nbv_core::api::{BuildPhase, CellStatus, NotebookValidationJobStatus, Phase};
 use nbv_core::phase::FailureKind;
 use nbv_core::pod::FailureCause;
 use nbv_operator::simulate::{Options, Report, Who, run};

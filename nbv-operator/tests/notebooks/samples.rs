@@ -134,14 +134,26 @@ fn assert_refused(report: &Report, key: &str, reason: &str, message: &str, what:
     assert_eq!(view.notifications, ["ValidationFailed"], "{what}");
 }
 
-/// Checks a sample whose `podConfig.buildConfig.enabled` is true.
-fn assert_build_refused(report: &Report, key: &str, what: &str) {
-    let message = "Validation failed: BuildNotSupported: image builds (podConfig.buildConfig) are not \
-                   supported yet; remove buildConfig or set enabled: false and use \
-                   podConfig.containerImage";
-    assert_refused(report, key, "BuildNotSupported", message, what);
+/// Checks a sample whose `podConfig.buildConfig.enabled` is true: the simulated build
+/// system built its image, and the run used it, by digest.
+fn assert_built(report: &Report, key: &str, what: &str) {
     let view = JobView::of(report, key);
-    assert_eq!(view.status.message.as_deref(), Some(message), "{what}");
+    let build = view.status.build_status.clone().unwrap_or_default();
+    assert_eq!(build.phase, Some(BuildPhase::Complete), "{what}: {build:?}");
+    assert_eq!(build.strategy.as_deref(), Some("tekton"), "{what}");
+    let image = build.image_reference.unwrap_or_default();
+    assert!(
+        image.starts_with("image-registry.openshift-image-registry.svc:5000/")
+            && image.contains("/nbv-notebooks@sha256:"),
+        "{what}: {image}"
+    );
+    assert!(
+        build
+            .build_name
+            .as_deref()
+            .is_some_and(|n| n.starts_with("nbv-build-")),
+        "{what}"
+    );
 }
 
 /// Whether a sample validates models (`spec.modelValidation`, not switched off).
@@ -186,15 +198,15 @@ fn every_sample_job_succeeds_with_a_notebook_that_runs_through() {
     let jobs = sample_jobs();
     let mut by_file: BTreeMap<&str, usize> = BTreeMap::new();
     let mut refused = BTreeSet::new();
+    let mut built = BTreeSet::new();
     for (file, job) in &jobs {
         *by_file.entry(file.as_str()).or_default() += 1;
         let (scenario, key) = sample_scenario(file, job, "succeeded");
         let what = format!("{file}: {key}");
         let report = play(&scenario);
         if build_enabled(job) {
-            assert_build_refused(&report, &key, &what);
-            refused.insert(key);
-            continue;
+            assert_built(&report, &key, &what);
+            built.insert(key.clone());
         }
         if let Some(field) = unimplemented_field(job) {
             assert_field_refused(&report, &key, field, &what);
@@ -244,12 +256,16 @@ fn every_sample_job_succeeds_with_a_notebook_that_runs_through() {
         by_file.get("mlops_v1alpha1_notebookvalidationjob_private.yaml"),
         Some(&2)
     );
-    for sample in [
-        "default/notebookvalidationjob-tekton-sample",
-        "mlops/model-validation-kserve-example",
-    ] {
-        assert!(refused.contains(sample), "{sample}: {refused:?}");
-    }
+    assert!(
+        refused.contains("mlops/model-validation-kserve-example"),
+        "{refused:?}"
+    );
+    // Both samples with a build build their image and run in it.
+    assert_eq!(built.len(), 2, "{built:?}");
+    assert!(
+        built.contains("default/notebookvalidationjob-tekton-sample"),
+        "{built:?}"
+    );
     // The golden sample runs, compared with its golden notebook.
     assert!(
         !refused.contains("default/notebookvalidationjob-golden-sample"),
@@ -266,8 +282,7 @@ fn every_sample_job_fails_with_a_notebook_whose_cell_raises() {
         let what = format!("{file}: {key}");
         let report = play(&scenario);
         if build_enabled(job) {
-            assert_build_refused(&report, &key, &what);
-            continue;
+            assert_built(&report, &key, &what);
         }
         if let Some(field) = unimplemented_field(job) {
             assert_field_refused(&report, &key, field, &what);

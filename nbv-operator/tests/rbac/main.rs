@@ -43,16 +43,35 @@ const ML: &str = "self-healing-platform";
 /// `(file, apiGroup, resource, verb, reason)`. Add an entry only with a reason a reviewer
 /// can check, for example a check of a real API server that the in-memory one does not
 /// make; the test fails when an entry is used after all (it is then not needed here).
-const UNUSED_ON_PURPOSE: &[(&str, &str, &str, &str, &str)] = &[(
-    "role.yaml",
-    "mlops.mlops.dev",
-    "notebookvalidationjobs/finalizers",
-    "update",
-    "the validation Pod names its job as owner with blockOwnerDeletion: true, which the \
+const UNUSED_ON_PURPOSE: &[(&str, &str, &str, &str, &str)] = &[
+    (
+        "role.yaml",
+        "mlops.mlops.dev",
+        "notebookvalidationjobs/finalizers",
+        "update",
+        "the validation Pod names its job as owner with blockOwnerDeletion: true, which the \
      OwnerReferencesPermissionEnforcement admission plugin (on in OpenShift) allows only \
      to a client that may update the owner's finalizers; the in-memory API server runs no \
      admission plugins, so no request shows it",
-)];
+    ),
+    (
+        "role.yaml",
+        "build.openshift.io",
+        "builds/source",
+        "create",
+        "OpenShift's build admission lets a client create a Build of the Source strategy only \
+     if it may create builds/source; the in-memory API server has no such admission, so \
+     no request shows it",
+    ),
+    (
+        "role.yaml",
+        "build.openshift.io",
+        "builds/docker",
+        "create",
+        "OpenShift's build admission lets a client create a Build of the Docker strategy only \
+     if it may create builds/docker; the in-memory API server has no such admission",
+    ),
+];
 
 // ---------------------------------------------------------------------------------------
 // Reading the manifests

@@ -337,6 +337,96 @@ async fn phase_scenario(cluster: FakeCluster) {
     tokio::time::sleep(Duration::from_secs(120)).await;
 }
 
+/// Image builds of every route: for each of Tekton, Shipwright and OpenShift's S2I,
+/// four builds that succeed (one more than the history keeps, so the oldest is
+/// deleted) and one that runs past its timeout (cancelled); a kaniko build past its
+/// timeout (its Pod deleted). The build systems are played by setting statuses.
+async fn build_scenario(cluster: FakeCluster) {
+    namespace(&cluster, OPERATOR_NAMESPACE, json!({}));
+    namespace(&cluster, ML, json!({}));
+    // OpenShift serves its builds from its own API server.
+    cluster.register(ApiResourceSpec::namespaced(
+        "build.openshift.io",
+        "v1",
+        "BuildConfig",
+        "buildconfigs",
+    ));
+    cluster.register(
+        ApiResourceSpec::namespaced("build.openshift.io", "v1", "Build", "builds")
+            .with_status_subresource(),
+    );
+    let build_job = |name: &str, strategy: &str, timeout: &str| {
+        platform_job(name)
+            .notebook(
+                "https://github.com/example/ml-pipeline.git",
+                "main",
+                &format!("notebooks/{name}/train.ipynb"),
+            )
+            .spec_field(
+                "podConfig",
+                json!({"containerImage": "quay.io/ml/sklearn-notebook:1",
+                       "buildConfig": {"enabled": true, "strategy": strategy, "timeout": timeout,
+                                       "requirementsFile": format!("notebooks/{name}/requirements.txt")}}),
+            )
+            .build()
+    };
+    let strategies = [
+        ("tekton", "pipelineruns", "tekton"),
+        ("shipwright", "buildruns", "shipwright"),
+        ("s2i", "builds.build.openshift.io", "openshift"),
+    ];
+    for (strategy, _, _) in strategies {
+        for i in 0..4 {
+            apply(
+                &cluster,
+                build_job(&format!("{strategy}-{i}"), strategy, "15m"),
+            );
+        }
+        apply(
+            &cluster,
+            build_job(&format!("{strategy}-slow"), strategy, "1s"),
+        );
+    }
+    apply(&cluster, build_job("kaniko-slow", "kaniko", "1s"));
+    tokio::time::sleep(Duration::from_secs(20)).await;
+    for (_, resource, route) in strategies {
+        let watched = cluster.list(resource, Some(ML)).unwrap_or_default();
+        assert_eq!(watched.len(), 5, "{route}: {watched:#?}");
+        for object in watched {
+            let name = object["metadata"]["name"]
+                .as_str()
+                .unwrap_or_default()
+                .to_owned();
+            let slow = object["metadata"]["labels"]["mlops.dev/job"]
+                .as_str()
+                .is_some_and(|job| job.ends_with("-slow"));
+            let status = match (route, slow) {
+                (_, true) if route == "openshift" => json!({"phase": "Running"}),
+                (_, true) => {
+                    json!({"conditions": [{"type": "Succeeded", "status": "Unknown", "reason": "Running"}]})
+                }
+                ("openshift", false) => {
+                    json!({"phase": "Complete", "output": {"to": {"imageDigest":
+                    format!("sha256:{}", "a".repeat(64))}}})
+                }
+                ("tekton", false) => {
+                    json!({"conditions": [{"type": "Succeeded", "status": "True", "reason": "Succeeded"}],
+                    "results": [{"name": "IMAGE_DIGEST", "value": format!("sha256:{}", "a".repeat(64))}]})
+                }
+                _ => {
+                    json!({"conditions": [{"type": "Succeeded", "status": "True", "reason": "Succeeded"}],
+                    "output": {"digest": format!("sha256:{}", "a".repeat(64))}})
+                }
+            };
+            cluster
+                .set_status(resource, Some(ML), &name, status)
+                .unwrap_or_else(|e| panic!("cannot set the status of {route} {name}: {e}"));
+        }
+    }
+    // Past the timeouts and their grace, and the 30 s looks at running builds.
+    tokio::time::sleep(Duration::from_secs(150)).await;
+}
+
 /// The scenario really did what it is meant to exercise; otherwise the RBAC check
 /// would pass vacuously.
 fn assert_scenario_happened(cluster: &FakeCluster) {
@@ -427,6 +517,41 @@ fn assert_scenario_happened(cluster: &FakeCluster) {
     }
 }
 
+/// The build scenario created, cancelled and cleared builds of every route.
+fn assert_builds_happened(cluster: &FakeCluster) {
+    for (resource, route) in [
+        ("pipelineruns", "tekton"),
+        ("buildruns", "shipwright"),
+        ("builds.build.openshift.io", "openshift"),
+    ] {
+        let left = cluster.list(resource, Some(ML)).unwrap_or_default();
+        assert_eq!(
+            left.len(),
+            4,
+            "{route}: one finished build beyond the history is deleted"
+        );
+    }
+    for name in [
+        "tekton-slow",
+        "shipwright-slow",
+        "s2i-slow",
+        "kaniko-slow",
+        "tekton-0",
+    ] {
+        let job = get_opt(cluster, "notebookvalidationjobs", ML, name).unwrap_or_default();
+        let expected = if name.ends_with("-slow") {
+            "Failed"
+        } else {
+            "BuildComplete"
+        };
+        assert_eq!(
+            job["status"]["phase"], expected,
+            "{name}: {:#}",
+            job["status"]
+        );
+    }
+}
+
 pub(super) fn get_opt(
     cluster: &FakeCluster,
     resource: &str,
@@ -474,6 +599,10 @@ async fn the_operator_roles_allow_exactly_what_the_operator_calls() {
         }),
         "no validation Pod blocks its job's deletion; remove the finalizers rule: {validation_pods:#?}"
     );
+
+    let builds = FakeCluster::default();
+    log.extend(run_operator(&builds, false, build_scenario).await);
+    assert_builds_happened(&builds);
 
     let requested = accesses(&log);
     for (file, group, resource, verb, _) in UNUSED_ON_PURPOSE {

@@ -7,6 +7,7 @@ use nbv_core::annotations::{
     NOTEBOOK_STATUS, NOTEBOOK_SUMMARY, RESTART_TIMESTAMP, WAVE_COMPLETE, WAVE_FAILED,
 };
 use nbv_core::api::NotebookValidationJob;
+use nbv_core::build::BUILD_STRATEGY_LABEL;
 use nbv_core::plan::{PlanContext, plan};
 use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL};
 use nbv_core::time::rfc3339;
@@ -79,8 +80,19 @@ fn owned(group: &str, kind: &str, path: &Path, mode: Mode) -> bool {
     }
 }
 
+/// Whether `object` is one of nbv's image builds (`podConfig.buildConfig`): a
+/// PipelineRun, Build, BuildRun, BuildConfig or kaniko Pod labelled as nbv's build.
+fn is_build(object: &Value) -> bool {
+    let labels = string_map(object, "labels");
+    labels.get(MANAGED_BY_LABEL).map(String::as_str) == Some(MANAGED_BY)
+        && labels.contains_key(BUILD_STRATEGY_LABEL)
+}
+
 /// Whether nbv may create `object`.
 fn may_create(change: &Change, object: &Value, mode: Mode) -> bool {
+    if mode == Mode::Default && is_build(object) {
+        return true;
+    }
     match change.kind.as_str() {
         "Event" | "Lease" => true,
         "Pod" => {
@@ -98,7 +110,8 @@ fn may_create(change: &Change, object: &Value, mode: Mode) -> bool {
 ///
 /// Every change made through the API (nbv is the only client in a simulation) is
 /// compared with the object before: creations are allowed for Events and Leases (and
-/// validation Pods in the default mode), deletions for Pods, and updates only of the
+/// validation Pods and image builds in the default mode), deletions for Pods and nbv's
+/// builds, a build's cancellation, and updates only of the
 /// fields nbv owns: a job's wave annotations and `status.effects` and
 /// `status.conditions` (its whole status in the default mode); an Application's two
 /// status annotations, its refresh annotations and `operation`; a workload's pod
@@ -134,8 +147,27 @@ pub fn nbv_changes_only_what_it_owns(observation: &Observation<'_>) -> Vec<Viola
             (None, Some(after)) if !may_create(change, after, observation.mode) => Some(format!(
                 "nbv created {what}, which it has no reason to create"
             )),
-            (Some(_), None) if change.kind != "Pod" => {
-                Some(format!("nbv deleted {what}; it only ever deletes Pods"))
+            (Some(before), None) if change.kind != "Pod" && !is_build(before) => Some(format!(
+                "nbv deleted {what}; it only ever deletes Pods and its own builds"
+            )),
+            // Cancelling a build past its timeout.
+            (Some(before), Some(after)) if is_build(before) => {
+                let foreign: Vec<String> = changed_paths(before, after)
+                    .iter()
+                    .filter(|p| {
+                        !(owned("", "", p, observation.mode)
+                            || [
+                                ["spec", "status"],
+                                ["spec", "state"],
+                                ["status", "cancelled"],
+                            ]
+                            .iter()
+                            .any(|cancel| starts_with(p, &cancel[..])))
+                    })
+                    .map(show)
+                    .collect();
+                (!foreign.is_empty())
+                    .then(|| format!("nbv changed {} of its build {what}", foreign.join(", ")))
             }
             (Some(before), Some(after)) => {
                 let group = group_of(&change.api_version);

@@ -33,7 +33,8 @@ pub fn history_selector(route: Route) -> String {
 /// The objects to delete among `objects` (the watched objects of `route`, as listed
 /// with [`history_selector`]): the finished ones older than the newest `keep` finished
 /// ones (by `creationTimestamp`), never one that is still building and never the one
-/// named `current`, with the objects that go with each (the Shipwright Build of a
+/// named `current` (the run's own: [`Route::watched`]'s name), with the objects that go
+/// with each (the Shipwright Build of a
 /// BuildRun, the BuildConfig of an OpenShift Build).
 ///
 /// # Examples

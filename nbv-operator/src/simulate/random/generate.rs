@@ -279,6 +279,17 @@ fn pod_outcomes(rng: &mut Rng, name: &str, outcomes: &mut Vec<PodOutcome>) {
     }
 }
 
+/// `job` builds its image with Tekton, from a commit: every job so built shares the build.
+fn with_build(job: &mut Value) {
+    job["spec"]["notebook"]["git"] = json!({
+        "url": "https://github.com/example/ml-pipeline.git",
+        "ref": "3f0c2a9d5c6e4b7a8f9e0d1c2b3a4f5e6d7c8b9a",
+    });
+    job["spec"]["podConfig"]["buildConfig"] = json!({
+        "enabled": true, "strategy": "tekton", "requirementsFile": "requirements.txt",
+    });
+}
+
 /// A spec edit of the job, which starts a new run (mode default).
 fn edits(rng: &mut Rng, name: &str, steps: &mut Vec<Step>) {
     if rng.chance(40) {
@@ -318,7 +329,13 @@ pub fn random_scenario(seed: u64) -> Scenario {
     let names = ["train-a", "train-b", "train-c", "train-d"];
     let job_count = rng.range(1, 4) as usize;
     for name in names.iter().take(job_count) {
-        objects.push(job(&mut rng, name));
+        let mut job = job(&mut rng, name);
+        // One job in four of mode default builds its image first; jobs that do share
+        // one build (equal inputs at a commit).
+        if mode == Mode::Default && rng.chance(25) {
+            with_build(&mut job);
+        }
+        objects.push(job);
         match mode {
             Mode::GitopsOnly => runs(&mut rng, name, &mut steps),
             Mode::Default => {

@@ -82,6 +82,8 @@ pub struct Coverage {
     pub requests: usize,
     /// Answers with an error status.
     pub error_answers: usize,
+    /// Jobs whose image was built (`status.buildStatus.phase` Complete at the end).
+    pub builds: usize,
 }
 
 /// The outcome of [`run_random`].
@@ -154,6 +156,11 @@ fn run_case(seed: u64, options: &Options) -> (Scenario, CaseResult) {
                 operator_stops: report.operator.crashes + report.operator.graceful_stops,
                 requests: report.api.requests_total,
                 error_answers: report.api.errors_by_code.values().sum(),
+                builds: report
+                    .jobs
+                    .values()
+                    .filter(|job| job.status["buildStatus"]["phase"] == "Complete")
+                    .count(),
             },
             violations: report.violations,
         },
@@ -257,6 +264,7 @@ pub fn run_random(cases: u32, seed: u64, options: &Options) -> RandomSummary {
         c.operator_stops += result.coverage.operator_stops;
         c.requests += result.coverage.requests;
         c.error_answers += result.coverage.error_answers;
+        c.builds += result.coverage.builds;
         if result.violations.is_empty() {
             continue;
         }
