@@ -15,7 +15,8 @@ use nbv_core::api::{BuildPhase, CellStatus, NotebookValidationJob, Phase};
 use serde_json::{Value, json};
 
 use crate::support::builds::{Builds, Hook, digest_of};
-use crate::support::git::{GitServer, notebook};
+use crate::support::container::image_digest;
+use crate::support::git::{GitServer, notebook, tempdir};
 use crate::support::kubelet::Kubelet;
 use crate::support::objects::resource;
 use crate::support::{Operator, OperatorOptions, Scenario, annotation, job, message, phase};
@@ -171,6 +172,47 @@ fn result(run: &DynamicObject, name: &str) -> String {
         .to_owned()
 }
 
+/// The build of `task` (a PipelineRun's taskSpec) replayed here: the repository
+/// cloned at `git_ref`, `nbv build prepare` run with its prepare step's `NBV_BUILD`;
+/// the digest of what it prepared, and its summary.
+fn replay(url: &str, git_ref: &str, task: &Value) -> (String, String) {
+    let prepare = task["steps"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|s| s["name"] == "prepare")
+        .expect("a prepare step");
+    let settings = prepare["env"]
+        .as_array()
+        .into_iter()
+        .flatten()
+        .find(|e| e["name"] == "NBV_BUILD")
+        .and_then(|e| e["value"].as_str())
+        .expect("the prepare step's NBV_BUILD");
+    let dir = tempdir("replay");
+    let checkout = dir.join("repo");
+    let status = std::process::Command::new("git")
+        .args(["clone", "-q", "--branch", git_ref, url])
+        .arg(&checkout)
+        .status()
+        .expect("git clone");
+    assert!(status.success(), "git clone {url}");
+    let output = std::process::Command::new(env!("CARGO_BIN_EXE_nbv"))
+        .args(["build", "prepare", "--source"])
+        .arg(&checkout)
+        .env("NBV_BUILD", settings)
+        .output()
+        .expect("nbv build prepare");
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let digest = image_digest(&checkout.join(".nbv-build/Dockerfile")).expect("a digest");
+    let _ = std::fs::remove_dir_all(&dir);
+    (digest, String::from_utf8_lossy(&output.stdout).into_owned())
+}
+
 fn is_digest(text: &str) -> bool {
     text.strip_prefix("sha256:")
         .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -251,6 +293,12 @@ async fn a_tekton_build_is_the_image_the_validation_pod_runs() {
         summary.trim(),
         "requirements from withreqs/requirements.txt"
     );
+    let (replayed, replayed_summary) = replay(&b.url, "main", task);
+    assert_eq!(
+        digest, replayed,
+        "the digest of what this job's prepare step writes"
+    );
+    assert_eq!(summary, replayed_summary);
 
     let image = format!("{}@{digest}", b.repository());
     assert_eq!(b.pod_image(&job).await, image);
