@@ -62,12 +62,17 @@ struct Builders {
 
 impl Builders {
     async fn start(prefix: &str) -> Option<Builders> {
+        Builders::start_with(prefix, &[]).await
+    }
+
+    /// The same, nbv run with more `flags`.
+    async fn start_with(prefix: &str, flags: &[&str]) -> Option<Builders> {
         let s = Scenario::new(prefix).await?;
         let git = GitServer::start();
         let url = repository(&git);
         let kubelet = Kubelet::start(s.client.clone(), &s.namespace);
         let builds = Builds::start(s.client.clone(), &s.namespace);
-        let operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
+        let operator = s.operator(&OperatorOptions::default_mode(&s.namespace).with(flags));
         Some(Builders {
             s,
             git,
@@ -578,9 +583,15 @@ async fn a_missing_requirements_file_under_each_fallback_strategy() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_kaniko_build_is_the_image_the_validation_pod_runs() {
-    let Some(b) = Builders::start("e2e-build-kaniko").await else {
+    // Images go to another registry than OpenShift's (nbv's flag).
+    let flags = [
+        "--build-repository",
+        "registry.e2e.invalid/{namespace}/notebooks",
+    ];
+    let Some(b) = Builders::start_with("e2e-build-kaniko", &flags).await else {
         return;
     };
+    let repository = format!("registry.e2e.invalid/{}/notebooks", b.s.namespace);
     let config = json!({"enabled": true, "strategy": "kaniko"});
     b.job("kaniko", "main", "withreqs/train.ipynb", config)
         .await;
@@ -605,7 +616,14 @@ async fn a_kaniko_build_is_the_image_the_validation_pod_runs() {
         .and_then(|c| c.state.as_ref()?.terminated.as_ref()?.message.clone())
         .expect("the kaniko container's termination message");
     assert!(is_digest(&digest), "{digest}");
-    let image = format!("{}@{digest}", b.repository());
+    let image = format!("{repository}@{digest}");
+    let kaniko = builders[0].spec.clone().expect("a Pod spec").containers;
+    let args = kaniko[0].args.clone().unwrap_or_default();
+    assert!(
+        args.iter()
+            .any(|a| a.starts_with(&format!("--destination={repository}:"))),
+        "{args:?}"
+    );
     assert_eq!(b.pod_image(&job).await, image);
     let build = job
         .status
