@@ -415,6 +415,10 @@ async fn a_build_past_its_timeout_fails_the_job() {
         .and_then(|s| s.build_status)
         .expect("buildStatus");
     let (start, end) = (build.start_time.unwrap(), build.completion_time.unwrap());
+    eprintln!(
+        "the held build ended {} s after it started (timeout 1 s, then 60 s of grace)",
+        (end - start).num_seconds()
+    );
     assert!(
         end - start >= chrono::Duration::seconds(60),
         "cancelled {} s after it started, before its timeout and grace had passed",
