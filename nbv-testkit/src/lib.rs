@@ -42,6 +42,7 @@ pub mod cluster;
 pub mod fixtures;
 pub mod invariants;
 pub mod scenario;
+pub mod schema;
 pub mod strategies;
 
 pub use cluster::FakeCluster;

@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use nbv_core::api::{FallbackStrategy, GitSource};
 use nbv_core::build::{BuildKey, BuildPlan, ShipwrightStrategy, SourceConfig, Strategy};
+use nbv_testkit::schema::strict_schema;
 use serde_json::{Value, json};
 
 /// The plan every test starts from: a commit of a private repository, a named
@@ -62,9 +63,8 @@ fn reference(relative: &str) -> PathBuf {
         .join(relative)
 }
 
-/// The `openAPIV3Schema` of `version` of the CRD in `reference/<crd>`, made strict: an
-/// object schema that lists its properties and does not preserve unknown fields
-/// refuses others, as the API server's pruning would drop them silently.
+/// The `openAPIV3Schema` of `version` of the CRD in `reference/<crd>`, made strict
+/// ([`strict_schema`]).
 pub fn crd_schema(crd: &str, version: &str) -> Value {
     let path = reference(crd);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -74,38 +74,12 @@ pub fn crd_schema(crd: &str, version: &str) -> Value {
         )
     });
     let doc: Value = serde_yaml_ng::from_str(&text).expect("a CRD is YAML");
-    let mut schema = doc["spec"]["versions"]
-        .as_array()
-        .into_iter()
-        .flatten()
-        .find(|v| v["name"] == version)
-        .map(|v| v["schema"]["openAPIV3Schema"].clone())
-        .unwrap_or_else(|| panic!("{crd} has no version {version}"));
-    strict(&mut schema);
-    schema
-}
-
-fn strict(schema: &mut Value) {
-    if let Some(map) = schema.as_object_mut() {
-        let preserves = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
-        if map.contains_key("properties") && !preserves && !map.contains_key("additionalProperties")
-        {
-            map.insert("additionalProperties".to_owned(), Value::Bool(false));
-        }
-        map.values_mut().for_each(strict);
-    } else if let Some(items) = schema.as_array_mut() {
-        items.iter_mut().for_each(strict);
-    }
+    strict_schema(&doc, version).unwrap_or_else(|| panic!("{crd} has no version {version}"))
 }
 
 /// The errors of `doc` against `version` of the CRD `crd` (empty when it is valid).
 pub fn schema_errors(crd: &str, version: &str, doc: &Value) -> Vec<String> {
-    let schema = crd_schema(crd, version);
-    let validator = jsonschema::validator_for(&schema).expect("a CRD's schema is a JSON schema");
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
+    nbv_testkit::schema::schema_errors(&crd_schema(crd, version), doc)
 }
 
 /// Panics unless `doc` is valid against `version` of the CRD `crd`.

@@ -6,6 +6,8 @@
 
 use std::path::{Path, PathBuf};
 
+pub use nbv_testkit::schema::schema_errors;
+use nbv_testkit::schema::strict_schema;
 use serde_json::Value;
 
 /// The repository root.
@@ -70,10 +72,8 @@ pub fn reference(relative: &str) -> PathBuf {
 }
 
 /// The `openAPIV3Schema` of version `version` of the CRD in `reference/<crd>`, made
-/// strict: an object schema that lists its properties and does not preserve unknown
-/// fields gets `additionalProperties: false`, which is what the API server's pruning
-/// and `kubectl --validate=strict` make of a field it does not know (a typo would
-/// otherwise pass the schema and be dropped silently).
+/// strict ([`strict_schema`]: a typo would otherwise pass the schema and be dropped
+/// silently).
 pub fn crd_schema(crd: &str, version: &str) -> Value {
     let path = reference(crd);
     let text = std::fs::read_to_string(&path).unwrap_or_else(|e| {
@@ -83,42 +83,7 @@ pub fn crd_schema(crd: &str, version: &str) -> Value {
         )
     });
     let doc = &parse_documents(&text, crd)[0];
-    let versions = doc["spec"]["versions"]
-        .as_array()
-        .cloned()
-        .unwrap_or_default();
-    let mut schema = versions
-        .iter()
-        .find(|v| v["name"] == version)
-        .map(|v| v["schema"]["openAPIV3Schema"].clone())
-        .unwrap_or_else(|| panic!("{crd} has no version {version}"));
-    strict(&mut schema);
-    schema
-}
-
-fn strict(schema: &mut Value) {
-    if let Some(map) = schema.as_object_mut() {
-        let preserves = map.get("x-kubernetes-preserve-unknown-fields") == Some(&Value::Bool(true));
-        if map.contains_key("properties") && !preserves && !map.contains_key("additionalProperties")
-        {
-            map.insert("additionalProperties".to_owned(), Value::Bool(false));
-        }
-        for value in map.values_mut() {
-            strict(value);
-        }
-    } else if let Some(items) = schema.as_array_mut() {
-        items.iter_mut().for_each(strict);
-    }
-}
-
-/// The schema errors of `doc` (empty when it is valid), each with its JSON path.
-pub fn schema_errors(schema: &Value, doc: &Value) -> Vec<String> {
-    let validator =
-        jsonschema::validator_for(schema).unwrap_or_else(|e| panic!("not a JSON schema: {e}"));
-    validator
-        .iter_errors(doc)
-        .map(|e| format!("{}: {e}", e.instance_path()))
-        .collect()
+    strict_schema(doc, version).unwrap_or_else(|| panic!("{crd} has no version {version}"))
 }
 
 /// Panics unless `doc` (described as `what`) is valid against version `version` of
