@@ -70,7 +70,11 @@ enum Stage {
 /// One reconcile's work on the run's build.
 pub(super) struct BuildWork {
     plan: BuildPlan,
+    /// The route whose objects are looked at or created now.
     route: Route,
+    /// The route a build not found is created by: the first, until the cluster
+    /// answers that it does not serve its API.
+    create_by: Route,
     settings: Arc<Settings>,
     generation: i64,
     now: DateTime<Utc>,
@@ -90,6 +94,7 @@ impl BuildWork {
         let work = BuildWork {
             plan,
             route,
+            create_by: route,
             settings,
             generation,
             now,
@@ -105,7 +110,19 @@ impl BuildWork {
         match std::mem::replace(&mut self.stage, Stage::Look) {
             Stage::Look => match response {
                 Response::Object(Some(object)) => self.found(&object),
-                Response::Object(None) | Response::NotCached => self.create(),
+                // Not there: look where the next route would have built it (s2i where
+                // OpenShift's builds are not served), then create by the first route
+                // the cluster serves.
+                Response::Object(None) | Response::NotCached => match self.route.fallback() {
+                    Some(next) => {
+                        self.route = next;
+                        BuildStep::Ask(Request::Get(next.watched(&self.plan)))
+                    }
+                    None => {
+                        self.route = self.create_by;
+                        self.create()
+                    }
+                },
                 Response::Failed(answer) if answer.class() == AnswerClass::Forbidden => {
                     self.forbidden(request, &answer)
                 }
@@ -127,7 +144,8 @@ impl BuildWork {
                 Some((AnswerClass::NotFound, _)) => match self.route.fallback() {
                     Some(route) => {
                         self.route = route;
-                        BuildStep::Ask(Request::Get(route.watched(&self.plan)))
+                        self.create_by = route;
+                        self.create()
                     }
                     None => self.fail(
                         FailureCause::BuildApiNotServed,

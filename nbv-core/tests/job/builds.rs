@@ -295,6 +295,18 @@ fn s2i_without_openshift_builds_goes_through_shipwright() {
     assert_eq!(status_of(&cluster, "train").phase, Some(Phase::Building));
     assert_eq!(cluster.all("BuildRun").len(), 1, "{:#?}", cluster.log);
     assert_eq!(cluster.all("Build").len(), 1);
+    // Looked at again: where it was built, without trying OpenShift's builds again.
+    cluster.log.clear();
+    reconcile(
+        &mut cluster,
+        Memory::default(),
+        now() + Duration::seconds(30),
+    );
+    assert!(
+        !cluster.log.iter().any(|l| l.starts_with("POST")),
+        "{:#?}",
+        cluster.log
+    );
 }
 
 #[test]
