@@ -17,8 +17,8 @@ use crate::models::{
 };
 use crate::phase::{Attempt, FailureCause, PhaseEvent, Transition, record_admitted, step};
 use crate::pod::{
-    PodRefusal, is_controlled_by, observe_pod, pod_name, pod_vanished, reported_predictions,
-    validation_pod,
+    JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodRefusal, is_controlled_by, job_label_value,
+    observe_pod, pod_name, pod_vanished, reported_predictions, validation_pod,
 };
 use crate::reconcile::{
     AnswerClass, MAX_PHASE_STEPS, PodWork, RefusalWork, Wake, pod_refused, pod_refused_at,
@@ -652,7 +652,18 @@ impl Advance {
             }));
         };
         if !is_controlled_by(&pod, &self.job) {
-            return self.delete_left_over(&pod);
+            // Only what nbv made for an earlier job of this name is nbv's to delete; a
+            // Pod anyone else put under the name is left alone, and the attempt says so.
+            if left_by_an_earlier_job(&pod, &self.name) {
+                return self.delete_left_over(&pod);
+            }
+            let failure = FailureCause::PodCreateFailed.failure(format!(
+                "a Pod named {}/{} that nbv did not create for this job is in the way of \
+                 the attempt's Pod; delete or rename it",
+                self.namespace,
+                pod.metadata.name.as_deref().unwrap_or_default(),
+            ));
+            return self.then_step(&pod_refused(&self.job, attempt, failure));
         }
         match observe_pod(&pod, self.now, self.settings.pod_defaults.start_grace) {
             Ok(Some(event)) => self.then_step(&event),
@@ -732,6 +743,23 @@ impl Advance {
     fn pod_of(&self, attempt: Attempt) -> ObjectRef {
         pod_ref(&self.namespace, &pod_name(&self.name, attempt))
     }
+}
+
+/// Whether `pod` is a validation Pod nbv made for an earlier job named `job` (deleted
+/// with `--cascade=orphan`): nbv's labels for that job, and a job of that name as its
+/// controller.
+fn left_by_an_earlier_job(pod: &Pod, job: &str) -> bool {
+    let labels = pod.metadata.labels.clone().unwrap_or_default();
+    let label = |key: &str| labels.get(key).map(String::as_str);
+    let owner = pod
+        .metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .find(|o| o.controller == Some(true));
+    label(MANAGED_BY_LABEL) == Some(MANAGED_BY)
+        && label(JOB_LABEL) == Some(job_label_value(job).as_str())
+        && owner.is_some_and(|o| o.kind == crate::api::KIND && o.name == job)
 }
 
 fn inference_service(model: &ModelRef) -> ObjectRef {

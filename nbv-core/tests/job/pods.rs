@@ -369,6 +369,42 @@ fn a_pod_left_by_an_earlier_job_of_the_same_name_is_deleted_not_observed() {
 }
 
 #[test]
+fn a_pod_nbv_did_not_create_for_a_job_of_the_name_is_never_deleted() {
+    // Under the attempt's name: someone's own Pod, a Pod nbv made for another job, a
+    // Pod with nbv's labels whose controller is not a job of this name.
+    let mut someones = stored_pod(json!({"phase": "Running"}));
+    someones["metadata"]["labels"] = json!({"app": "web"});
+    someones["metadata"]["ownerReferences"] = json!([]);
+    let mut other_job = stored_pod(json!({"phase": "Running"}));
+    other_job["metadata"]["labels"]["mlops.dev/job"] = json!("score");
+    other_job["metadata"]["ownerReferences"][0]["uid"] = json!("uid-score");
+    other_job["metadata"]["ownerReferences"][0]["name"] = json!("score");
+    let mut forged = stored_pod(json!({"phase": "Running"}));
+    forged["metadata"]["ownerReferences"][0]["uid"] = json!("uid-x");
+    forged["metadata"]["ownerReferences"][0]["kind"] = json!("Deployment");
+    for pod in [someones, other_job, forged] {
+        let mut cluster = cluster_with(running(), vec![pod.clone()]);
+        let done = reconcile(&mut cluster, Memory::default(), now());
+        assert!(done.result.is_ok(), "{:?}", done.result);
+        assert!(
+            !cluster
+                .log
+                .iter()
+                .any(|l| l.starts_with("DELETE Pod ml/train-g2-r0")),
+            "{pod:#}\n{:#?}",
+            cluster.log
+        );
+        assert!(cluster.get("Pod", "ml", "train-g2-r0").is_some());
+        let status = job_of(&cluster).status.expect("a status");
+        let message = status.message.unwrap_or_default();
+        assert!(
+            message.contains("that nbv did not create for this job"),
+            "{message}"
+        );
+    }
+}
+
+#[test]
 fn a_pod_without_nbv_labels_is_an_error() {
     let mut pod = stored_pod(json!({"phase": "Running"}));
     pod["metadata"]["labels"] = json!({});
