@@ -11,7 +11,8 @@ use chrono::{DateTime, Utc};
 use serde_json::Value;
 
 use crate::build::{
-    BuildObserved, BuildPlan, Route, build_objects, cancel, expired, history_selector, observe,
+    BUILD_KEY_LABEL, BuildObserved, BuildPlan, Route, build_objects, cancel, expired,
+    history_selector, observe,
 };
 use crate::io::{ObjectRef, Request, Response};
 use crate::phase::{FailureCause, PhaseEvent};
@@ -25,10 +26,6 @@ const BUILD_BACKSTOP: Duration = Duration::from_secs(30);
 /// How long past its timeout a build may still run before nbv cancels it: the build
 /// system enforces the timeout itself, and reports it first.
 const CANCEL_GRACE: Duration = Duration::from_secs(60);
-
-/// The annotation naming the whole key of a build object (its label holds the first
-/// digits only: a label value is at most 63 characters).
-const KEY_ANNOTATION: &str = "mlops.dev/build-key";
 
 /// What the build came to in this reconcile.
 #[derive(Debug, Default)]
@@ -204,19 +201,23 @@ impl BuildWork {
     /// The watched object exists: it is this build (or the build of a job with equal
     /// inputs), unless its key says otherwise.
     fn found(&mut self, object: &Value) -> BuildStep {
-        let key = object["metadata"]["annotations"][KEY_ANNOTATION].as_str();
+        // The whole key is the annotation's; the label holds its first digits only.
+        let key = object["metadata"]["annotations"][BUILD_KEY_LABEL].as_str();
         if key != Some(self.plan.key.as_str()) {
             return self.fail(
                 FailureCause::BuildConfigInvalid,
                 format!(
-                    "{} exists and is not the build of these inputs (its {KEY_ANNOTATION} \
+                    "{} exists and is not the build of these inputs (its {BUILD_KEY_LABEL} \
                      annotation differs); delete it to build again",
                     self.route.watched(&self.plan),
                 ),
             );
         }
         self.started();
-        match observe(self.route, object) {
+        let observed = observe(self.route, object);
+        // The build system's own reason for running out of time (each route's list).
+        let timed_out = observed.timed_out();
+        match observed {
             BuildObserved::Pending | BuildObserved::Running => {
                 let created = object["metadata"]["creationTimestamp"]
                     .as_str()
@@ -237,7 +238,7 @@ impl BuildWork {
                 self.history()
             }
             BuildObserved::Failed { reason, message } => {
-                let cause = if is_timeout(&reason) {
+                let cause = if timed_out {
                     FailureCause::BuildTimedOut
                 } else {
                     FailureCause::BuildFailed
@@ -376,12 +377,6 @@ impl BuildWork {
     fn done(&mut self) -> BuildStep {
         BuildStep::Done(Ok(std::mem::take(&mut self.built)))
     }
-}
-
-/// Whether a build system's reason says the build ran out of time.
-fn is_timeout(reason: &str) -> bool {
-    let reason = reason.to_ascii_lowercase();
-    reason.contains("timeout") || reason.contains("timedout") || reason.contains("deadline")
 }
 
 fn unexpected(request: &Request, response: &Response) -> BuildStep {

@@ -9,6 +9,7 @@
 use std::collections::BTreeMap;
 
 use chrono::{DateTime, TimeDelta, Utc};
+use nbv_core::build::{BUILD_KEY_LABEL, BUILD_STRATEGY_LABEL};
 use nbv_core::duration::parse_go;
 use nbv_core::pod::{MANAGED_BY, MANAGED_BY_LABEL};
 use nbv_core::time::rfc3339;
@@ -19,9 +20,6 @@ use super::timeline::{Log, Who};
 
 /// How long a simulated build runs.
 const BUILD_TAKES: TimeDelta = TimeDelta::seconds(90);
-
-/// The label nbv gives every build object.
-const STRATEGY_LABEL: &str = "mlops.dev/build-strategy";
 
 /// How a build ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -54,7 +52,7 @@ impl Builders {
             for object in objects {
                 let labels = &object["metadata"]["labels"];
                 if labels[MANAGED_BY_LABEL].as_str() != Some(MANAGED_BY)
-                    || labels[STRATEGY_LABEL].is_null()
+                    || labels[BUILD_STRATEGY_LABEL].is_null()
                 {
                     continue;
                 }
@@ -115,10 +113,8 @@ impl Builders {
             *next = [*next, Some(at)].into_iter().flatten().min();
             return Ok(());
         }
-        let digest = format!(
-            "sha256:{}",
-            text("/metadata/annotations/mlops.dev~1build-key").unwrap_or_default()
-        );
+        let build_key = object["metadata"]["annotations"][BUILD_KEY_LABEL].as_str();
+        let digest = format!("sha256:{}", build_key.unwrap_or_default());
         cluster
             .set_status(
                 resource,

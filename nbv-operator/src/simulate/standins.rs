@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use chrono::{DateTime, Utc};
 use nbv_core::annotations::{ARGOCD_REFRESH, KSERVE_INFERENCESERVICE};
+use nbv_core::build::BUILD_STRATEGY_LABEL;
 use nbv_core::checks::CheckReport;
 use nbv_core::compare::ReportedComparison;
 use nbv_core::phase::Attempt;
@@ -178,7 +179,7 @@ impl StandIns {
             let labels = labels(&pod);
             // A kaniko build's Pod is the build system's (the builders play it).
             if labels.get(MANAGED_BY_LABEL).and_then(Value::as_str) != Some(MANAGED_BY)
-                || labels.contains_key("mlops.dev/build-strategy")
+                || labels.contains_key(BUILD_STRATEGY_LABEL)
             {
                 continue;
             }

@@ -4,6 +4,7 @@
 use serde_json::{Map, Value, json};
 
 use super::Route;
+use crate::api::{API_VERSION, KIND};
 use crate::build::BuildPlan;
 use crate::pod::{JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, job_label_value};
 
@@ -14,10 +15,6 @@ pub const BUILD_KEY_LABEL: &str = "mlops.dev/build-key";
 pub const BUILD_STRATEGY_LABEL: &str = "mlops.dev/build-strategy";
 /// Annotation key: the image the object builds.
 pub const IMAGE_ANNOTATION: &str = "mlops.dev/image";
-
-/// The job's API version and kind, as its owner references say.
-const JOB_API_VERSION: &str = "mlops.mlops.dev/v1alpha1";
-const JOB_KIND: &str = "NotebookValidationJob";
 
 /// The labels of `plan`'s objects made by `route`.
 pub(super) fn labels(plan: &BuildPlan, route: Route) -> Map<String, Value> {
@@ -54,8 +51,8 @@ pub(super) fn metadata(
         "labels": labels,
         "annotations": annotations,
         "ownerReferences": [{
-            "apiVersion": JOB_API_VERSION,
-            "kind": JOB_KIND,
+            "apiVersion": API_VERSION,
+            "kind": KIND,
             "name": plan.job,
             "uid": plan.job_uid,
             "controller": true,
