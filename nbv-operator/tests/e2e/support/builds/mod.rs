@@ -9,6 +9,7 @@
 //! forever, whatever its timeout, until cancelled) or, on Shipwright, fail.
 
 mod duration;
+mod runs;
 mod shipwright;
 mod status;
 mod tekton;

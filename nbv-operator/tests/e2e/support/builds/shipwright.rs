@@ -10,17 +10,14 @@
 //! the Build) ends it `BuildRunTimeout`; `spec.state: BuildRunCanceled` ends it
 //! `BuildRunCanceled`; a hook fails it with `failureDetails`.
 
-use std::collections::{HashMap, HashSet};
 use std::time::Duration;
 
-use futures::StreamExt;
 use kube::api::{Api, DynamicObject};
-use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
+use super::runs::run_each;
 use super::status::{succeeded, write};
 use super::{Hook, Hooks, go_duration};
 use crate::support::container::now;
@@ -28,11 +25,6 @@ use crate::support::objects::resource;
 
 /// How long a build takes when nothing holds it.
 const BUILD_TIME: Duration = Duration::from_secs(1);
-
-struct Running {
-    cancel: watch::Sender<bool>,
-    task: JoinHandle<()>,
-}
 
 /// Watches the BuildRuns of `namespace` and runs each once.
 pub async fn run(client: kube::Client, namespace: String, hooks: Hooks) {
@@ -45,45 +37,19 @@ pub async fn run(client: kube::Client, namespace: String, hooks: Hooks) {
     };
     let runs = shipwright("BuildRun", "buildruns");
     let builds = shipwright("Build", "builds");
-    let config = watcher::Config::default().labels("app.kubernetes.io/managed-by=nbv");
-    let mut events = watcher(runs.clone(), config).default_backoff().boxed();
-    let mut running: HashMap<String, Running> = HashMap::new();
-    let mut seen: HashSet<String> = HashSet::new();
-    while let Some(event) = events.next().await {
-        let run = match event {
-            Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => o,
-            Ok(watcher::Event::Delete(o)) => {
-                if let Some(r) = running.remove(&o.metadata.uid.clone().unwrap_or_default()) {
-                    r.task.abort();
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        let uid = run.metadata.uid.clone().unwrap_or_default();
-        let cancelled = run.data["spec"]["state"] == "BuildRunCanceled";
-        if let Some(r) = running.get(&uid) {
-            if cancelled {
-                let _ = r.cancel.send(true);
-            }
-            continue;
-        }
-        if !seen.insert(uid.clone()) || run.data["status"]["completionTime"].is_string() {
-            continue;
-        }
-        let (cancel, cancelled_rx) = watch::channel(cancelled);
+    let cancelled = |run: &DynamicObject| run.data["spec"]["state"] == "BuildRunCanceled";
+    run_each(runs.clone(), cancelled, |run, cancelled_rx| {
         let hook = hooks.of(run.metadata.labels.as_ref());
-        let task = tokio::spawn(build_run(
+        tokio::spawn(build_run(
             client.clone(),
             runs.clone(),
             builds.clone(),
             run,
             hook,
             cancelled_rx,
-        ));
-        running.insert(uid, Running { cancel, task });
-        running.retain(|_, r| !r.task.is_finished());
-    }
+        ))
+    })
+    .await;
 }
 
 async fn build_run(

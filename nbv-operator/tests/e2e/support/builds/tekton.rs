@@ -17,17 +17,15 @@
 //! digest being `container::image_digest` of it, and writes the `IMAGE_DIGEST` and
 //! `IMAGE_URL` results as buildah's script does.
 
-use std::collections::{BTreeMap, HashMap};
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Container, Volume};
 use kube::api::{Api, DynamicObject};
-use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::{Value, json};
 use tokio::sync::watch;
-use tokio::task::JoinHandle;
 
+use super::runs::run_each;
 use super::status::{succeeded, write};
 use super::{Hook, Hooks, go_duration};
 use crate::support::container::{Exit, Sandbox, Stopped, image_digest, now};
@@ -36,12 +34,6 @@ use crate::support::objects::resource;
 /// Where Tekton mounts a step's results.
 const RESULTS: &str = "/tekton/results";
 
-/// A PipelineRun being run: the signal that cancels it, and its task.
-struct Running {
-    cancel: watch::Sender<bool>,
-    task: JoinHandle<()>,
-}
-
 /// Watches the PipelineRuns of `namespace` and runs each once.
 pub async fn run(client: kube::Client, namespace: String, hooks: Hooks, root: PathBuf) {
     let api: Api<DynamicObject> = Api::namespaced_with(
@@ -49,49 +41,25 @@ pub async fn run(client: kube::Client, namespace: String, hooks: Hooks, root: Pa
         &namespace,
         &resource("tekton.dev", "v1", "PipelineRun", "pipelineruns"),
     );
-    let config = watcher::Config::default().labels("app.kubernetes.io/managed-by=nbv");
-    let mut events = watcher(api.clone(), config).default_backoff().boxed();
-    let mut running: HashMap<String, Running> = HashMap::new();
-    let mut seen: std::collections::HashSet<String> = Default::default();
-    while let Some(event) = events.next().await {
-        let run = match event {
-            Ok(watcher::Event::Apply(o) | watcher::Event::InitApply(o)) => o,
-            Ok(watcher::Event::Delete(o)) => {
-                if let Some(r) = running.remove(&o.metadata.uid.clone().unwrap_or_default()) {
-                    r.task.abort();
-                }
-                continue;
-            }
-            _ => continue,
-        };
-        let uid = run.metadata.uid.clone().unwrap_or_default();
-        let cancelled = matches!(
+    let cancelled = |run: &DynamicObject| {
+        matches!(
             run.data["spec"]["status"].as_str(),
             Some("Cancelled" | "CancelledRunFinally" | "StoppedRunFinally")
-        );
-        if let Some(r) = running.get(&uid) {
-            if cancelled {
-                let _ = r.cancel.send(true);
-            }
-            continue;
-        }
-        if !seen.insert(uid.clone()) || run.data["status"]["completionTime"].is_string() {
-            continue;
-        }
-        let (cancel, cancelled_rx) = watch::channel(cancelled);
+        )
+    };
+    run_each(api.clone(), cancelled, |run, cancelled_rx| {
         let hook = hooks.of(run.metadata.labels.as_ref());
-        let dir = root.join(&uid);
-        let task = tokio::spawn(pipeline_run(
+        let dir = root.join(run.metadata.uid.as_deref().unwrap_or_default());
+        tokio::spawn(pipeline_run(
             client.clone(),
             api.clone(),
             run,
             hook,
             dir,
             cancelled_rx,
-        ));
-        running.insert(uid, Running { cancel, task });
-        running.retain(|_, r| !r.task.is_finished());
-    }
+        ))
+    })
+    .await;
 }
 
 /// How a run ended.
