@@ -73,11 +73,13 @@ fn shaped(kind: usize, value: &str) -> String {
         5 => format!("hf_{}", &alnum[..34]),
         6 => format!("sk-{}", &alnum[..40]),
         7 => format!("AKIA{upper}"),
-        8 => format!("eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOi{}.{}", &alnum[..20], &alnum[..24]),
-        9 => format!("Authorization: Bearer {value}"),
-        _ => format!(
-            "-----BEGIN RSA PRIVATE KEY-----\nMIIE{value}\n-----END RSA PRIVATE KEY-----"
+        8 => format!(
+            "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOi{}.{}",
+            &alnum[..20],
+            &alnum[..24]
         ),
+        9 => format!("Authorization: Bearer {value}"),
+        _ => format!("-----BEGIN RSA PRIVATE KEY-----\nMIIE{value}\n-----END RSA PRIVATE KEY-----"),
     }
 }
 

@@ -380,7 +380,9 @@ fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) ->
     std::thread::spawn(move || {
         let _ = send.send(f());
     });
-    receive.recv_timeout(std::time::Duration::from_secs(60)).ok()
+    receive
+        .recv_timeout(std::time::Duration::from_secs(60))
+        .ok()
 }
 
 #[test]
@@ -389,11 +391,17 @@ fn a_pattern_of_many_stars_cannot_stall_the_matcher() {
     // splitting the text among the stars (about 10^40) before it says no.
     let pattern = format!("{}b", "*a".repeat(30));
     let text = "a".repeat(200);
-    assert_eq!(within_a_minute(move || glob_match(&pattern, &text)), Some(false));
+    assert_eq!(
+        within_a_minute(move || glob_match(&pattern, &text)),
+        Some(false)
+    );
     // The same through alternatives, which nest.
     let pattern = format!("{}b", "{*a,a*}".repeat(30));
     let text = "a".repeat(200);
-    assert_eq!(within_a_minute(move || glob_match(&pattern, &text)), Some(false));
+    assert_eq!(
+        within_a_minute(move || glob_match(&pattern, &text)),
+        Some(false)
+    );
 }
 
 #[test]
