@@ -95,6 +95,25 @@ impl Read {
     }
 }
 
+impl Read {
+    /// `object`, if its kind is spelled as the trigger spells it. The API server finds a
+    /// resource by its lowercased kind, so `DEPLOYMENT` reaches Deployments; acting on
+    /// one under another spelling would skip the rules nbv keeps for the real kind.
+    fn same_kind(&self, object: Value) -> Result<Value, Failure> {
+        match object["kind"].as_str() {
+            Some(kind) if kind != self.object.kind => Err(Failure::Invalid {
+                request: format!("get {}", self.name),
+                reason: format!(
+                    "the kind is spelled {kind:?}, not {:?}; write the trigger's kind as the API \
+                     server does",
+                    self.object.kind
+                ),
+            }),
+            _ => Ok(object),
+        }
+    }
+}
+
 impl Machine for Read {
     type Output = Result<Value, Failure>;
 
@@ -110,7 +129,7 @@ impl Machine for Read {
         let request = format!("get {}", self.name);
         self.state = match (&self.state, response) {
             (ReadState::Done(_), _) => return,
-            (_, Response::Object(Some(object))) => ReadState::Done(Ok(object)),
+            (_, Response::Object(Some(object))) => ReadState::Done(self.same_kind(object)),
             (ReadState::Cached, Response::Object(None) | Response::NotCached) => ReadState::Get,
             (ReadState::Get, Response::Object(None)) => ReadState::Done(Err(Failure::NotFound {
                 object: self.name.clone(),

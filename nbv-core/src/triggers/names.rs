@@ -386,9 +386,10 @@ dns_name!(
 /// Kubernetes applies to the lowercased kind of a CustomResourceDefinition).
 pub(crate) const MAX_KIND_LEN: usize = 63;
 
-/// Kinds that triggers commonly target, used to suggest the right spelling
-/// when a kind is written in the wrong case.
+/// Kinds that triggers commonly target: the right spelling is suggested when a kind is
+/// written in the wrong case, and is the only one accepted for them.
 const WELL_KNOWN_KINDS: &[&str] = &[
+    "AppProject",
     "Application",
     "ConfigMap",
     "CronJob",
@@ -420,6 +421,9 @@ const WELL_KNOWN_KINDS: &[&str] = &[
 /// assert_eq!(kind.as_str(), "InferenceService");
 /// let err = "deployment".parse::<Kind>().unwrap_err();
 /// assert_eq!(err.suggestion(), Some("Deployment"));
+/// // A kind nbv knows has one spelling.
+/// let err = "APPLICATION".parse::<Kind>().unwrap_err();
+/// assert_eq!(err.suggestion(), Some("Application"));
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize)]
 #[serde(transparent)]
@@ -432,6 +436,17 @@ impl Kind {
     }
 
     fn problem(value: &str) -> Option<KindProblem> {
+        // `APPLICATION` reaches Applications through the API (resources are found by
+        // lowercased kind) but would miss every rule nbv keeps for `Application`: one
+        // spelling of each kind nbv knows, everywhere.
+        if let Some(canonical) = WELL_KNOWN_KINDS
+            .iter()
+            .find(|known| known.eq_ignore_ascii_case(value) && **known != value)
+        {
+            return Some(KindProblem::Case {
+                canonical: (*canonical).to_owned(),
+            });
+        }
         let first = value.chars().next()?;
         let len = value.chars().count();
         if len > MAX_KIND_LEN {
@@ -514,6 +529,11 @@ pub enum KindProblem {
         /// The first such character.
         ch: char,
     },
+    /// The kind is a kind nbv knows, spelled in another case (`DEPLOYMENT`).
+    Case {
+        /// The kind's spelling.
+        canonical: String,
+    },
 }
 
 impl fmt::Display for KindProblem {
@@ -524,6 +544,7 @@ impl fmt::Display for KindProblem {
             Self::LowercaseStart => f.write_str("it must start with an uppercase letter"),
             Self::BadStart { ch } => write!(f, "it must not start with {ch:?}"),
             Self::NotAllowed { ch } => write!(f, "{ch:?} is not allowed"),
+            Self::Case { canonical } => write!(f, "the kind is spelled {canonical:?}"),
         }
     }
 }
@@ -646,9 +667,17 @@ mod tests {
         assert!("Deployment".parse::<Kind>().is_ok());
         assert!("V1Thing2".parse::<Kind>().is_ok());
         let err = "inferenceservice".parse::<Kind>().unwrap_err();
-        assert_eq!(err.problem(), &KindProblem::LowercaseStart);
+        assert_eq!(
+            err.problem(),
+            &KindProblem::Case {
+                canonical: "InferenceService".into()
+            }
+        );
         assert_eq!(err.suggestion(), Some("InferenceService"));
+        let err = "DEPLOYMENT".parse::<Kind>().unwrap_err();
+        assert_eq!(err.suggestion(), Some("Deployment"));
         let err = "widget".parse::<Kind>().unwrap_err();
+        assert_eq!(err.problem(), &KindProblem::LowercaseStart);
         assert_eq!(err.suggestion(), None);
         assert_eq!(
             "1Pod".parse::<Kind>().unwrap_err().problem(),
