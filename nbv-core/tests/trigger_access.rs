@@ -271,6 +271,22 @@ proptest! {
         }
     }
 
+    /// A refusal tells the job's author nothing about the target they could not read
+    /// (where the Application deploys, whom its namespace accepts triggers from): its
+    /// text is the same whatever those facts are.
+    #[test]
+    fn a_refusal_reveals_nothing_of_the_target(
+        job in namespace(),
+        trigger in any_trigger(),
+        first in facts(),
+        second in facts(),
+    ) {
+        let access = TriggerAccess::default();
+        if let (Err(a), Err(b)) = (access.authorize(&trigger, &job, &first), access.authorize(&trigger, &job, &second)) {
+            prop_assert_eq!(a.to_string(), b.to_string());
+        }
+    }
+
     /// Hostile opt-in values cost little and are quoted in bounded form.
     #[test]
     fn hostile_opt_in_values_are_bounded(

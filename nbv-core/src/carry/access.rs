@@ -12,6 +12,7 @@ use serde_json::Value;
 use crate::io::{ObjectRef, Request, Response, Step};
 use crate::triggers::{
     ACCEPT_TRIGGERS_FROM, AccessFacts, Action, Grant, Refusal, Trigger, TriggerAccess,
+    in_cluster_destination,
 };
 
 use super::machine::{forward, unexpected};
@@ -113,7 +114,7 @@ impl Machine for Authorize {
                 };
                 match read {
                     Ok(app) => {
-                        self.facts.application_destination = destination(&app);
+                        self.facts.application_destination = in_cluster_destination(&app);
                         self.application = Some(app);
                     }
                     Err(missing @ Failure::NotFound { .. }) => {
@@ -142,14 +143,6 @@ impl Machine for Authorize {
             AuthorizeState::Done(_) => {}
         }
     }
-}
-
-/// `spec.destination.namespace` of an Application.
-fn destination(application: &Value) -> Option<String> {
-    application["spec"]["destination"]["namespace"]
-        .as_str()
-        .filter(|ns| !ns.is_empty())
-        .map(str::to_owned)
 }
 
 /// Reading the opt-in annotation ([`ACCEPT_TRIGGERS_FROM`]) of a `Namespace`: its

@@ -260,8 +260,54 @@ fn a_namespace_that_opts_in_lets_the_trigger_act() {
 }
 
 fn application(destination: &str) -> Value {
+    deploying_to("https://kubernetes.default.svc", destination)
+}
+
+fn deploying_to(server: &str, namespace: &str) -> Value {
     json!({"metadata": {"name": "serving", "namespace": "argocd", "resourceVersion": "42"},
-           "spec": {"project": "ml", "destination": {"namespace": destination}}})
+           "spec": {"project": "ml", "destination": {"server": server, "namespace": namespace}}})
+}
+
+#[test]
+fn an_application_deploying_to_the_jobs_namespace_of_another_cluster_is_refused() {
+    let mut fire = fire(SYNC, &syncing());
+    let done = run(
+        &mut fire,
+        vec![
+            (
+                "read Application argocd/serving from the cache",
+                object(deploying_to("https://prod.example.com:6443", "ml")),
+            ),
+            ("GET Namespace argocd", Response::Object(None)),
+        ],
+    );
+    let Err(Failure::Refused(refusal)) = done else {
+        panic!("{done:?}")
+    };
+    assert!(
+        !refusal.to_string().contains("prod.example.com"),
+        "{refusal}"
+    );
+}
+
+#[test]
+fn a_target_whose_kind_is_spelled_otherwise_is_not_acted_on() {
+    let shouting = "{apiVersion: example.com/v1, kind: WIDGET, name: w, action: restart}";
+    let mut fire = fire(shouting, &CarryFacts::default());
+    let done = run(
+        &mut fire,
+        vec![(
+            "GET WIDGET ml/w",
+            object(json!({"kind": "Widget", "metadata": {"name": "w"}})),
+        )],
+    );
+    let Err(failure @ Failure::Invalid { .. }) = done else {
+        panic!("{done:?}")
+    };
+    assert!(
+        failure.to_string().contains("spelled \"Widget\""),
+        "{failure}"
+    );
 }
 
 fn syncing() -> CarryFacts {

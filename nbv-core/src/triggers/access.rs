@@ -95,8 +95,44 @@ pub struct TriggerAccess {
 pub struct AccessFacts {
     /// The value of [`ACCEPT_TRIGGERS_FROM`] on the target's `Namespace` object.
     pub target_namespace_accepts: Option<String>,
-    /// `spec.destination.namespace` of the target, when it is an Argo CD Application.
+    /// `spec.destination.namespace` of the target, when it is an Argo CD Application
+    /// that deploys into this cluster ([`in_cluster_destination`]).
     pub application_destination: Option<String>,
+}
+
+/// Argo CD's address of the cluster it runs in.
+const IN_CLUSTER_SERVER: &str = "https://kubernetes.default.svc";
+/// Argo CD's name of the cluster it runs in.
+const IN_CLUSTER_NAME: &str = "in-cluster";
+
+/// The namespace an Application deploys into, when that namespace is in this cluster:
+/// its `spec.destination` names the cluster Argo CD runs in, by `server`
+/// (`https://kubernetes.default.svc`) or by `name` (`in-cluster`), not both, as Argo CD
+/// requires. A job's namespace `ml` here says nothing about namespace `ml` of another
+/// cluster.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::triggers::in_cluster_destination;
+/// use serde_json::json;
+///
+/// let here = json!({"spec": {"destination": {"server": "https://kubernetes.default.svc", "namespace": "ml"}}});
+/// assert_eq!(in_cluster_destination(&here).as_deref(), Some("ml"));
+/// let by_name = json!({"spec": {"destination": {"name": "in-cluster", "namespace": "ml"}}});
+/// assert_eq!(in_cluster_destination(&by_name).as_deref(), Some("ml"));
+/// let elsewhere = json!({"spec": {"destination": {"server": "https://prod.example.com", "namespace": "ml"}}});
+/// assert_eq!(in_cluster_destination(&elsewhere), None);
+/// ```
+pub fn in_cluster_destination(application: &serde_json::Value) -> Option<String> {
+    let destination = &application["spec"]["destination"];
+    let text = |key: &str| destination[key].as_str().filter(|v| !v.is_empty());
+    let here = match (text("server"), text("name")) {
+        (Some(server), None) => server.trim_end_matches('/') == IN_CLUSTER_SERVER,
+        (None, Some(name)) => name == IN_CLUSTER_NAME,
+        _ => false,
+    };
+    here.then(|| text("namespace").map(str::to_owned)).flatten()
 }
 
 /// Why a trigger may act on its target.
@@ -243,7 +279,8 @@ impl TriggerAccess {
     /// let into_prod = AccessFacts { application_destination: Some("prod".into()), ..Default::default() };
     /// let refusal = access.authorize(sync, "ml", &into_prod).unwrap_err();
     /// assert_eq!(refusal.target_namespace(), "argocd");
-    /// assert!(refusal.to_string().contains("deploys into namespace \"prod\""));
+    /// // Where the Application deploys is not the job's author's business.
+    /// assert!(!refusal.to_string().contains("prod"));
     /// ```
     pub fn authorize(
         &self,
@@ -269,8 +306,7 @@ impl TriggerAccess {
             trigger: trigger.to_string(),
             job_namespace: job_namespace.to_owned(),
             target_namespace: target_namespace.to_owned(),
-            accepted: accepts.map(|value| entries(value).map(str::to_owned).collect()),
-            application: application.then(|| facts.application_destination.clone()),
+            application,
         })
     }
 }
@@ -284,18 +320,6 @@ fn accepts_from(value: &str, job_namespace: &str) -> bool {
 fn entries(value: &str) -> impl Iterator<Item = &str> {
     value.split(',').map(str::trim).filter(|e| !e.is_empty())
 }
-
-/// Longest list of accepted namespaces quoted in a refusal; the rest are counted.
-const MAX_QUOTED_ENTRIES: usize = 8;
-
-/// An annotation entry as quoted in a message: a namespace name is at most 63
-/// characters, so anything longer is cut (the value comes from users).
-fn shorten(entry: &str) -> String {
-    crate::text::truncate_chars(entry, MAX_NAMESPACE_CHARS, "...").into_owned()
-}
-
-/// The longest namespace name.
-const MAX_NAMESPACE_CHARS: usize = 63;
 
 /// A trigger that may not act where it points, and what would allow it.
 ///
@@ -318,15 +342,18 @@ const MAX_NAMESPACE_CHARS: usize = 63;
 ///      mlops.dev/accept-triggers-from: ml"
 /// ));
 /// ```
+///
+/// A refusal says what the job's author could have known and what would allow the
+/// trigger, nothing about the target: not where an Application deploys, not which
+/// namespaces the target's namespace accepts triggers from. Events and the job's status
+/// are read by whoever can read the job's namespace.
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub struct Refusal {
     trigger: String,
     job_namespace: String,
     target_namespace: String,
-    /// Entries of the target namespace's opt-in annotation, when it has one.
-    accepted: Option<Vec<String>>,
-    /// For an Application: its destination namespace, if known.
-    application: Option<Option<String>>,
+    /// Whether the target is an Argo CD Application.
+    application: bool,
 }
 
 impl Refusal {
@@ -345,43 +372,22 @@ impl fmt::Display for Refusal {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let (job, target) = (&self.job_namespace, &self.target_namespace);
         write!(f, "trigger \"{}\" refused: ", self.trigger)?;
-        match &self.application {
-            Some(Some(destination)) => write!(
+        if self.application {
+            write!(
                 f,
-                "the Application deploys into namespace \"{destination}\" \
-                 (spec.destination.namespace), not into the job's namespace \"{job}\", and "
-            )?,
-            Some(None) => write!(
-                f,
-                "the Application has no spec.destination.namespace, so it does not deploy \
-                 into the job's namespace \"{job}\", and "
-            )?,
-            None => write!(
+                "the Application does not deploy into the job's namespace \"{job}\" of this \
+                 cluster (spec.destination), and "
+            )?;
+        } else {
+            write!(
                 f,
                 "a job in namespace \"{job}\" acts only in its own namespace unless allowed, and "
-            )?,
+            )?;
         }
-        match self.accepted.as_deref() {
-            Some(accepted) if !accepted.is_empty() => {
-                let quoted: Vec<String> = accepted
-                    .iter()
-                    .take(MAX_QUOTED_ENTRIES)
-                    .map(|ns| format!("\"{}\"", shorten(ns)))
-                    .collect();
-                write!(
-                    f,
-                    "namespace \"{target}\" accepts triggers only from {}",
-                    quoted.join(", ")
-                )?;
-                if accepted.len() > MAX_QUOTED_ENTRIES {
-                    write!(f, " and {} more", accepted.len() - MAX_QUOTED_ENTRIES)?;
-                }
-            }
-            _ => write!(
-                f,
-                "namespace \"{target}\" does not accept triggers from \"{job}\""
-            )?,
-        }
+        write!(
+            f,
+            "namespace \"{target}\" does not accept triggers from \"{job}\""
+        )?;
         write!(
             f,
             "; add namespace {target} to --trigger-namespaces or annotate namespace {target} \

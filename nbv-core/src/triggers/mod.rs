@@ -67,7 +67,9 @@ pub use names::{
 };
 pub use target::{ActionNotSupported, TargetRef, Trigger};
 mod access;
-pub use access::{ACCEPT_TRIGGERS_FROM, AccessFacts, Grant, Refusal, TriggerAccess};
+pub use access::{
+    ACCEPT_TRIGGERS_FROM, AccessFacts, Grant, Refusal, TriggerAccess, in_cluster_destination,
+};
 
 use crate::annotations::ON_SUCCESS_TRIGGER;
 use yaml::Node;
