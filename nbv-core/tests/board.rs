@@ -5,7 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, TimeDelta, TimeZone, Utc};
 use nbv_core::aggregate::{
-    AppId, Board, MIN_INTERVAL, PublishOutcome, RESYNC_INTERVAL, RETRY_INTERVAL, TrackingSettings,
+    AppId, Board, Custody, MIN_INTERVAL, PublishOutcome, RESYNC_INTERVAL, RETRY_INTERVAL,
+    TrackingSettings,
 };
 use nbv_core::annotations::NOTEBOOK_SUMMARY;
 use nbv_core::api::NotebookValidationJob;
@@ -558,6 +559,82 @@ proptest! {
             let expected = truth.aggregate(app).status(now, nbv_core::aggregate::StatusLimit::DEFAULT);
             let shown = cluster.shown.get(app).cloned().unwrap_or_default();
             prop_assert_eq!(expected.application_patch(&shown), None, "{} shows {:?}", app, shown);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------
+// Custody: an Application shows only the jobs it answers for
+// ---------------------------------------------------------------------------------------
+
+/// An Application in `argocd` deploying into `namespace` of this cluster.
+fn deploying_into(namespace: &str) -> Custody {
+    Custody::of(&json!({
+        "metadata": {"namespace": "argocd"},
+        "spec": {"destination": {"server": "https://kubernetes.default.svc", "namespace": namespace}}
+    }))
+}
+
+#[test]
+fn a_job_of_another_namespace_cannot_paint_an_application() {
+    let mut board = board();
+    board.apply(&job("web", "paint", Some("fraud"), Some("Failed")));
+    let publication = board.due(start()).publish.remove(0);
+    assert_eq!(publication.app, app("fraud"));
+    let fraud = deploying_into("ml");
+    assert_eq!(
+        board.patch(&publication, &fraud, &BTreeMap::new(), start()),
+        None,
+        "nothing is written to an Application that answers for none of its jobs"
+    );
+    board.apply(&job("ml", "train", Some("fraud"), Some("Succeeded")));
+    let publication = board.due(secs(60)).publish.remove(0);
+    let patch = board
+        .patch(&publication, &fraud, &BTreeMap::new(), secs(60))
+        .expect("a job it answers for is shown");
+    assert_eq!(
+        patch["metadata"]["annotations"][NOTEBOOK_SUMMARY],
+        "1/1 succeeded (100% success rate)"
+    );
+}
+
+proptest! {
+    /// Whatever jobs of other namespaces name an Application, it is made to show what
+    /// the jobs it answers for alone would make it show.
+    #[test]
+    fn jobs_outside_the_custody_change_nothing(
+        specs in proptest::collection::vec(spec(), 0..12),
+        destination in 0..2usize,
+        shows_status in any::<bool>(),
+    ) {
+        let custody = deploying_into(NAMESPACES[destination]);
+        let mut all = board();
+        let mut answered = board();
+        for spec in &specs {
+            all.apply(&spec.job());
+            if spec.namespace == destination {
+                answered.apply(&spec.job());
+            } else {
+                answered.delete(&spec.job());
+            }
+        }
+        let mut current = BTreeMap::new();
+        if shows_status {
+            let shown = nbv_core::aggregate::Aggregate::default()
+                .status(start(), nbv_core::aggregate::StatusLimit::DEFAULT);
+            current.insert(nbv_core::annotations::NOTEBOOK_STATUS.to_owned(), shown.to_json());
+        }
+        for publication in all.due(start()).publish {
+            // The model: the jobs it answers for alone, and nothing written to an
+            // Application that answers for none and shows nothing.
+            let alone = answered.aggregate(&publication.app);
+            let expected = (alone.total() > 0 || shows_status).then(|| {
+                alone
+                    .status(start(), nbv_core::aggregate::StatusLimit::DEFAULT)
+                    .application_patch(&current)
+            });
+            let got = all.patch(&publication, &custody, &current, start());
+            prop_assert_eq!(got, expected.flatten());
         }
     }
 }

@@ -11,6 +11,7 @@ use std::collections::{BTreeMap, BTreeSet, HashMap, HashSet};
 
 use chrono::{DateTime, TimeDelta, Utc};
 
+use super::custody::Custody;
 use super::entry::JobEntry;
 use super::index::{Aggregate, AggregateIndex};
 use super::keys::{AppId, AppRef, JobKey};
@@ -86,7 +87,8 @@ impl Schedule {
 pub struct Publication {
     /// The Application, as its jobs name it.
     pub app: AppId,
-    /// The status it should show.
+    /// What every job naming it adds up to. What it is made to show is
+    /// [`Board::patch`]: only the jobs it answers for.
     pub status: NotebookStatus,
     /// The number of changes of the aggregate this status includes.
     changes: u64,
@@ -590,6 +592,54 @@ impl Board {
             }
             !settled
         });
+    }
+
+    /// The merge patch that makes `publication`'s Application show its status at
+    /// `now`, counting only the jobs it answers for (`custody`, read from the
+    /// Application), given the annotations it has (`current`). `None` when it already
+    /// shows that status, or when it answers for none of the jobs naming it and shows
+    /// no status: a job cannot make nbv write to an Application that does not manage it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::collections::BTreeMap;
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::aggregate::{Board, Custody, TrackingSettings};
+    /// use serde_json::json;
+    ///
+    /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(json!({
+    ///     "metadata": {"name": "paint", "namespace": "team-b",
+    ///                  "labels": {"app.kubernetes.io/part-of": "fraud"}},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///                           "path": "t.ipynb"},
+    ///              "podConfig": {"containerImage": "quay.io/example/papermill:1"}},
+    ///     "status": {"phase": "Failed"}
+    /// }))?;
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+    /// let mut board = Board::new(TrackingSettings::default());
+    /// board.apply(&job);
+    /// let publication = board.due(now).publish.remove(0);
+    /// // `fraud` deploys into `ml`: a job in `team-b` that names it changes nothing.
+    /// let fraud = Custody::of(&json!({"metadata": {"namespace": "ml"}, "spec": {"destination": {
+    ///     "server": "https://kubernetes.default.svc", "namespace": "ml"}}}));
+    /// assert_eq!(board.patch(&publication, &fraud, &BTreeMap::new(), now), None);
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn patch(
+        &self,
+        publication: &Publication,
+        custody: &Custody,
+        current: &BTreeMap<String, String>,
+        now: DateTime<Utc>,
+    ) -> Option<serde_json::Value> {
+        let answered = self.index.aggregate(&publication.app).within(custody);
+        if answered.total() == 0 && !current.contains_key(NOTEBOOK_STATUS) {
+            return None;
+        }
+        answered
+            .status(now, StatusLimit::DEFAULT)
+            .application_patch(current)
     }
 
     /// The current aggregate of `app` (empty when it has no job).

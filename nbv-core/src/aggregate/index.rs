@@ -1,9 +1,10 @@
 //! The incremental per-Application index of job outcomes.
 
 use std::collections::hash_map::Entry;
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::sync::Arc;
 
+use super::custody::Custody;
 use super::keys::{AppId, AppRef, JobKey};
 use crate::api::JobPhase;
 
@@ -23,15 +24,22 @@ use crate::api::JobPhase;
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Default)]
 pub struct Aggregate {
+    /// Jobs that succeeded or run, per namespace: what an Application answers for is
+    /// decided per namespace ([`Aggregate::within`]).
+    counts: BTreeMap<String, Counts>,
+    failed_jobs: BTreeSet<String>,
+}
+
+/// The jobs of one namespace that succeeded or run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+struct Counts {
     succeeded: u64,
     running: u64,
-    failed_jobs: BTreeSet<String>,
 }
 
 /// Returned for Applications the index does not know: they have no jobs.
 static EMPTY: Aggregate = Aggregate {
-    succeeded: 0,
-    running: 0,
+    counts: BTreeMap::new(),
     failed_jobs: BTreeSet::new(),
 };
 
@@ -46,7 +54,7 @@ impl Aggregate {
     /// assert_eq!(Aggregate::default().total(), 0);
     /// ```
     pub fn total(&self) -> u64 {
-        self.succeeded + self.running + self.failed()
+        self.succeeded() + self.running() + self.failed()
     }
 
     /// Number of jobs whose run succeeded.
@@ -59,7 +67,7 @@ impl Aggregate {
     /// assert_eq!(Aggregate::default().succeeded(), 0);
     /// ```
     pub fn succeeded(&self) -> u64 {
-        self.succeeded
+        self.counts.values().map(|c| c.succeeded).sum()
     }
 
     /// Number of jobs whose run failed.
@@ -86,7 +94,7 @@ impl Aggregate {
     /// assert_eq!(Aggregate::default().running(), 0);
     /// ```
     pub fn running(&self) -> u64 {
-        self.running
+        self.counts.values().map(|c| c.running).sum()
     }
 
     /// The failed jobs as `namespace/name`, sorted, each once.
@@ -108,30 +116,80 @@ impl Aggregate {
         self.failed_jobs.iter().map(String::as_str)
     }
 
+    /// The jobs of this aggregate whose namespace `custody` covers: what the
+    /// Application answers for, whichever jobs name it.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::aggregate::{AggregateIndex, AppId, AppRef, Custody, JobKey, JobPhase, ParentSource};
+    /// use serde_json::json;
+    ///
+    /// let app = AppId::new(Some("argocd"), "fraud")?;
+    /// let parent = AppRef { app: app.clone(), source: ParentSource::PartOfLabel };
+    /// let mut index = AggregateIndex::new();
+    /// index.upsert(JobKey::new("ml", "train"), Some(parent.clone()), JobPhase::Succeeded);
+    /// index.upsert(JobKey::new("team-b", "paint"), Some(parent), JobPhase::Failed);
+    /// let fraud = json!({"metadata": {"namespace": "argocd"}, "spec": {"destination": {
+    ///     "server": "https://kubernetes.default.svc", "namespace": "ml"}}});
+    /// let answered = index.aggregate(&app).within(&Custody::of(&fraud));
+    /// assert_eq!((answered.succeeded(), answered.failed()), (1, 0));
+    /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
+    /// ```
+    pub fn within(&self, custody: &Custody) -> Aggregate {
+        let covered = |job: &str| {
+            job.split_once('/')
+                .is_some_and(|(ns, _)| custody.covers(ns))
+        };
+        Aggregate {
+            counts: self
+                .counts
+                .iter()
+                .filter(|(namespace, _)| custody.covers(namespace))
+                .map(|(namespace, counts)| (namespace.clone(), *counts))
+                .collect(),
+            failed_jobs: self
+                .failed_jobs
+                .iter()
+                .filter(|job| covered(job))
+                .cloned()
+                .collect(),
+        }
+    }
+
     fn add(&mut self, job: &JobKey, phase: JobPhase) {
+        if let JobPhase::Failed = phase {
+            self.failed_jobs.insert(job.to_string());
+            return;
+        }
+        let counts = self.counts.entry(job.namespace().to_owned()).or_default();
         match phase {
-            JobPhase::Running => self.running += 1,
-            JobPhase::Succeeded => self.succeeded += 1,
-            JobPhase::Failed => {
-                self.failed_jobs.insert(job.to_string());
-            }
+            JobPhase::Running => counts.running += 1,
+            _ => counts.succeeded += 1,
         }
     }
 
     fn subtract(&mut self, job: &JobKey, phase: JobPhase) {
         // Saturating: the index only subtracts what it added, but it must not panic if
         // that ever stopped being true.
+        if let JobPhase::Failed = phase {
+            self.failed_jobs.remove(&job.to_string());
+            return;
+        }
+        let Some(counts) = self.counts.get_mut(job.namespace()) else {
+            return;
+        };
         match phase {
-            JobPhase::Running => self.running = self.running.saturating_sub(1),
-            JobPhase::Succeeded => self.succeeded = self.succeeded.saturating_sub(1),
-            JobPhase::Failed => {
-                self.failed_jobs.remove(&job.to_string());
-            }
+            JobPhase::Running => counts.running = counts.running.saturating_sub(1),
+            _ => counts.succeeded = counts.succeeded.saturating_sub(1),
+        }
+        if *counts == Counts::default() {
+            self.counts.remove(job.namespace());
         }
     }
 
     fn is_empty(&self) -> bool {
-        self.succeeded == 0 && self.running == 0 && self.failed_jobs.is_empty()
+        self.counts.is_empty() && self.failed_jobs.is_empty()
     }
 }
 

@@ -14,6 +14,8 @@
 //!   Application already shows it.
 //! - [`decide_publish`] rate-limits publishing to once a minute per Application, with a
 //!   trailing update and a resync every 5 minutes.
+//! - [`Custody`] says which of the jobs naming an Application it answers for: only
+//!   those count in what it shows ([`Board::patch`]).
 //! - [`Board`] puts it together for a shell: fed by the jobs' watch (`apply`, `delete`,
 //!   `reset`), it says which Applications are [`Due`] and with what status, and takes
 //!   each [`PublishOutcome`] back.
@@ -47,6 +49,7 @@
 //! ```
 
 mod board;
+mod custody;
 mod entry;
 mod index;
 mod instance;
@@ -60,6 +63,7 @@ mod status;
 /// feeds.
 pub use crate::api::JobPhase;
 pub use board::{Board, Due, Publication, PublishOutcome, RETRY_INTERVAL};
+pub use custody::Custody;
 pub use entry::JobEntry;
 pub use index::{Aggregate, AggregateIndex};
 pub use instance::{ARGOCD_API_VERSION, OperatorTracking};

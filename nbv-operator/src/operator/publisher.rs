@@ -7,14 +7,18 @@
 //! task only carries them out: it feeds the board the jobs' watch events, its only
 //! source (the reconciler does not know about it), and when an Application is due it
 //! reads its current annotations from the Application cache and patches it through
-//! the executor, only when the published content would change.
+//! the executor, only when the published content would change. An Application shows
+//! only the jobs it answers for ([`Custody`]): a job that names an Application of
+//! another team is left out.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use chrono::{DateTime, TimeDelta, Utc};
 use kube::runtime::watcher::Event;
-use nbv_core::aggregate::{AppId, Board, JobEntry, Publication, PublishOutcome, TrackingSettings};
+use nbv_core::aggregate::{
+    AppId, Board, Custody, JobEntry, Publication, PublishOutcome, TrackingSettings,
+};
 use nbv_core::api::NotebookValidationJob;
 use tokio::sync::mpsc;
 
@@ -152,7 +156,9 @@ impl Publisher {
             .annotations
             .as_ref()
             .unwrap_or(&NO_ANNOTATIONS);
-        let Some(patch) = publication.status.application_patch(current) else {
+        let custody = Custody::of(&object.to_json());
+        let now = self.clock.now();
+        let Some(patch) = self.board.patch(publication, &custody, current, now) else {
             return PublishOutcome::Unchanged;
         };
         let namespace = object.metadata.namespace.as_deref().unwrap_or_default();

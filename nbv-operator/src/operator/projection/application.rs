@@ -34,10 +34,12 @@ use super::metadata::trim_metadata;
 
 /// An Argo CD Application as the Applications' cache keeps it: its metadata (without
 /// what [`trim_metadata`](super::trim_metadata) drops), `spec.project`,
-/// `spec.destination`, `spec.syncPolicy`, `operation`, and `status.operationState`
-/// without its `syncResult`. Everything else (`spec.source`, Helm values, the status's
-/// resource list, history and conditions) is skipped while decoding, so its size does
-/// not depend on how many resources the Application deploys or on its sync history.
+/// `spec.destination`, `spec.syncPolicy`, `operation`, `status.operationState`
+/// without its `syncResult`, and of `status.resources` only the namespaces, each once
+/// (which jobs the Application answers for). Everything else (`spec.source`, Helm
+/// values, the rest of the resource list, history and conditions) is skipped while
+/// decoding, so its size does not depend on how many resources the Application
+/// deploys or on its sync history.
 ///
 /// # Examples
 ///
@@ -51,7 +53,8 @@ use super::metadata::trim_metadata;
 ///                  "managedFields": [{"manager": "argocd-controller"}]},
 ///     "spec": {"project": "ml", "destination": {"namespace": "ml"},
 ///              "source": {"repoURL": "https://git.example.com/ml.git", "helm": {"values": "…"}}},
-///     "status": {"resources": [{"kind": "Deployment", "name": "api"}],
+///     "status": {"resources": [{"kind": "Deployment", "name": "api", "namespace": "ml"},
+///                              {"kind": "Service", "name": "api", "namespace": "ml"}],
 ///                "operationState": {"phase": "Succeeded", "startedAt": "2026-01-24T22:30:00Z",
 ///                                   "syncResult": {"resources": [{"kind": "Deployment"}]}}}
 /// })).unwrap();
@@ -60,7 +63,8 @@ use super::metadata::trim_metadata;
 /// let read = app.to_json();
 /// assert_eq!(read["spec"], json!({"project": "ml", "destination": {"namespace": "ml"}}));
 /// assert_eq!(read["status"], json!({"operationState": {
-///     "phase": "Succeeded", "startedAt": "2026-01-24T22:30:00Z"}}));
+///     "phase": "Succeeded", "startedAt": "2026-01-24T22:30:00Z"},
+///     "resources": [{"namespace": "ml"}]}));
 /// assert_eq!(read["metadata"]["name"], "models");
 /// assert_eq!(read["kind"], "Application");
 /// ```
@@ -197,6 +201,75 @@ struct Spec {
 #[serde(default, rename_all = "camelCase")]
 struct Status {
     operation_state: ObjectOr<OperationState>,
+    resources: ManagedNamespaces,
+}
+
+/// The namespaces of `status.resources`, each once: which jobs the Application answers
+/// for ([`nbv_core::aggregate::Custody`]). Entries that are not objects, and a list that
+/// is not a list, read as nothing.
+#[derive(Default)]
+struct ManagedNamespaces(std::collections::BTreeSet<String>);
+
+impl<'de> Deserialize<'de> for ManagedNamespaces {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        struct Entries;
+        impl<'de> Visitor<'de> for Entries {
+            type Value = ManagedNamespaces;
+            fn expecting(&self, f: &mut fmt::Formatter) -> fmt::Result {
+                f.write_str("an Application's status.resources list")
+            }
+            fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+                let mut namespaces = std::collections::BTreeSet::new();
+                while let Some(ObjectOr(entry)) = seq.next_element::<ObjectOr<Entry>>()? {
+                    namespaces.extend(entry.and_then(|e| e.namespace.0));
+                }
+                Ok(ManagedNamespaces(namespaces))
+            }
+            fn visit_map<A: MapAccess<'de>>(self, mut map: A) -> Result<Self::Value, A::Error> {
+                while map.next_entry::<IgnoredAny, IgnoredAny>()?.is_some() {}
+                Ok(ManagedNamespaces::default())
+            }
+            fn visit_unit<E>(self) -> Result<Self::Value, E> {
+                Ok(ManagedNamespaces::default())
+            }
+            fn visit_bool<E>(self, _: bool) -> Result<Self::Value, E> {
+                Ok(ManagedNamespaces::default())
+            }
+            fn visit_i64<E>(self, _: i64) -> Result<Self::Value, E> {
+                Ok(ManagedNamespaces::default())
+            }
+            fn visit_u64<E>(self, _: u64) -> Result<Self::Value, E> {
+                Ok(ManagedNamespaces::default())
+            }
+            fn visit_f64<E>(self, _: f64) -> Result<Self::Value, E> {
+                Ok(ManagedNamespaces::default())
+            }
+            fn visit_str<E>(self, _: &str) -> Result<Self::Value, E> {
+                Ok(ManagedNamespaces::default())
+            }
+        }
+        deserializer.deserialize_any(Entries)
+    }
+}
+
+/// The part of a `status.resources` entry nbv reads: its namespace, when it is a string.
+#[derive(Deserialize, Default)]
+#[serde(default)]
+struct Entry {
+    namespace: TextOr,
+}
+
+/// A string; anything else reads as absent.
+#[derive(Default)]
+struct TextOr(Option<String>);
+
+impl<'de> Deserialize<'de> for TextOr {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        Ok(match Value::deserialize(deserializer)? {
+            Value::String(text) => TextOr(Some(text)),
+            _ => TextOr(None),
+        })
+    }
 }
 
 /// `status.operationState` without `syncResult` (one entry per resource synced).
@@ -301,10 +374,17 @@ impl From<Wire> for CachedApplication {
         if let Some(operation) = operation {
             fields.insert("operation".to_owned(), operation);
         }
+        let mut kept = Map::new();
         if let Some(OperationState(state)) = status.operation_state.0 {
-            let mut status = Map::new();
-            status.insert("operationState".to_owned(), Value::Object(state));
-            fields.insert("status".to_owned(), Value::Object(status));
+            kept.insert("operationState".to_owned(), Value::Object(state));
+        }
+        if !status.resources.0.is_empty() {
+            let namespaces = status.resources.0.into_iter();
+            let entries = namespaces.map(|namespace| serde_json::json!({ "namespace": namespace }));
+            kept.insert("resources".to_owned(), Value::Array(entries.collect()));
+        }
+        if !kept.is_empty() {
+            fields.insert("status".to_owned(), Value::Object(kept));
         }
         let mut metadata = ObjectMeta {
             name: metadata.name,
