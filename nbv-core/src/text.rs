@@ -38,10 +38,12 @@ pub fn truncate<'a>(text: &'a str, max_bytes: usize, marker: &str) -> Cow<'a, st
 /// Ends a text of a report that [`clean`] cut.
 const CLEAN_CUT_MARKER: &str = "...";
 
-/// `text` with control characters but newline and tab made spaces, cut to `limit`
-/// UTF-8 bytes (ending in [`CLEAN_CUT_MARKER`] when cut). `limit` is at least 3.
+/// `text` redacted ([`redact_secrets`](crate::redact::redact_secrets)), with control
+/// characters but newline and tab made spaces, cut to `limit` UTF-8 bytes (ending in
+/// [`CLEAN_CUT_MARKER`] when cut). `limit` is at least 3. Redacted before it is cut: a
+/// secret cut in half no longer has a shape the redaction knows.
 pub(crate) fn clean(text: &str, limit: usize) -> String {
-    let text: String = text
+    let text: String = crate::redact::redact_secrets(text)
         .chars()
         .map(|c| {
             if c < ' ' && c != '\n' && c != '\t' {

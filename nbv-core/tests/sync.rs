@@ -341,6 +341,70 @@ proptest! {
     }
 }
 
+/// A glob piece and the regular expression that means the same.
+fn glob_piece() -> impl Strategy<Value = (&'static str, &'static str)> {
+    prop::sample::select(vec![
+        ("a", "a"),
+        ("b", "b"),
+        ("*", ".*"),
+        ("?", "."),
+        ("[ab]", "[ab]"),
+        ("[!a]", "[^a]"),
+        ("[a-b]", "[a-b]"),
+        ("\\*", "\\*"),
+        ("{a,b*}", "(?:a|b.*)"),
+        ("{,a?}", "(?:|a.)"),
+        ("{*a,{b,?}}", "(?:.*a|(?:b|.))"),
+    ])
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(512))]
+
+    #[test]
+    fn a_glob_matches_what_its_regular_expression_matches(
+        pieces in prop::collection::vec(glob_piece(), 0..8),
+        text in "[ab*]{0,12}",
+    ) {
+        let glob: String = pieces.iter().map(|(g, _)| *g).collect();
+        let regex: String = pieces.iter().map(|(_, r)| *r).collect();
+        let regex = regex_lite::Regex::new(&format!("^(?s:{regex})$")).expect("regex");
+        prop_assert_eq!(glob_match(&glob, &text), regex.is_match(&text), "{} ~ {}", glob, text);
+    }
+}
+
+/// Runs `f` on its own thread; `None` if it has not returned within a minute. Not a
+/// measurement: the patterns below took hours or more to match by backtracking.
+fn within_a_minute<T: Send + 'static>(f: impl FnOnce() -> T + Send + 'static) -> Option<T> {
+    let (send, receive) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = send.send(f());
+    });
+    receive.recv_timeout(std::time::Duration::from_secs(60)).ok()
+}
+
+#[test]
+fn a_pattern_of_many_stars_cannot_stall_the_matcher() {
+    // 30 `*a` then `b`, against 200 `a`: a backtracking matcher tries every way of
+    // splitting the text among the stars (about 10^40) before it says no.
+    let pattern = format!("{}b", "*a".repeat(30));
+    let text = "a".repeat(200);
+    assert_eq!(within_a_minute(move || glob_match(&pattern, &text)), Some(false));
+    // The same through alternatives, which nest.
+    let pattern = format!("{}b", "{*a,a*}".repeat(30));
+    let text = "a".repeat(200);
+    assert_eq!(within_a_minute(move || glob_match(&pattern, &text)), Some(false));
+}
+
+#[test]
+fn braces_nested_too_deep_match_nothing_without_overflowing_the_stack() {
+    let deep = |n: usize| format!("{}a{}", "{".repeat(n), "}".repeat(n));
+    assert!(glob_match(&deep(32), "a"));
+    assert!(!glob_match(&deep(33), "a"));
+    // Far deeper than any stack: refused before it is walked.
+    assert!(!glob_match(&deep(1_000_000), "a"));
+}
+
 // The decision.
 
 fn completed_at() -> DateTime<Utc> {

@@ -311,7 +311,15 @@ fn event_body(job: &JobRef, facts: &CarryFacts, parts: EventParts<'_>) -> Result
         ),
         reason: Some(parts.reason.to_owned()),
         action: Some(parts.action.to_owned()),
-        message: Some(truncate(parts.message, MAX_EVENT_MESSAGE_BYTES, "").into_owned()),
+        // Redacted before it is cut: a cut could leave a secret's shape unrecognisable.
+        message: Some(
+            truncate(
+                &crate::redact::redact_secrets(parts.message),
+                MAX_EVENT_MESSAGE_BYTES,
+                "",
+            )
+            .into_owned(),
+        ),
         first_timestamp: Some(Time(at)),
         last_timestamp: Some(Time(at)),
         event_time: Some(MicroTime(at)),

@@ -203,7 +203,11 @@ impl RunReport {
         if text.len() > MAX_PARSED_BYTES {
             return Err(malformed(format!("it is {} bytes long", text.len())));
         }
-        serde_json::from_str(text).map_err(|e| malformed(e.to_string()))
+        // Every string the Pod wrote may echo the notebook's environment or a request.
+        let mut value: serde_json::Value =
+            serde_json::from_str(text).map_err(|e| malformed(e.to_string()))?;
+        crate::redact::redact_strings(&mut value);
+        serde_json::from_value(value).map_err(|e| malformed(e.to_string()))
     }
 
     /// The document the Pod writes for this report, at most [`MAX_REPORT_BYTES`] long.

@@ -4,6 +4,7 @@ use serde_json::{Value, json};
 
 use crate::api::{EffectLedger, NotebookValidationJob, NotebookValidationJobStatus};
 use crate::plan::merge_patch;
+use crate::redact::redact_strings;
 
 /// The merge patch that turns `job`'s status into `status`, with the job's
 /// `resourceVersion` as a precondition (a stale view never overwrites a newer status);
@@ -39,7 +40,10 @@ pub fn status_patch(
         Some(before) => serde_json::to_value(before).unwrap_or_else(|_| json!({})),
         None => json!({}),
     };
-    let after = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
+    // Redacted before the diff: what is stored is redacted, so comparing with the
+    // unredacted status would patch the same fields again on every reconcile.
+    let mut after = serde_json::to_value(status).unwrap_or_else(|_| json!({}));
+    redact_strings(&mut after);
     let diff = merge_patch(&before, &after)?;
     Some(json!({
         "metadata": {"resourceVersion": job.metadata.resource_version},

@@ -6,6 +6,10 @@
 //! class, `{a,b}` alternatives (which may themselves hold patterns) and `\` escapes the
 //! next character. A pattern that does not compile (an unclosed `[` or `{`) matches
 //! nothing, as in Argo CD, which logs the error and answers "no match".
+//!
+//! Matching takes time linear in the text for any pattern (at most the pattern's size
+//! times the text's), and `{}` nested more than 32 deep does not compile: a pattern in
+//! an AppProject cannot stall the worker that reads it.
 
 /// One element of a compiled pattern.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -36,7 +40,7 @@ enum Token {
 pub fn glob_match(pattern: &str, text: &str) -> bool {
     let chars: Vec<char> = pattern.chars().collect();
     let mut at = 0;
-    let Some(tokens) = parse_sequence(&chars, &mut at, false) else {
+    let Some(tokens) = parse_sequence(&chars, &mut at, 0) else {
         return false;
     };
     if at != chars.len() {
@@ -46,8 +50,17 @@ pub fn glob_match(pattern: &str, text: &str) -> bool {
     matches(&tokens, &text)
 }
 
-/// Parses tokens until the end, or (inside `{}`) until an unescaped `,` or `}`.
-fn parse_sequence(chars: &[char], at: &mut usize, in_braces: bool) -> Option<Vec<Token>> {
+/// How deep `{}` may nest: deeper, the pattern does not compile (and matches nothing),
+/// so that neither parsing nor matching needs a stack as deep as the pattern is long.
+const MAX_NESTING: usize = 32;
+
+/// Parses tokens until the end, or (inside `{}`, at `depth` > 0) until an unescaped `,`
+/// or `}`.
+fn parse_sequence(chars: &[char], at: &mut usize, depth: usize) -> Option<Vec<Token>> {
+    if depth > MAX_NESTING {
+        return None;
+    }
+    let in_braces = depth > 0;
     let mut tokens = Vec::new();
     while let Some(&c) = chars.get(*at) {
         match c {
@@ -76,7 +89,7 @@ fn parse_sequence(chars: &[char], at: &mut usize, in_braces: bool) -> Option<Vec
                 *at += 1;
                 let mut alternatives = Vec::new();
                 loop {
-                    alternatives.push(parse_sequence(chars, at, true)?);
+                    alternatives.push(parse_sequence(chars, at, depth + 1)?);
                     match chars.get(*at) {
                         Some(',') => *at += 1,
                         Some('}') => {
@@ -129,24 +142,155 @@ fn parse_class(chars: &[char], at: &mut usize) -> Option<Token> {
     }
 }
 
-/// Backtracking match of `tokens` against the whole of `text`.
+/// One instruction of a compiled pattern: the pattern as a small automaton whose
+/// states are run side by side, so that matching costs at most (instructions × text
+/// length) steps, whatever the pattern. A backtracking matcher is exponential in the
+/// number of `*` and `{}` (`*a*a*a*a*b` against a long run of `a`), and one AppProject
+/// may hold such a pattern.
+#[derive(Debug, Clone)]
+enum Op {
+    /// One character that satisfies the test.
+    Char(CharTest),
+    /// Go on at both instructions.
+    Split(usize, usize),
+    /// Go on at the instruction.
+    Jump(usize),
+    /// The whole pattern matched.
+    Match,
+}
+
+#[derive(Debug, Clone)]
+enum CharTest {
+    Literal(char),
+    Any,
+    Class {
+        negated: bool,
+        ranges: Vec<(char, char)>,
+    },
+}
+
+impl CharTest {
+    fn accepts(&self, c: char) -> bool {
+        match self {
+            CharTest::Literal(l) => *l == c,
+            CharTest::Any => true,
+            CharTest::Class { negated, ranges } => {
+                ranges.iter().any(|(low, high)| (*low..=*high).contains(&c)) != *negated
+            }
+        }
+    }
+}
+
+/// Appends the instructions of `tokens` to `program`.
+fn compile(tokens: &[Token], program: &mut Vec<Op>) {
+    for token in tokens {
+        match token {
+            Token::Literal(c) => program.push(Op::Char(CharTest::Literal(*c))),
+            Token::AnyOne => program.push(Op::Char(CharTest::Any)),
+            Token::Class { negated, ranges } => program.push(Op::Char(CharTest::Class {
+                negated: *negated,
+                ranges: ranges.clone(),
+            })),
+            Token::AnyRun => {
+                // loop: split(any, out); any; jump(loop)
+                let at = program.len();
+                program.push(Op::Split(at + 1, at + 3));
+                program.push(Op::Char(CharTest::Any));
+                program.push(Op::Jump(at));
+            }
+            Token::Alternatives(alternatives) => {
+                // split(a, next); a; jump(end); next: split(b, …); …; end:
+                let mut exits = Vec::new();
+                for (i, alternative) in alternatives.iter().enumerate() {
+                    let last = i + 1 == alternatives.len();
+                    let split = program.len();
+                    if !last {
+                        program.push(Op::Split(split + 1, usize::MAX));
+                    }
+                    compile(alternative, program);
+                    if !last {
+                        exits.push(program.len());
+                        program.push(Op::Jump(usize::MAX));
+                        let next = program.len();
+                        program[split] = Op::Split(split + 1, next);
+                    }
+                }
+                let end = program.len();
+                for exit in exits {
+                    program[exit] = Op::Jump(end);
+                }
+            }
+        }
+    }
+}
+
+/// Whether `tokens` match the whole of `text`, in O(instructions × characters).
 fn matches(tokens: &[Token], text: &[char]) -> bool {
-    let Some((first, rest)) = tokens.split_first() else {
-        return text.is_empty();
-    };
-    match first {
-        Token::Literal(c) => text.first() == Some(c) && matches(rest, &text[1..]),
-        Token::AnyOne => !text.is_empty() && matches(rest, &text[1..]),
-        Token::AnyRun => (0..=text.len()).any(|skip| matches(rest, &text[skip..])),
-        Token::Class { negated, ranges } => text.first().is_some_and(|c| {
-            let inside = ranges.iter().any(|(low, high)| (low..=high).contains(&c));
-            inside != *negated && matches(rest, &text[1..])
-        }),
-        Token::Alternatives(alternatives) => alternatives.iter().any(|alternative| {
-            let mut joined = alternative.clone();
-            joined.extend_from_slice(rest);
-            matches(&joined, text)
-        }),
+    let mut program = Vec::new();
+    compile(tokens, &mut program);
+    program.push(Op::Match);
+    let mut current = States::new(program.len());
+    let mut next = States::new(program.len());
+    current.add(&program, 0);
+    for &c in text {
+        next.clear();
+        for &pc in &current.list {
+            if let Op::Char(test) = &program[pc]
+                && test.accepts(c)
+            {
+                next.add(&program, pc + 1);
+            }
+        }
+        if next.list.is_empty() {
+            return false;
+        }
+        std::mem::swap(&mut current, &mut next);
+    }
+    current
+        .list
+        .iter()
+        .any(|&pc| matches!(program[pc], Op::Match))
+}
+
+/// The instructions the automaton is at, each once.
+struct States {
+    list: Vec<usize>,
+    /// The round in which each instruction was last reached.
+    seen: Vec<u32>,
+    round: u32,
+}
+
+impl States {
+    fn new(size: usize) -> States {
+        States {
+            list: Vec::with_capacity(size),
+            seen: vec![0; size],
+            round: 1,
+        }
+    }
+
+    fn clear(&mut self) {
+        self.list.clear();
+        self.round += 1;
+    }
+
+    /// Adds `pc` and every instruction reachable from it without reading a character.
+    /// An explicit stack: a `*` inside many `{}` reaches far.
+    fn add(&mut self, program: &[Op], pc: usize) {
+        let mut stack = vec![pc];
+        while let Some(pc) = stack.pop() {
+            if std::mem::replace(&mut self.seen[pc], self.round) == self.round {
+                continue;
+            }
+            match program[pc] {
+                Op::Split(a, b) => {
+                    stack.push(b);
+                    stack.push(a);
+                }
+                Op::Jump(to) => stack.push(to),
+                Op::Char(_) | Op::Match => self.list.push(pc),
+            }
+        }
     }
 }
 

@@ -11,6 +11,13 @@
 //! kaniko executor's image, whose entrypoint is `/kaniko/executor`, runs
 //! `kaniko-executor.sh` beside this file, a fake that "pushes" by writing a digest
 //! (see [`image_digest`]); `git` and `ssh` are this machine's.
+//!
+//! One difference from a node: a node gives each Pod its own network namespace, and
+//! here every container shares this machine's. A Jupyter kernel's ports are chosen
+//! before the kernel binds them, so two kernels starting together can pick the same
+//! port and one dies (`Kernel died before replying to kernel_info`, papermill#511).
+//! Containers that run a notebook (`nbv pod run`) therefore take turns
+//! ([`KERNEL_SLOT`]); a Pod waiting for its turn is running, as on a busy node.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::{Path, PathBuf};
@@ -28,6 +35,14 @@ pub const NODE: &str = "e2e-node";
 const KANIKO_EXECUTOR: &str = "/kaniko/executor";
 /// The kaniko executor's image, whatever its tag.
 const KANIKO_IMAGE: &str = "gcr.io/kaniko-project/executor";
+
+/// One notebook container at a time: its kernel's ports are this machine's.
+static KERNEL_SLOT: tokio::sync::Semaphore = tokio::sync::Semaphore::const_new(1);
+
+/// Whether `argv` runs a notebook, i.e. starts a Jupyter kernel: `…/nbv pod run`.
+fn starts_a_kernel(argv: &[String]) -> bool {
+    argv.len() >= 3 && argv[0].ends_with("/nbv") && argv[1] == "pod" && argv[2] == "run"
+}
 
 /// The virtualenv's `python3`, with papermill and ipykernel. Panics, saying how to make
 /// it, when it is missing: the notebooks would fail for a reason that is not nbv's.
@@ -406,6 +421,22 @@ impl Sandbox {
             .map(|w| PathBuf::from(Self::map(&mounts, w)))
             .unwrap_or_else(|| self.root.clone());
         let _ = std::fs::create_dir_all(&workdir);
+        let sleep_until = async {
+            match deadline {
+                Some(at) => tokio::time::sleep_until(at).await,
+                None => std::future::pending().await,
+            }
+        };
+        tokio::pin!(sleep_until);
+        let _turn = if starts_a_kernel(&argv) {
+            tokio::select! {
+                permit = KERNEL_SLOT.acquire() => Some(permit.expect("the slot is never closed")),
+                _ = async { let _ = stopped.wait_for(|s| *s).await; } => return Err(Stopped::Deleted),
+                _ = &mut sleep_until => return Err(Stopped::Deadline),
+            }
+        } else {
+            None
+        };
         let mut command = tokio::process::Command::new(&argv[0]);
         command
             .args(&argv[1..])
@@ -431,12 +462,6 @@ impl Sandbox {
             }
         };
         let started = now();
-        let sleep_until = async {
-            match deadline {
-                Some(at) => tokio::time::sleep_until(at).await,
-                None => std::future::pending().await,
-            }
-        };
         let status = tokio::select! {
             status = child.wait() => status,
             _ = async { let _ = stopped.wait_for(|s| *s).await; } => {
@@ -444,7 +469,7 @@ impl Sandbox {
                 let _ = child.wait().await;
                 return Err(Stopped::Deleted);
             }
-            _ = sleep_until => {
+            _ = &mut sleep_until => {
                 kill_group(&child);
                 let _ = child.wait().await;
                 return Err(Stopped::Deadline);
