@@ -51,9 +51,7 @@ fn project(name: &str, windows: Value) -> Value {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
-    let Some(s) = Scenario::new("e2e-windows").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-windows").await;
     let ns = s.namespace.clone();
     // A window that is always active: deny every minute for an hour.
     let project_name = format!("{ns}-frozen");
@@ -121,9 +119,7 @@ async fn a_closed_sync_window_defers_the_sync_until_it_opens() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_stuck_operation_is_cleared_and_the_sync_reported() {
-    let Some(s) = Scenario::new("e2e-stuck").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-stuck").await;
     let ns = s.namespace.clone();
     let name = format!("{ns}-serving");
     s.apply(application(&name, &ns)).await;
@@ -210,9 +206,7 @@ async fn a_stuck_operation_is_cleared_and_the_sync_reported() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn an_application_without_a_namespace_is_in_argo_cds() {
-    let Some(s) = Scenario::new("e2e-appns").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-appns").await;
     let ns = s.namespace.clone();
     let name = format!("{ns}-serving");
     // The Application is in argocd; one of the same name in the job's namespace would
@@ -257,9 +251,7 @@ async fn an_application_without_a_namespace_is_in_argo_cds() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn tracking_follows_argocd_cm() {
-    let Some(s) = Scenario::new("e2e-tracking").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-tracking").await;
     let ns = s.namespace.clone();
     // Argo CD with label tracking under a custom key and an installation id. The
     // ConfigMap is Argo CD's own, shared by the suite: it is removed at the end.

@@ -61,26 +61,26 @@ struct Builders {
 }
 
 impl Builders {
-    async fn start(prefix: &str) -> Option<Builders> {
+    async fn start(prefix: &str) -> Builders {
         Builders::start_with(prefix, &[]).await
     }
 
     /// The same, nbv run with more `flags`.
-    async fn start_with(prefix: &str, flags: &[&str]) -> Option<Builders> {
-        let s = Scenario::new(prefix).await?;
+    async fn start_with(prefix: &str, flags: &[&str]) -> Builders {
+        let s = Scenario::new(prefix).await;
         let git = GitServer::start();
         let url = repository(&git);
         let kubelet = Kubelet::start(s.client.clone(), &s.namespace);
         let builds = Builds::start(s.client.clone(), &s.namespace);
         let operator = s.operator(&OperatorOptions::default_mode(&s.namespace).with(flags));
-        Some(Builders {
+        Builders {
             s,
             git,
             url,
             builds,
             _kubelet: kubelet,
             _operator: operator,
-        })
+        }
     }
 
     /// Applies a job of `notebook` at `git_ref` with `build_config`.
@@ -246,9 +246,7 @@ fn assert_failed(job: &NotebookValidationJob, reason: &str) {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_tekton_build_is_the_image_the_validation_pod_runs() {
-    let Some(b) = Builders::start("e2e-build-tekton").await else {
-        return;
-    };
+    let b = Builders::start("e2e-build-tekton").await;
     let config = json!({"enabled": true, "strategy": "tekton"});
     b.job("tekton", "main", "withreqs/train.ipynb", config)
         .await;
@@ -328,9 +326,7 @@ async fn a_tekton_build_is_the_image_the_validation_pod_runs() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn ten_jobs_at_one_commit_share_one_build() {
-    let Some(b) = Builders::start("e2e-build-shared").await else {
-        return;
-    };
+    let b = Builders::start("e2e-build-shared").await;
     let commit = b.git.head("models");
     let names: Vec<String> = (0..10).map(|i| format!("shared-{i}")).collect();
     for name in &names {
@@ -360,9 +356,7 @@ async fn ten_jobs_at_one_commit_share_one_build() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_failed_build_fails_the_job_naming_the_field() {
-    let Some(b) = Builders::start("e2e-build-failed").await else {
-        return;
-    };
+    let b = Builders::start("e2e-build-failed").await;
     let config = json!({"enabled": true, "strategy": "tekton",
                         "requirementsFile": "missing/requirements.txt"});
     b.job("missing", "main", "withreqs/train.ipynb", config)
@@ -393,9 +387,7 @@ async fn a_failed_build_fails_the_job_naming_the_field() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_build_past_its_timeout_fails_the_job() {
-    let Some(b) = Builders::start("e2e-build-timeout").await else {
-        return;
-    };
+    let b = Builders::start("e2e-build-timeout").await;
     // Its build step never ends: Tekton's own timeout ends the PipelineRun.
     b.builds.hook("stalls", Hook::Stall);
     // Its build runs past any timeout of Tekton's: nbv cancels it, 60 s after its
@@ -465,9 +457,7 @@ async fn a_build_past_its_timeout_fails_the_job() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn s2i_without_openshift_builds_on_shipwright() {
-    let Some(b) = Builders::start("e2e-build-s2i").await else {
-        return;
-    };
+    let b = Builders::start("e2e-build-s2i").await;
     // The suite installs no build.openshift.io: this is the cluster s2i falls back on.
     assert!(
         kube::discovery::group(&b.s.client, "build.openshift.io")
@@ -554,9 +544,7 @@ async fn s2i_without_openshift_builds_on_shipwright() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_missing_requirements_file_under_each_fallback_strategy() {
-    let Some(b) = Builders::start("e2e-build-fallback").await else {
-        return;
-    };
+    let b = Builders::start("e2e-build-fallback").await;
     for strategy in ["warn", "fail", "auto"] {
         let config = json!({"enabled": true, "strategy": "tekton", "fallbackStrategy": strategy});
         b.job(strategy, "main", "bare/train.ipynb", config).await;
@@ -601,9 +589,7 @@ async fn a_kaniko_build_is_the_image_the_validation_pod_runs() {
         "--build-repository",
         "registry.e2e.invalid/{namespace}/notebooks",
     ];
-    let Some(b) = Builders::start_with("e2e-build-kaniko", &flags).await else {
-        return;
-    };
+    let b = Builders::start_with("e2e-build-kaniko", &flags).await;
     let repository = format!("registry.e2e.invalid/{}/notebooks", b.s.namespace);
     let config = json!({"enabled": true, "strategy": "kaniko"});
     b.job("kaniko", "main", "withreqs/train.ipynb", config)

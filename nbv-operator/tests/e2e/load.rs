@@ -22,7 +22,7 @@ use serde_json::json;
 use tokio::task::JoinSet;
 
 use crate::gitops::{application, deployment, gitops_job};
-use crate::support::{OperatorOptions, Requests, Scenario, ended, rfc3339};
+use crate::support::{Cluster, OperatorOptions, Requests, Scenario, ended, rfc3339};
 
 /// Jobs completing at once unless `NBV_E2E_COMPLETIONS` says otherwise.
 const QUICK: usize = 100;
@@ -140,9 +140,9 @@ fn cpu_time(pid: u32) -> Duration {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn simultaneous_completions_cost_three_writes_each() {
-    let Some(s) = Scenario::new("e2e-load").await else {
-        return;
-    };
+    // The requests are this test's subject: without the audit log it fails at once.
+    let audit = Cluster::from_env().required_audit();
+    let s = Scenario::new("e2e-load").await;
     let n = completions();
     // The jobs that do not complete: the namespace holds N = n + idle jobs.
     let idle = count_from("NBV_E2E_IDLE_JOBS", 0);
@@ -162,10 +162,9 @@ async fn simultaneous_completions_cost_three_writes_each() {
     let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
     // The first start over N running jobs nbv has not seen: nothing to record.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let first_start = s.requests();
+    let first_start = s.requests().expect("the audit log");
 
-    let audit = s.cluster.audit();
-    let mark = audit.as_ref().map(|a| a.mark());
+    let mark = audit.mark();
     let pid = operator.pid().expect("the operator runs");
     let cpu_before = cpu_time(pid);
     let clock = Instant::now();
@@ -190,9 +189,6 @@ async fn simultaneous_completions_cost_three_writes_each() {
         cpu.as_secs_f64() * 1000.0 / n as f64,
         cpu_settled.as_secs_f64() * 1000.0 / n as f64,
     );
-    let (Some(audit), Some(mark), Some(first_start)) = (audit, mark, first_start) else {
-        return;
-    };
     let start_status = first_start.count("patch", "notebookvalidationjobs/status");
     eprintln!(
         "first start over {} running jobs: {start_status} status patches; {first_start}",
@@ -319,9 +315,8 @@ fn requests_of(s: &Scenario, requests: Requests) -> Requests {
 
 async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
     let label = format!("e2e-load-{}", triggers.count());
-    let Some(s) = Scenario::new(&label).await else {
-        return;
-    };
+    let audit = Cluster::from_env().required_audit();
+    let s = Scenario::new(&label).await;
     let n = count_from("NBV_E2E_TRIGGERED", QUICK_TRIGGERED);
     for i in 0..n {
         let annotation = targets(&s, i, triggers).await;
@@ -341,8 +336,7 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
     let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
     // Let the first start (nothing to record) end before counting.
     tokio::time::sleep(Duration::from_secs(5)).await;
-    let audit = s.cluster.audit();
-    let mark = audit.as_ref().map(|a| a.mark());
+    let mark = audit.mark();
     write_statuses(&s, 0..n, || {
         ended("Succeeded", "Validation completed successfully")
     })
@@ -353,9 +347,6 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
     // Argo CD does not run here) must add nothing.
     tokio::time::sleep(Duration::from_secs(20)).await;
     operator.stop();
-    let (Some(audit), Some(mark)) = (audit, mark) else {
-        return;
-    };
     let requests = requests_of(&s, audit.since(mark));
     requests.assert_none_forbidden();
     let all = requests.0.iter().filter(|r| r.verb != "watch").count();
@@ -396,17 +387,15 @@ async fn completions_with_three_triggers_cost_the_limit() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn completions_found_at_start_are_carried_out_at_once() {
-    let Some(s) = Scenario::new("e2e-load-start").await else {
-        return;
-    };
+    let audit = Cluster::from_env().required_audit();
+    let s = Scenario::new("e2e-load-start").await;
     let n = completions();
     create_jobs(&s, 0..n, json!({"argocd.argoproj.io/sync-wave": "1"})).await;
     write_statuses(&s, 0..n, || {
         ended("Succeeded", "Validation completed successfully")
     })
     .await;
-    let audit = s.cluster.audit();
-    let mark = audit.as_ref().map(|a| a.mark());
+    let mark = audit.mark();
     let clock = Instant::now();
     let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
     let pid = operator.pid().expect("the operator runs");
@@ -420,9 +409,6 @@ async fn completions_found_at_start_are_carried_out_at_once() {
         elapsed.as_secs_f64(),
         cpu.as_secs_f64() * 1000.0 / n as f64,
     );
-    let (Some(audit), Some(mark)) = (audit, mark) else {
-        return;
-    };
     let requests = audit.since(mark).in_namespace(&s.namespace);
     requests.assert_none_forbidden();
     let writes = [

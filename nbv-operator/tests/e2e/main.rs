@@ -1,12 +1,14 @@
 //! The end-to-end suite: `nbv run` as a process, as a user runs it, against a real
 //! Kubernetes API server.
 //!
-//! Its tests are `#[ignore]`d, so that `cargo test` lists them as not run;
-//! `scripts/control-plane e2e` brings up etcd and kube-apiserver on loopback and runs
-//! them with `--ignored` (as `.ci/run` does). `NBV_E2E=1` with a kubeconfig runs them
-//! against any other cluster; asked for without it (or the model scenarios without
-//! `NBV_E2E_MODEL_PYTHON`, the nbval scenario without `NBV_NBVAL_SAMPLES`), they fail,
-//! naming what is missing. See docs/testing.md.
+//! Its scenarios are `#[ignore]`d, so that `cargo test` lists them as not run (its pure
+//! tests are not, and run everywhere); `scripts/control-plane e2e` brings up etcd and
+//! kube-apiserver on loopback and runs them with `--ignored` (as `.ci/run` does).
+//! `NBV_E2E=1` with a kubeconfig runs them against any other cluster. Asked for without
+//! what they need (a cluster, the papermill or model server virtualenv, nbval's
+//! samples, Prometheus; on another cluster, the suite's own control plane for the
+//! restart and audit-log scenarios), they fail, naming what is missing: no scenario
+//! returns early and passes. See docs/testing.md.
 //!
 //! The control plane has no scheduler, controller-manager or kubelet: the suite plays
 //! the kubelet for nbv's validation Pods (`support::kubelet`, running the Pods' own

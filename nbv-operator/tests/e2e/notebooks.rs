@@ -30,9 +30,7 @@ pub fn repository(git: &GitServer, name: &str) -> String {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn real_notebooks_run_in_the_validation_pod() {
-    let Some(s) = Scenario::new("e2e-notebooks").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-notebooks").await;
     let git = GitServer::start();
     let url = repository(&git, "models");
     let kubelet = Kubelet::start(s.client.clone(), &s.namespace);

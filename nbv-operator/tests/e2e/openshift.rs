@@ -75,9 +75,7 @@ fn refusal(result: Result<Pod, kube::Error>) -> (u16, String) {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_scc_emulation_refuses_a_fixed_uid_outside_the_namespace_s_range() {
-    let Some(s) = Scenario::new("e2e-openshift-scc").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-openshift-scc").await;
     let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     let container = json!({"name": "main", "image": "registry.k8s.io/pause:3.10"});
@@ -142,9 +140,7 @@ async fn openshift_scc_emulation_refuses_a_fixed_uid_outside_the_namespace_s_ran
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_admits_the_manager_the_csv_and_the_wait_hook() {
-    let Some(s) = Scenario::new("e2e-openshift-manifests").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-openshift-manifests").await;
     let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     let templates = [
@@ -202,9 +198,7 @@ async fn openshift_admits_the_manager_the_csv_and_the_wait_hook() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_default_mode_job_succeeds_and_completes_its_wave() {
-    let Some(s) = Scenario::new("e2e-openshift-run").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-openshift-run").await;
     let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     let git = GitServer::start();
@@ -294,9 +288,7 @@ fn refused_job(name: &str, image: &str) -> Value {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_a_pod_a_policy_engine_denies_fails_its_job_and_wave_at_once() {
-    let Some(s) = Scenario::new("e2e-openshift-policy").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-openshift-policy").await;
     let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[POLICY]).await;
     let _operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
@@ -318,9 +310,7 @@ async fn openshift_a_pod_a_policy_engine_denies_fails_its_job_and_wave_at_once()
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_a_pod_restricted_v2_refuses_after_a_sidecar_is_injected_fails_at_once() {
-    let Some(s) = Scenario::new("e2e-openshift-mesh").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-openshift-mesh").await;
     let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[mesh::LABEL]).await;
     let _operator = s.operator(&OperatorOptions::default_mode(&s.namespace));
@@ -357,9 +347,7 @@ fn quota() -> Value {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn openshift_a_quota_that_demands_limits_admits_nbv_s_pods() {
-    let Some(s) = Scenario::new("e2e-openshift-quota").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-openshift-quota").await;
     let _profile = Profile::enter(&s.cluster, &s.client).await;
     openshift::namespace(&s.client, &s.namespace, UIDS, &[]).await;
     s.apply(quota()).await;

@@ -13,7 +13,9 @@ use crate::gitops::{deployment, inference_service};
 use crate::notebooks::repository;
 use crate::support::git::GitServer;
 use crate::support::kubelet::Kubelet;
-use crate::support::{OperatorOptions, Scenario, annotation, ended, eventually, job, rfc3339};
+use crate::support::{
+    Cluster, OperatorOptions, Scenario, annotation, ended, eventually, job, rfc3339,
+};
 
 const WAIT: Duration = Duration::from_secs(90);
 
@@ -145,9 +147,7 @@ async fn kill_after_first_restart(s: &Scenario, round: &str) {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn exactly_once_across_a_sigkill_between_two_effects() {
-    let Some(s) = Scenario::new("e2e-sigkill").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-sigkill").await;
     for round in ["r1", "r2", "r3"] {
         kill_after_first_restart(&s, round).await;
     }
@@ -161,13 +161,8 @@ async fn exactly_once_across_a_sigkill_between_two_effects() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_run_survives_restarts_of_the_api_server_and_etcd() {
-    let Some(s) = Scenario::new("e2e-restarts").await else {
-        return;
-    };
-    if !s.cluster.owns_control_plane() {
-        eprintln!("skipped: restarts need the suite's own control plane (NBV_E2E_CLUSTER)");
-        return;
-    }
+    Cluster::from_env().require_own_control_plane("restarting etcd and the API server");
+    let s = Scenario::new("e2e-restarts").await;
     let git = GitServer::start();
     let url = repository(&git, "models");
     let slow = git.repository(
@@ -198,7 +193,8 @@ async fn a_run_survives_restarts_of_the_api_server_and_etcd() {
     .await;
 
     let before = s.report_requests("a run, before the restarts");
-    let restarting = s.cluster.audit().map(|a| a.mark());
+    let audit = s.cluster.required_audit();
+    let restarting = audit.mark();
     s.cluster.restart("apiserver");
     s.cluster.restart("etcd");
 
@@ -233,12 +229,10 @@ async fn a_run_survives_restarts_of_the_api_server_and_etcd() {
         operator.log_tail()
     );
     drop(before);
-    if let (Some(audit), Some(mark)) = (s.cluster.audit(), restarting) {
-        let after = audit.since(mark);
-        eprintln!("requests of nbv, after the restarts: {after}");
-        // A restarted API server answers 403 until its authorizer has loaded the roles
-        // again; each such request must have succeeded when retried.
-        after.assert_forbidden_only_while_starting();
-    }
+    let after = audit.since(restarting);
+    eprintln!("requests of nbv, after the restarts: {after}");
+    // A restarted API server answers 403 until its authorizer has loaded the roles
+    // again; each such request must have succeeded when retried.
+    after.assert_forbidden_only_while_starting();
     s.clean_up().await;
 }

@@ -191,9 +191,7 @@ fn per_job(start: &Start, idle: &Start) -> f64 {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn memory_with_a_pod_per_job() {
-    let Some(s) = Scenario::new("e2e-memory-pods").await else {
-        return;
-    };
+    let s = Scenario::new("e2e-memory-pods").await;
     let full = full_spec();
     let before = std::env::var_os("NBV_E2E_MEMORY_BEFORE").map(PathBuf::from);
     let builds: Vec<(&'static str, Option<PathBuf>)> = match &before {

@@ -22,43 +22,57 @@ pub struct Cluster {
 }
 
 impl Cluster {
-    /// The cluster named by the environment (always `Some`: without `NBV_E2E=1` it
-    /// panics, since the suite runs only when asked for):
+    /// The cluster named by the environment. The suite's tests are ignored unless asked
+    /// for (`--ignored`); asked for, they fail rather than pass unrun when the cluster
+    /// is missing, naming what to set up:
     ///
     /// - `NBV_E2E=1` enables it;
     /// - `NBV_E2E_CLUSTER=DIR`: the control plane `scripts/control-plane up DIR` started
     ///   (nbv runs as its ServiceAccount, restarts of etcd and the API server are tested);
     /// - otherwise `KUBECONFIG` (or `~/.kube/config`) names the cluster, and nbv runs
     ///   with `NBV_E2E_OPERATOR_KUBECONFIG` if set, else with the same kubeconfig.
-    pub fn from_env() -> Option<Cluster> {
-        // The suite's tests are ignored unless asked for (`--ignored`): asked for without
-        // a cluster, they fail rather than pass unrun.
+    pub fn from_env() -> Cluster {
         assert_eq!(
             std::env::var("NBV_E2E").as_deref(),
             Ok("1"),
             "the end-to-end suite needs NBV_E2E=1 and a cluster: run `scripts/control-plane e2e` (see docs/testing.md)"
         );
         if let Some(dir) = std::env::var_os("NBV_E2E_CLUSTER").map(PathBuf::from) {
-            return Some(Cluster {
-                admin: dir.join("kubeconfig-admin"),
+            let admin = dir.join("kubeconfig-admin");
+            assert!(
+                admin.is_file(),
+                "NBV_E2E_CLUSTER={} holds no kubeconfig-admin: start a control plane there with \
+                 `scripts/control-plane up {}` (after `scripts/control-plane install`), or run \
+                 `scripts/control-plane e2e`",
+                dir.display(),
+                dir.display()
+            );
+            return Cluster {
+                admin,
                 operator: dir.join("kubeconfig-nbv"),
                 wait_hook: Some(dir.join("kubeconfig-wait")),
                 dir: Some(dir),
-            });
+            };
         }
         let admin = std::env::var_os("KUBECONFIG")
             .map(PathBuf::from)
             .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".kube/config")))
             .expect("NBV_E2E=1 needs NBV_E2E_CLUSTER or a kubeconfig");
+        assert!(
+            admin.is_file(),
+            "NBV_E2E=1 without NBV_E2E_CLUSTER needs a kubeconfig, and {} is not a file: set \
+             KUBECONFIG, or run `scripts/control-plane e2e`",
+            admin.display()
+        );
         let operator = std::env::var_os("NBV_E2E_OPERATOR_KUBECONFIG")
             .map(PathBuf::from)
             .unwrap_or_else(|| admin.clone());
-        Some(Cluster {
+        Cluster {
             dir: None,
             admin,
             operator,
             wait_hook: None,
-        })
+        }
     }
 
     /// A client with the administrator's rights.
@@ -88,9 +102,25 @@ impl Cluster {
             .map(|dir| Audit::new(dir.join("audit.log")))
     }
 
-    /// Whether etcd and the API server can be restarted by the suite.
-    pub fn owns_control_plane(&self) -> bool {
-        self.dir.is_some()
+    /// The audit log, for a test whose subject is nbv's requests. Such a test cannot
+    /// run on another cluster: there it fails, naming the `--skip` that leaves it out,
+    /// rather than pass without its checks.
+    pub fn required_audit(&self) -> Audit {
+        self.require_own_control_plane("reading nbv's requests from the audit log");
+        self.audit().expect("our control plane has an audit log")
+    }
+
+    /// Panics unless the control plane is the suite's own: `what` needs it (restarts,
+    /// the audit log). Names the test to leave out on another cluster.
+    pub fn require_own_control_plane(&self, what: &str) {
+        let current = std::thread::current();
+        let test = current.name().unwrap_or("this test");
+        assert!(
+            self.dir.is_some(),
+            "{what} needs the suite's own control plane (NBV_E2E_CLUSTER, which \
+             `scripts/control-plane e2e` sets); against another cluster, leave the test out \
+             with `--skip {test}` (docs/testing.md)"
+        );
     }
 
     /// Stops and starts `component` (`etcd` or `apiserver`) of our control plane.

@@ -44,11 +44,20 @@ fn starts_a_kernel(argv: &[String]) -> bool {
     argv.len() >= 3 && argv[0].ends_with("/nbv") && argv[1] == "pod" && argv[2] == "run"
 }
 
-/// The virtualenv's `python3`, with papermill and ipykernel.
+/// The virtualenv's `python3`, with papermill and ipykernel. Panics, saying how to make
+/// it, when it is missing: the notebooks would fail for a reason that is not nbv's.
 pub fn python() -> PathBuf {
-    std::env::var_os("NBV_E2E_PYTHON")
+    let python = std::env::var_os("NBV_E2E_PYTHON")
         .map(PathBuf::from)
-        .unwrap_or_else(|| PathBuf::from("/var/cache/nbv/papermill/bin/python3"))
+        .unwrap_or_else(|| PathBuf::from("/var/cache/nbv/papermill/bin/python3"));
+    assert!(
+        python.is_file(),
+        "the stand-in kubelet runs notebooks under NBV_E2E_PYTHON (else \
+         /var/cache/nbv/papermill/bin/python3), and {} is not a file: run \
+         `scripts/control-plane install`",
+        python.display()
+    );
+    python
 }
 
 /// Now, RFC 3339 in seconds, as the API's times are written.

@@ -41,9 +41,9 @@ fn script() -> &'static Path {
 
 impl ModelServer {
     /// Starts the server with one model, `name`, and waits until it reports the model
-    /// ready. `None` when `NBV_E2E_MODEL_PYTHON` is unset; panics, with the server's
-    /// log, when it does not come up.
-    pub async fn start(name: &str) -> Option<ModelServer> {
+    /// ready. Panics when `NBV_E2E_MODEL_PYTHON` is unset or not a file, saying how to
+    /// make it, and, with the server's log, when the server does not come up.
+    pub async fn start(name: &str) -> ModelServer {
         let python = std::env::var_os("NBV_E2E_MODEL_PYTHON")
             .map(PathBuf::from)
             .expect("the model scenarios need NBV_E2E_MODEL_PYTHON (scripts/control-plane install makes it)");
@@ -73,7 +73,7 @@ impl ModelServer {
             dir,
         };
         server.wait_ready().await;
-        Some(server)
+        server
     }
 
     async fn wait_ready(&mut self) {

@@ -51,12 +51,13 @@ fn rules_without_delays() -> String {
 impl Prometheus {
     /// Starts Prometheus scraping `target` every second as job `nbv-operator-metrics`
     /// (the name the ServiceMonitor gives it), evaluating the rules every second.
-    /// `None` when `prometheus` is not installed (`scripts/monitoring-tools install`).
-    pub fn start(target: SocketAddr) -> Option<Prometheus> {
+    /// Panics, saying how to install it, when `prometheus` is not installed.
+    pub fn start(target: SocketAddr) -> Prometheus {
         let binary = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"]
             .into_iter()
             .map(PathBuf::from)
-            .find(|p| p.is_file())?;
+            .find(|p| p.is_file())
+            .expect("the Prometheus scenario needs Debian's prometheus: run scripts/monitoring-tools install");
         let port = free_port();
         let addr: SocketAddr = ([127, 0, 0, 1], port).into();
         let dir =
@@ -87,7 +88,7 @@ impl Prometheus {
             .stderr(log);
         dies_with_the_test(&mut command);
         let child = command.spawn().expect("start prometheus");
-        Some(Prometheus { child, addr, dir })
+        Prometheus { child, addr, dir }
     }
 
     /// `GET path` of the HTTP API, as JSON, once it answers.
