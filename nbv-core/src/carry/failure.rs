@@ -54,7 +54,9 @@ pub enum Failure {
     /// what it does not know could break a rule it would show (a sync through a closed
     /// sync window). Retried once the cache has caught up.
     #[error(
-        "the {cache} watch cache has not listed its objects yet; {request} waits for it and will be retried"
+        "the {cache} watch cache has not listed its objects yet; {request} waits for it and will \
+         be retried (if this lasts: is the {cache} API served, is Argo CD installed, and may nbv \
+         list it?)"
     )]
     CacheNotReady {
         /// The cache, for example `AppProject`.

@@ -79,7 +79,13 @@ pub fn conditions(
         .filter(|f| f.gave_up)
         .map(|f| format!("{} after {} attempts: {}", f.key, f.attempts, f.last_error))
         .collect();
-    let retrying = ledger.failed.iter().filter(|f| !f.gave_up).count();
+    // Why each failing effect waits: a job never waits without saying why.
+    let retrying: Vec<String> = ledger
+        .failed
+        .iter()
+        .filter(|f| !f.gave_up)
+        .map(|f| format!("{} (attempt {}): {}", f.key, f.attempts, f.last_error))
+        .collect();
     let effects = if !abandoned.is_empty() {
         ConditionUpdate {
             type_: ConditionType::EFFECTS_APPLIED,
@@ -87,12 +93,19 @@ pub fn conditions(
             reason: Reason::EFFECT_ABANDONED,
             message: format!("gave up on:\n{}", abandoned.join("\n")),
         }
-    } else if owed > 0 || retrying > 0 {
+    } else if owed > 0 || !retrying.is_empty() {
+        let mut message = format!(
+            "{owed} effect(s) owed, {} failing and retried with backoff",
+            retrying.len()
+        );
+        if !retrying.is_empty() {
+            message = format!("{message}:\n{}", retrying.join("\n"));
+        }
         ConditionUpdate {
             type_: ConditionType::EFFECTS_APPLIED,
             status: ConditionStatus::Unknown,
             reason: Reason::EFFECTS_PENDING,
-            message: format!("{owed} effect(s) owed, {retrying} failing and retried with backoff"),
+            message,
         }
     } else {
         ConditionUpdate {

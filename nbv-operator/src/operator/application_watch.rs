@@ -34,6 +34,7 @@ use tokio::sync::watch;
 
 use crate::operator::projection::{AppInterest, CachedApplication, CachedJob};
 use crate::operator::resources::application_resource;
+use crate::runtime::backoff::WatchBackoff;
 
 /// An Application a job named for the first time, to be read if the cache lacks it.
 #[derive(Debug)]
@@ -175,9 +176,8 @@ pub fn watch_applications(
         // Decoded as `CachedApplication`: only the fields nbv reads are ever allocated.
         let watched = futures::stream::select_all(
             apis.into_iter()
-                .map(|api| watcher(api, watcher::Config::default()).boxed()),
-        )
-        .default_backoff();
+                .map(|api| watcher(api, watcher::Config::default()).patient_backoff()),
+        );
         let read = injected.map(|app| Ok(watcher::Event::Apply(app)));
         futures::stream::select(watched, read)
             .try_filter_map(move |event| futures::future::ready(Ok(kept(&keep, event))))

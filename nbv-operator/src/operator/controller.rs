@@ -64,6 +64,7 @@ use crate::operator::reconcile::context::Context;
 use crate::operator::reconcile::{Cluster, JobIo, ParsedTriggers, error_policy, reconcile};
 use crate::operator::resources::appproject_resource;
 use crate::operator::resync::{self, Listings, RECONCILE_CONCURRENCY};
+use crate::runtime::backoff::WatchBackoff;
 use crate::runtime::clock::Clock;
 
 /// Drives a reflector's stream until `shutdown`, logging its errors (`what`: the kind
@@ -101,7 +102,7 @@ fn watch_projects(
     let reader = writer.as_reader();
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
     let stream = watcher(api, watcher::Config::default())
-        .default_backoff()
+        .patient_backoff()
         .modify(|project| {
             let windows = project.data["spec"]["syncWindows"].take();
             project.data = serde_json::json!({"spec": {"syncWindows": windows}});
@@ -176,7 +177,7 @@ fn watch_jobs(
     let argocd_namespace = context.config.argocd_namespace.clone();
     let mut parents = Parents::default();
     watcher(api, watcher::Config::default())
-        .default_backoff()
+        .patient_backoff()
         .map_ok(move |event| {
             // A job's Applications are named before the publisher is fed, which may
             // look them up at once.
@@ -379,7 +380,7 @@ pub async fn run(
         pod_store = Some(pod_cache.clone());
         pod_stream = Some(
             watcher(api, watcher::Config::default().labels(&selector))
-                .default_backoff()
+                .patient_backoff()
                 .map_ok(move |event| {
                     pod_cache.apply(&event);
                     event

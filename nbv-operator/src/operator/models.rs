@@ -26,6 +26,7 @@ use crate::operator::projection::CachedJob;
 use crate::operator::projection::{inference_service_json, trim_inference_service};
 use crate::operator::resources::inference_service_resource;
 use crate::runtime::api_error::{ApiErrorClass, classify_status};
+use crate::runtime::backoff::WatchBackoff;
 
 /// How long a gate waits for the watch's first answer before it reports the platform
 /// as not known yet (and the job waits, woken when the answer comes).
@@ -137,7 +138,7 @@ impl ModelWatch {
         let waiting = self.waiting.clone();
         let wake = self.wake.clone();
         let stream = watcher(api, watcher::Config::default())
-            .default_backoff()
+            .patient_backoff()
             .modify(trim_inference_service)
             .reflect(writer)
             .for_each(move |event| {

@@ -1,6 +1,7 @@
 //! Process plumbing, independent of what the process runs.
 
 pub mod api_error;
+pub mod backoff;
 pub mod clock;
 pub mod heap;
 pub mod leader;

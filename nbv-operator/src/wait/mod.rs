@@ -34,10 +34,12 @@ use std::time::Duration;
 use futures::StreamExt;
 use kube::api::{Api, ApiResource, DynamicObject};
 use kube::runtime::reflector::{self, store::Writer};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::watcher;
 use nbv_core::api::NotebookValidationJob;
 use nbv_core::text::truncate_chars;
 use nbv_core::waves::{GateDecision, Wave};
+
+use crate::runtime::backoff::WatchBackoff;
 
 /// Writes a duration as `--timeout` reads it (`1h30m`, `1.5s`), for messages.
 pub use nbv_core::duration::format as format_duration;
@@ -164,7 +166,7 @@ async fn run(
     let writer = Writer::new(resource);
     let store = writer.as_reader();
     let mut events = pin!(
-        reflector::reflector(writer, watcher(api, watcher::Config::default())).default_backoff()
+        reflector::reflector(writer, watcher(api, watcher::Config::default())).patient_backoff()
     );
     let timeout = args.timeout;
     let mut deadline = pin!(async move {
