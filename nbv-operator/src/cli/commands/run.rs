@@ -85,6 +85,16 @@ pub async fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
+    let pod_defaults = match args.pod_policy() {
+        Ok(policy) => nbv_core::pod::PodDefaults {
+            policy,
+            ..pod_defaults
+        },
+        Err(error) => {
+            tracing::error!(%error, "invalid pod policy");
+            return 1;
+        }
+    };
     let client = match kube::Client::try_default().await {
         Ok(c) => c,
         Err(error) => {
