@@ -234,6 +234,20 @@ impl RunArgs {
     /// # Errors
     ///
     /// [`InvalidPolicyFlags`] naming the flag and entry nbv cannot use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// use nbv_operator::cli::{Cli, Command};
+    ///
+    /// let cli = Cli::try_parse_from(["nbv", "run", "--allowed-images", "quay.io/ml, ", "--deny-api-token"])?;
+    /// let Command::Run(run) = cli.command else { unreachable!() };
+    /// let policy = run.pod_policy()?;
+    /// assert_eq!(policy.images.map(|p| p.len()), Some(1));
+    /// assert!(policy.deny_api_token && policy.secrets.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
     pub fn pod_policy(&self) -> Result<PodPolicy, InvalidPolicyFlags> {
         let images: Vec<ImagePattern> = entries(&self.allowed_images)
             .map(str::parse)

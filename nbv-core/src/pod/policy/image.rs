@@ -38,6 +38,18 @@ pub struct ImagePattern(String);
 impl ImagePattern {
     /// Whether the image reference `image` (as a job writes it) is this pattern's
     /// repository or under it. A reference that does not parse is allowed by none.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::ImagePattern;
+    ///
+    /// let registry: ImagePattern = "registry.example.com".parse()?;
+    /// assert!(registry.allows("registry.example.com/any/path:1"));
+    /// assert!(!registry.allows("registry.example.com.evil.io/x:1"));
+    /// assert!(!registry.allows("registry.example.com/x:1; rm -rf /"));
+    /// # Ok::<(), nbv_core::pod::InvalidPodPolicy>(())
+    /// ```
     pub fn allows(&self, image: &str) -> bool {
         normalized_repository(image).is_some_and(|repository| self.covers(&repository))
     }
@@ -50,6 +62,16 @@ impl ImagePattern {
     }
 
     /// The pattern as nbv compares it: registry lowercase, no trailing `/`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::ImagePattern;
+    ///
+    /// let pattern: ImagePattern = "Quay.io/ml/*".parse()?;
+    /// assert_eq!(pattern.as_str(), "quay.io/ml");
+    /// # Ok::<(), nbv_core::pod::InvalidPodPolicy>(())
+    /// ```
     pub fn as_str(&self) -> &str {
         &self.0
     }

@@ -102,6 +102,15 @@ pub enum PlacementField {
 
 impl PlacementField {
     /// Every field, in the CRD's order.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::PlacementField;
+    ///
+    /// let names: Vec<&str> = PlacementField::ALL.iter().map(|f| f.as_str()).collect();
+    /// assert_eq!(names, ["nodeSelector", "tolerations", "affinity"]);
+    /// ```
     pub const ALL: [PlacementField; 3] = [
         PlacementField::NodeSelector,
         PlacementField::Tolerations,
@@ -109,6 +118,14 @@ impl PlacementField {
     ];
 
     /// The field's name in `podConfig`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::PlacementField;
+    ///
+    /// assert_eq!(PlacementField::Tolerations.as_str(), "tolerations");
+    /// ```
     pub const fn as_str(self) -> &'static str {
         match self {
             PlacementField::NodeSelector => "nodeSelector",

@@ -33,6 +33,16 @@ pub struct ObjectRule {
 
 impl ObjectRule {
     /// Whether this entry allows the object `name` of a job in `namespace`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::pod::ObjectRule;
+    ///
+    /// let rule = ObjectRule { namespace: None, name: "git".into() };
+    /// assert!(rule.allows("any", "git"));
+    /// assert!(!rule.allows("any", "git-admin"));
+    /// ```
     pub fn allows(&self, namespace: &str, name: &str) -> bool {
         self.name == name && self.namespace.as_deref().is_none_or(|ns| ns == namespace)
     }

@@ -41,6 +41,17 @@ pub struct InvalidTokenAnnotation {
 
 impl InvalidTokenAnnotation {
     /// The failure of the attempt: permanent, naming the annotation.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::phase::FailureKind;
+    /// use nbv_core::pod::InvalidTokenAnnotation;
+    ///
+    /// let failure = InvalidTokenAnnotation { value: "True".into() }.failure();
+    /// assert_eq!(failure.kind, FailureKind::Permanent);
+    /// assert!(failure.message.contains("mlops.dev/automount-service-account-token"));
+    /// ```
     pub fn failure(&self) -> Failure {
         FailureCause::InvalidAnnotation.failure(self.to_string())
     }

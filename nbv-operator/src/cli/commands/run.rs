@@ -86,10 +86,18 @@ pub async fn run(args: RunArgs) -> u8 {
         }
     };
     let pod_defaults = match args.pod_policy() {
-        Ok(policy) => nbv_core::pod::PodDefaults {
-            policy,
-            ..pod_defaults
-        },
+        Ok(policy) => {
+            if policy != nbv_core::pod::PodPolicy::default() {
+                tracing::info!(
+                    ?policy,
+                    "jobs' validation Pods are restricted by the pod policy"
+                );
+            }
+            nbv_core::pod::PodDefaults {
+                policy,
+                ..pod_defaults
+            }
+        }
         Err(error) => {
             tracing::error!(%error, "invalid pod policy");
             return 1;
