@@ -406,6 +406,12 @@ impl Advance {
                 if matches!(response, Response::Object(Some(_))) {
                     return self.open(attempt, clear_earlier, None);
                 }
+                // The Pod is still to be created: a job the cluster admin's policy
+                // refuses fails at once, not after waiting for its models.
+                if let Err(refusal) = self.settings.pod_defaults.policy.check(&self.job) {
+                    let failure = PodSpecError::from(refusal).failure();
+                    return self.then_step(&pod_refused(&self.job, attempt, failure));
+                }
                 let access = &self.settings.trigger_access;
                 Ask::Namespaces(
                     settings
