@@ -872,6 +872,10 @@ fn a_refused_job_fails_before_its_pod_naming_the_field_and_the_rule() {
     assert_eq!(err.field(), "spec.podConfig.serviceAccountName");
     // The same job under the default policy is a Pod.
     validation_pod(&job, ATTEMPT, None, None, &PodDefaults::default()).expect("a pod");
+    // An empty image is no image to allow: it is refused for what it is.
+    let empty = job_with(json!({"podConfig": {"containerImage": ""}}));
+    let err = validation_pod(&empty, ATTEMPT, None, None, &defaults).expect_err("refused");
+    assert_eq!(err, PodSpecError::EmptyImage);
 }
 
 #[test]

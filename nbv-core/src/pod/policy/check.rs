@@ -63,7 +63,11 @@ impl PodPolicy {
             "spec.notebook.git.credentialsSecret",
             spec.notebook.git.credentials_secret.as_deref(),
         )?;
-        check.image("spec.podConfig.containerImage", &config.container_image)?;
+        // An empty image runs nothing: a build's image replaces it, or the Pod builder
+        // refuses it by name (PodSpecError::EmptyImage).
+        if !config.container_image.trim().is_empty() {
+            check.image("spec.podConfig.containerImage", &config.container_image)?;
+        }
         if let Some(build) = config
             .build_config
             .as_ref()
