@@ -1,6 +1,8 @@
 //! The operator against the in-memory API server, whose Pod creates an admission
 //! policy refuses: the job shows the refusal at once, fails at once when no retry can
-//! help, and otherwise retries until the pod admission timeout.
+//! help, and otherwise retries until the pod admission timeout. And nbv's own pod
+//! policy (`nbv run --allowed-images` and the rest), which refuses a job before any
+//! Pod is asked for.
 
 use std::convert::Infallible;
 use std::future::Future;
@@ -84,10 +86,21 @@ async fn operate<F: Future<Output = ()>>(
     policy: &Policy,
     scenario: impl FnOnce(FakeCluster) -> F,
 ) {
+    operate_with(cluster, policy, OperatorConfig::default(), scenario).await;
+}
+
+/// Runs the operator configured by `config` on `cluster` with `policy` while
+/// `scenario` acts.
+async fn operate_with<F: Future<Output = ()>>(
+    cluster: &FakeCluster,
+    policy: &Policy,
+    config: OperatorConfig,
+    scenario: impl FnOnce(FakeCluster) -> F,
+) {
     let (stop, shutdown) = shutdown_pair();
     let clock = cluster.clock();
     let runtime = Runtime {
-        config: OperatorConfig::default(),
+        config,
         metrics: Arc::new(Metrics::default()),
         clock: Arc::new(move || clock.now()),
         instance: "nbv-operator-0".to_owned(),
@@ -280,6 +293,85 @@ async fn a_quota_that_frees_before_the_timeout_lets_the_run_go_on() {
         assert_eq!(
             job["metadata"]["annotations"]["mlops.dev/wave-complete"],
             "3"
+        );
+    })
+    .await;
+}
+
+/// The configuration `nbv run` builds from `flags`, as `nbv run` does.
+fn configured(flags: &[&str]) -> OperatorConfig {
+    use clap::Parser;
+    use nbv_operator::cli::{Cli, Command};
+
+    let cli = Cli::try_parse_from(["nbv", "run"].iter().chain(flags)).expect("flags parse");
+    let Command::Run(run) = cli.command else {
+        panic!("nbv run");
+    };
+    OperatorConfig {
+        pod_defaults: nbv_core::pod::PodDefaults {
+            policy: run.pod_policy().expect("a policy"),
+            ..nbv_core::pod::PodDefaults::default()
+        },
+        ..run.operator_config()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_job_the_pod_policy_refuses_fails_at_once_naming_the_field_and_the_flag() {
+    let cluster = FakeCluster::default();
+    let refused = JobBuilder::new("ml", "train")
+        .sync_wave(3)
+        .image("docker.io/someone/papermill:1")
+        .build();
+    cluster.apply_object(refused).expect("the job is stored");
+    // The builder's image, quay.io/jupyter/scipy-notebook: the policy allows it.
+    let allowed = JobBuilder::new("ml", "allowed").build();
+    cluster.apply_object(allowed).expect("the job is stored");
+    let config = configured(&[
+        "--argocd-namespace",
+        "argocd",
+        "--allowed-images",
+        "quay.io/jupyter, registry.example.com",
+        "--deny-job-placement",
+        "tolerations",
+    ]);
+    operate_with(&cluster, &Policy::default(), config, |cluster| async move {
+        tokio::time::sleep(Duration::from_secs(20)).await;
+        let job = train(&cluster);
+        assert_eq!(job["status"]["phase"], "Failed", "{job:#}");
+        let ready = condition(&job, "Ready").expect("Ready");
+        assert_eq!(ready["reason"], "PodPolicyDenied", "{ready}");
+        let message = ready["message"].as_str().unwrap();
+        for part in [
+            "spec.podConfig.containerImage",
+            "docker.io/someone/papermill:1",
+            "--allowed-images: quay.io/jupyter/, registry.example.com/",
+        ] {
+            assert!(message.contains(part), "{part}: {message}");
+        }
+        assert_eq!(
+            job["metadata"]["annotations"]["mlops.dev/wave-failed"], "3",
+            "its wave fails"
+        );
+        let failed = events(&cluster, "ValidationFailed");
+        assert_eq!(failed.len(), 1, "{failed:#?}");
+        assert!(
+            failed[0]["message"]
+                .as_str()
+                .unwrap()
+                .contains("spec.podConfig.containerImage"),
+            "{:#}",
+            failed[0]
+        );
+        let pods = cluster.list("pods", Some("ml")).unwrap();
+        let names: Vec<&str> = pods
+            .iter()
+            .filter_map(|p| p["metadata"]["name"].as_str())
+            .collect();
+        assert_eq!(names, ["allowed-g1-r0"], "only the allowed job has a Pod");
+        assert_eq!(
+            pods[0]["spec"]["automountServiceAccountToken"], false,
+            "and no API token"
         );
     })
     .await;

@@ -17,8 +17,8 @@ use crate::models::{
 };
 use crate::phase::{Attempt, FailureCause, PhaseEvent, Transition, record_admitted, step};
 use crate::pod::{
-    JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodRefusal, is_controlled_by, job_label_value,
-    observe_pod, pod_name, pod_vanished, reported_predictions, validation_pod,
+    JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodRefusal, PodSpecError, is_controlled_by,
+    job_label_value, observe_pod, pod_name, pod_vanished, reported_predictions, validation_pod,
 };
 use crate::reconcile::{
     AnswerClass, MAX_PHASE_STEPS, PodWork, RefusalWork, Wake, pod_refused, pod_refused_at,
@@ -289,6 +289,16 @@ impl Advance {
     /// The run's image build: the plan of the job's `buildConfig` (a field that cannot
     /// be carried out fails the run, naming it), then its [`BuildWork`].
     fn build(&mut self, generation: i64) -> Then {
+        // The build runs the job's base image with nbv's rights: a job the cluster
+        // admin's policy refuses is refused before it builds, as its Pod would be.
+        if let Err(refusal) = self.settings.pod_defaults.policy.check(&self.job) {
+            let failure = PodSpecError::from(refusal).failure();
+            return self.then_step(&PhaseEvent::BuildFailed {
+                generation,
+                reason: failure.reason,
+                message: failure.message,
+            });
+        }
         let plan = match BuildPlan::resolve(&self.job, &self.settings.build) {
             Ok(Some(plan)) => plan,
             Ok(None) => {
@@ -395,6 +405,12 @@ impl Advance {
             Ask::Exists => {
                 if matches!(response, Response::Object(Some(_))) {
                     return self.open(attempt, clear_earlier, None);
+                }
+                // The Pod is still to be created: a job the cluster admin's policy
+                // refuses fails at once, not after waiting for its models.
+                if let Err(refusal) = self.settings.pod_defaults.policy.check(&self.job) {
+                    let failure = PodSpecError::from(refusal).failure();
+                    return self.then_step(&pod_refused(&self.job, attempt, failure));
                 }
                 let access = &self.settings.trigger_access;
                 Ask::Namespaces(

@@ -113,7 +113,7 @@ pub(super) fn build_failed(
         ..run.clone()
     };
     // A build that was never attempted did not fail: the job did.
-    let text = if *reason == Reason::BUILD_NOT_SUPPORTED {
+    let text = if *reason == Reason::BUILD_NOT_SUPPORTED || *reason == Reason::POD_POLICY_DENIED {
         messages::failed(&failure)
     } else {
         messages::build_failed(&failure)

@@ -74,6 +74,10 @@ pub enum FailureCause {
     PodDeleted,
     /// The API server found the Pod invalid (422 Invalid, 400 BadRequest).
     PodSpecInvalid,
+    /// The cluster admin's pod policy (`nbv run --allowed-images` and the other policy
+    /// flags) does not let the job put a field's value in its Pod; decided by nbv
+    /// before any build or Pod, naming the field and the flag.
+    PodPolicyDenied,
     /// Pod Security admission forbids the Pod in its namespace.
     PodSecurityViolation,
     /// OpenShift's security context constraints admit the Pod under no SCC its
@@ -145,7 +149,7 @@ pub enum FailureCause {
 
 impl FailureCause {
     /// Every cause, for documentation and tests.
-    pub const ALL: [FailureCause; 47] = [
+    pub const ALL: [FailureCause; 48] = [
         FailureCause::GitCloneFailed,
         FailureCause::GitCredentialsInvalid,
         FailureCause::GitUnreachable,
@@ -167,6 +171,7 @@ impl FailureCause {
         FailureCause::PodRejected,
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
+        FailureCause::PodPolicyDenied,
         FailureCause::PodSecurityViolation,
         FailureCause::SecurityContextConstraints,
         FailureCause::AdmissionWebhookDenied,
@@ -227,6 +232,7 @@ impl FailureCause {
             FailureCause::PodRejected => "PodRejected",
             FailureCause::PodDeleted => "PodDeleted",
             FailureCause::PodSpecInvalid => "PodSpecInvalid",
+            FailureCause::PodPolicyDenied => "PodPolicyDenied",
             FailureCause::PodSecurityViolation => "PodSecurityViolation",
             FailureCause::SecurityContextConstraints => "SecurityContextConstraints",
             FailureCause::AdmissionWebhookDenied => "AdmissionWebhookDenied",
@@ -290,6 +296,7 @@ impl FailureCause {
             | FailureCause::ImageNotFound
             | FailureCause::ContainerConfigInvalid
             | FailureCause::PodSpecInvalid
+            | FailureCause::PodPolicyDenied
             | FailureCause::PodSecurityViolation
             | FailureCause::SecurityContextConstraints
             | FailureCause::AdmissionWebhookDenied

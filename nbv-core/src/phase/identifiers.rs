@@ -40,6 +40,9 @@ impl Reason {
     /// The job asks for an image build, which nbv does not carry out: no build was
     /// attempted.
     pub const BUILD_NOT_SUPPORTED: Reason = Reason::known("BuildNotSupported");
+    /// The cluster admin's pod policy refuses a field of the job: no build or Pod was
+    /// attempted.
+    pub const POD_POLICY_DENIED: Reason = Reason::known("PodPolicyDenied");
     /// `ValidationWarnings` is `True`: a check found something at a level that warns.
     pub const CHECK_WARNINGS: Reason = Reason::known("CheckWarnings");
     /// `Retrying` is `True`: a retry waits for its backoff to elapse.

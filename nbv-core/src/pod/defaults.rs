@@ -8,6 +8,7 @@ use k8s_openapi::api::core::v1::ResourceRequirements;
 use k8s_openapi::apimachinery::pkg::api::resource::Quantity;
 
 use super::placement::Placement;
+use super::policy::PodPolicy;
 
 /// How long a validation Pod may wait on an image pull or a missing Secret before the
 /// attempt fails: long enough for a registry hiccup or for a Secret applied in the same
@@ -133,6 +134,9 @@ pub struct PodDefaults {
     /// How long a Pod may wait on an image pull or a container it cannot configure
     /// before [`observe_pod`](super::observe_pod) fails the attempt.
     pub start_grace: Duration,
+    /// What jobs may put in their Pods (the policy flags of `nbv run`); the default
+    /// allows everything a job can express.
+    pub policy: PodPolicy,
 }
 
 impl PodDefaults {
@@ -192,6 +196,7 @@ impl Default for PodDefaults {
             annotations: BTreeMap::new(),
             placement: Placement::default(),
             start_grace: DEFAULT_START_GRACE,
+            policy: PodPolicy::default(),
         }
     }
 }

@@ -147,6 +147,14 @@ pub enum PodSpecError {
     /// carried out as written.
     #[error("{0}")]
     Models(#[from] crate::models::ModelSpecError),
+    /// The cluster admin's policy does not let the job put a field's value in its
+    /// Pod (an image, a service account, a Secret, placement, a volume source, an API
+    /// token).
+    #[error(transparent)]
+    Policy(#[from] super::PolicyRefusal),
+    /// The job's `mlops.dev/automount-service-account-token` is not a boolean.
+    #[error(transparent)]
+    TokenAnnotation(#[from] super::InvalidTokenAnnotation),
     /// The spec asks for a check nbv does not carry out yet.
     #[error(
         "{field}: {check} is not implemented by nbv yet, so this job could not pass the check \
@@ -200,12 +208,21 @@ impl PodSpecError {
             PodSpecError::NotImplemented { field, .. } => field.clone(),
             PodSpecError::Checks(error) => error.field.clone(),
             PodSpecError::Models(error) => error.field().to_owned(),
+            PodSpecError::Policy(refusal) => refusal.field.clone(),
+            PodSpecError::TokenAnnotation(_) => {
+                format!(
+                    "metadata.annotations[{}]",
+                    super::SERVICE_ACCOUNT_TOKEN_ANNOTATION
+                )
+            }
         }
     }
 
     /// The permanent failure to report for the attempt: the spec must change before a
     /// Pod can run. [`FailureCause::FieldNotSupported`] for a check nbv does not carry
     /// out (a model platform nbv does not check among them),
+    /// [`FailureCause::PodPolicyDenied`] for what the cluster admin's policy refuses,
+    /// [`FailureCause::InvalidAnnotation`] for an invalid token annotation,
     /// [`FailureCause::PodSpecInvalid`] for anything else.
     ///
     /// # Examples
@@ -224,6 +241,8 @@ impl PodSpecError {
             | PodSpecError::Models(
                 ModelSpecError::UnsupportedPlatform { .. } | ModelSpecError::CustomPlatform,
             ) => FailureCause::FieldNotSupported,
+            PodSpecError::Policy(_) => FailureCause::PodPolicyDenied,
+            PodSpecError::TokenAnnotation(_) => FailureCause::InvalidAnnotation,
             _ => FailureCause::PodSpecInvalid,
         };
         cause.failure(self.to_string())

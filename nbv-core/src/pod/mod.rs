@@ -64,6 +64,7 @@ mod names;
 mod observe;
 mod observed;
 mod placement;
+mod policy;
 mod report;
 mod resources;
 mod run;
@@ -99,6 +100,11 @@ pub use names::{job_label_value, pod_name};
 pub use observe::{InvalidValidationPod, observe_pod, pod_ref, pod_vanished, reported_predictions};
 pub use observed::observed_part;
 pub use placement::Placement;
+pub use policy::{
+    ImagePattern, InvalidPodPolicy, InvalidTokenAnnotation, ObjectRule, PlacementField, PodPolicy,
+    PolicyRefusal, PolicyRule, SERVICE_ACCOUNT_TOKEN_ANNOTATION, api_token_requested,
+    normalized_repository, parse_secret_rule, parse_service_account_rule, parse_volume_source,
+};
 pub use report::{
     CellOutcome, InvalidReport, MAX_REPORT_BYTES, ReportedCell, RunError, RunErrorKind, RunReport,
 };

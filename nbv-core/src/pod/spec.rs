@@ -20,6 +20,7 @@ use super::executor::{GoldenComparison, notebook_container};
 use super::git::{GOLDEN_CHECKOUT, GOLDEN_COPY, GitAccess, NOTEBOOK_CHECKOUT, clone_container};
 use super::models::model_environment;
 use super::names::{job_label_value, pod_name};
+use super::policy::{api_token_requested, volume_sources};
 use super::timeout::timeout_seconds;
 use super::tools::tools_container;
 use super::unimplemented::check_implemented;
@@ -30,7 +31,7 @@ const RESERVED_PREFIX: &str = "nbv-";
 
 /// Volume sources the restricted Pod Security profile allows (field names of
 /// `Volume`).
-const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
+pub(super) const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
     "configMap",
     "csi",
     "downwardAPI",
@@ -62,6 +63,9 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 ///   place of nbv's labels), image pull secrets, placement merged with the job's
 ///   ([`Placement::merged_with`](super::Placement::merged_with)), requests and limits on
 ///   every container ([`merge_resources`](super::merge_resources) for the notebook);
+/// - has no API token unless the job asks for one
+///   ([`SERVICE_ACCOUNT_TOKEN_ANNOTATION`](super::SERVICE_ACCOUNT_TOKEN_ANNOTATION)),
+///   whichever service account it runs as;
 /// - never interpolates a value of the job into a script: URL, ref and path reach the
 ///   scripts as environment variables;
 /// - stops after `spec.timeout` (`activeDeadlineSeconds`, 30 minutes by default).
@@ -96,7 +100,9 @@ const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
 /// # Errors
 ///
 /// [`PodSpecError`] naming the field when the job lacks its identity (name, namespace,
-/// uid), asks for a check nbv does not carry out yet
+/// uid), puts in its Pod what the admin's policy does not allow
+/// ([`PodSpecError::Policy`], [`PodDefaults::policy`]), has a token annotation that is
+/// not a boolean, asks for a check nbv does not carry out yet
 /// ([`PodSpecError::NotImplemented`]: an enabled `modelValidation` without the models
 /// the gate opened for, a field nbv does not know), a `modelValidation` nbv cannot
 /// carry out as written ([`PodSpecError::Models`]), a comparison nbv cannot carry out as written
@@ -132,6 +138,10 @@ pub fn validation_pod(
         .filter(|u| !u.is_empty())
         .ok_or(identity("metadata.uid"))?;
 
+    // The cluster admin's policy first: a job it refuses learns that before anything
+    // else about its spec.
+    defaults.policy.check(job)?;
+    let api_token = api_token_requested(job)?;
     let spec = &job.spec;
     check_implemented(spec, namespace)?;
     let model_env = model_environment(spec, namespace, models)?;
@@ -232,9 +242,10 @@ pub fn validation_pod(
             restart_policy: Some("Never".to_owned()),
             active_deadline_seconds: Some(deadline),
             service_account_name: config.service_account_name.clone(),
-            // A notebook that needs the API names its service account; one that does
-            // not gets no token.
-            automount_service_account_token: config.service_account_name.is_none().then_some(false),
+            // No API token unless the job asks for one (SERVICE_ACCOUNT_TOKEN_ANNOTATION),
+            // whichever service account it names: a token is a credential every package
+            // the notebook installs could use.
+            automount_service_account_token: Some(api_token),
             node_selector: (!placement.node_selector.is_empty()).then_some(placement.node_selector),
             tolerations: (!placement.tolerations.is_empty()).then_some(placement.tolerations),
             affinity: placement.affinity,
@@ -353,20 +364,14 @@ fn check_volumes(volumes: &[Volume]) -> Result<(), PodSpecError> {
                 name: volume.name.clone(),
             });
         }
-        // Every field of a Volume but `name` is a source; reading them from the
-        // serialized form also catches sources added by later Kubernetes versions.
-        let fields = match serde_json::to_value(volume) {
-            Ok(serde_json::Value::Object(fields)) => fields,
-            _ => continue,
-        };
-        let forbidden = fields
-            .keys()
-            .find(|key| *key != "name" && !RESTRICTED_VOLUME_SOURCES.contains(&key.as_str()));
+        let forbidden = volume_sources(volume)
+            .into_iter()
+            .find(|source| !RESTRICTED_VOLUME_SOURCES.contains(&source.as_str()));
         if let Some(volume_type) = forbidden {
             return Err(PodSpecError::ForbiddenVolume {
                 index,
                 name: volume.name.clone(),
-                volume_type: volume_type.clone(),
+                volume_type,
             });
         }
     }

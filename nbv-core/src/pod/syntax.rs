@@ -97,6 +97,19 @@ pub(crate) fn image_problem(image: &str) -> Option<String> {
     }
 }
 
+/// The repository of `image` as registries name it, without tag or digest
+/// (`quay.io/ml/papermill` of `quay.io/ml/papermill:1@sha256:…`), or `None` when
+/// `image` is not a reference ([`image_problem`]).
+pub(crate) fn image_repository(image: &str) -> Option<&str> {
+    if image_problem(image).is_some() {
+        return None;
+    }
+    IMAGE
+        .captures(image)
+        .and_then(|parts| parts.name("name"))
+        .map(|name| name.as_str())
+}
+
 /// The value of a Kubernetes quantity (`500m`, `1.5Gi`, `2e3`), or `None` when `text`
 /// is not one. Values are compared as numbers, which is exact for the quantities of
 /// requests and limits.

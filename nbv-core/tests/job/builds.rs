@@ -4,6 +4,7 @@
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use nbv_core::api::{BuildPhase, Phase};
 use nbv_core::job::Memory;
+use nbv_core::pod::{PodDefaults, PodPolicy};
 use nbv_testkit::fixtures::JobBuilder;
 use serde_json::{Value, json};
 
@@ -324,6 +325,46 @@ fn the_custom_strategy_is_refused_by_name_before_any_request() {
     assert!(
         !cluster.log.iter().any(|l| l.contains("PipelineRun")),
         "{:#?}",
+        cluster.log
+    );
+}
+
+#[test]
+fn a_build_the_pod_policy_refuses_fails_the_run_before_any_request() {
+    let mut cluster = cluster_with(&[job(
+        "train",
+        "main",
+        json!({"baseImage": "docker.io/someone/base:1"}),
+    )]);
+    let settings = nbv_core::job::Settings {
+        pod_defaults: PodDefaults {
+            policy: PodPolicy {
+                images: Some(vec!["quay.io/example".parse().expect("a pattern")]),
+                ..PodPolicy::default()
+            },
+            ..PodDefaults::default()
+        },
+        ..nbv_core::job::Settings::default()
+    };
+    let job = super::job_of(&cluster);
+    super::reconcile_with(&mut cluster, &job, Memory::default(), now(), settings);
+    let status = status_of(&cluster, "train");
+    assert_eq!(status.phase, Some(Phase::Failed));
+    let message = status.message.unwrap_or_default();
+    for part in [
+        "PodPolicyDenied",
+        "spec.podConfig.buildConfig.baseImage",
+        "--allowed-images",
+    ] {
+        assert!(message.contains(part), "{part}: {message}");
+    }
+    // The failure's notification is the one object created.
+    assert!(
+        !cluster
+            .log
+            .iter()
+            .any(|l| l.starts_with("POST") && !l.starts_with("POST Event ")),
+        "nothing is built or created: {:#?}",
         cluster.log
     );
 }

@@ -44,7 +44,17 @@ pub(crate) fn reconcile_view(
     memory: Memory,
     now: DateTime<Utc>,
 ) -> Done {
-    let settings = Settings::default();
+    reconcile_with(cluster, job, memory, now, Settings::default())
+}
+
+/// One reconcile of `job` under `settings` (the operator's configuration).
+pub(crate) fn reconcile_with(
+    cluster: &mut Cluster,
+    job: &NotebookValidationJob,
+    memory: Memory,
+    now: DateTime<Utc>,
+    settings: Settings,
+) -> Done {
     let parsed = ParsedAnnotations::of(
         job,
         &PlanContext {

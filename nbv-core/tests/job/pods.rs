@@ -491,3 +491,44 @@ fn a_pod_the_cache_lacks_is_read_from_the_api_server() {
         Some(Phase::Succeeded)
     );
 }
+
+#[test]
+fn a_job_the_pod_policy_refuses_fails_before_its_models_gate_and_its_pod() {
+    let job = train()
+        .spec_field(
+            "modelValidation",
+            json!({"enabled": true, "platform": "kserve", "targetModels": ["fraud"]}),
+        )
+        .build();
+    let mut cluster = cluster_with(job, vec![]);
+    let settings = nbv_core::job::Settings {
+        pod_defaults: PodDefaults {
+            policy: nbv_core::pod::PodPolicy {
+                secrets: Some(Default::default()),
+                ..nbv_core::pod::PodPolicy::default()
+            },
+            ..PodDefaults::default()
+        },
+        ..nbv_core::job::Settings::default()
+    };
+    let view = job_of(&cluster);
+    let done = super::reconcile_with(&mut cluster, &view, Memory::default(), now(), settings);
+    assert!(done.result.is_ok(), "{:?}", done.result);
+    let status = job_of(&cluster).status.expect("a status");
+    assert_eq!(status.phase, Some(Phase::Failed));
+    let (_, reason, message) = condition(&status, "Ready");
+    assert_eq!(reason, "PodPolicyDenied");
+    assert!(
+        message.contains("spec.notebook.git.credentialsSecret")
+            && message.contains("--deny-secrets"),
+        "{message}"
+    );
+    assert!(
+        !cluster
+            .log
+            .iter()
+            .any(|l| l.contains("InferenceService") || l.starts_with("POST Pod")),
+        "no model is looked at, no Pod created: {:#?}",
+        cluster.log
+    );
+}

@@ -262,6 +262,7 @@ fn arbitrary_comparison(text: BoxedStrategy<String>) -> impl Strategy<Value = Re
 
 mod defaults;
 mod observed;
+mod policy;
 mod properties;
 mod report;
 mod spec;

@@ -354,6 +354,8 @@ fn classification_kinds_follow_the_causes() {
     let reported_by_the_shell = [
         FailureCause::PodDeleted,
         FailureCause::PodSpecInvalid,
+        // Decided before any build or Pod, by the cluster admin's pod policy.
+        FailureCause::PodPolicyDenied,
         FailureCause::FieldNotSupported,
         // Decided before any Pod exists, by the run's build (nbv-core/tests/job/builds.rs).
         FailureCause::BuildNotSupported,

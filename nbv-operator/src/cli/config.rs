@@ -8,6 +8,10 @@ use std::time::Duration;
 use clap::Args;
 use nbv_core::aggregate::TrackingMethod;
 use nbv_core::duration::parse_duration;
+use nbv_core::pod::{
+    ImagePattern, InvalidPodPolicy, ObjectRule, PlacementField, PodPolicy, parse_secret_rule,
+    parse_service_account_rule, parse_volume_source,
+};
 use nbv_core::triggers::TriggerAccess;
 
 use crate::operator::config::{OperatorConfig, TrackingConfig};
@@ -122,6 +126,61 @@ pub struct RunArgs {
     /// How many finished builds of a namespace and strategy are kept.
     #[arg(long, env = "NBV_BUILD_HISTORY", default_value_t = 3)]
     pub build_history: usize,
+    /// Images jobs may run and build from: registries or repository prefixes,
+    /// comma-separated (`quay.io/ml-team,registry.example.com`); default: any
+    /// (docs/rbac.md, "What creating a job grants").
+    #[arg(
+        long,
+        env = "NBV_ALLOWED_IMAGES",
+        value_delimiter = ',',
+        value_name = "PATTERN"
+    )]
+    pub allowed_images: Vec<String>,
+    /// Service accounts jobs may name besides `default` (`name` or `namespace/name`,
+    /// comma-separated; `default` alone allows no other); default: any.
+    #[arg(
+        long,
+        env = "NBV_ALLOWED_SERVICE_ACCOUNTS",
+        value_delimiter = ',',
+        value_name = "NAME"
+    )]
+    pub allowed_service_accounts: Vec<String>,
+    /// Secrets jobs may reference by name (`name` or `namespace/name`,
+    /// comma-separated); default: any Secret of the job's namespace.
+    #[arg(
+        long,
+        env = "NBV_ALLOWED_SECRETS",
+        value_delimiter = ',',
+        value_name = "NAME"
+    )]
+    pub allowed_secrets: Vec<String>,
+    /// Jobs may reference no Secret by name (not with `--allowed-secrets`).
+    #[arg(long, env = "NBV_DENY_SECRETS")]
+    pub deny_secrets: bool,
+    /// Placement fields of `podConfig` jobs may not set: `nodeSelector`,
+    /// `tolerations`, `affinity` (comma-separated); the Pod defaults' placement
+    /// applies all the same.
+    #[arg(
+        long,
+        env = "NBV_DENY_JOB_PLACEMENT",
+        value_delimiter = ',',
+        value_name = "FIELD"
+    )]
+    pub deny_job_placement: Vec<String>,
+    /// Volume sources jobs may use, among those of the restricted Pod Security
+    /// profile (comma-separated, e.g. `configMap,emptyDir,persistentVolumeClaim`);
+    /// default: all of those. `hostPath` and the others are never allowed.
+    #[arg(
+        long,
+        env = "NBV_ALLOWED_VOLUME_SOURCES",
+        value_delimiter = ',',
+        value_name = "SOURCE"
+    )]
+    pub allowed_volume_sources: Vec<String>,
+    /// Jobs may not ask for a service account token in their Pod (the annotation
+    /// `mlops.dev/automount-service-account-token`, or a projected token volume).
+    #[arg(long, env = "NBV_DENY_API_TOKEN")]
+    pub deny_api_token: bool,
 }
 
 /// `--max-retries`: `status.retryCount` is an int32, so a run retries at most
@@ -149,7 +208,75 @@ fn parse_tracking_method(value: &str) -> Result<TrackingMethod, String> {
         .map_err(|e: nbv_core::aggregate::InvalidTrackingMethod| e.to_string())
 }
 
+/// The entries of a list flag, trimmed, empty ones dropped.
+fn entries(values: &[String]) -> impl Iterator<Item = &str> {
+    values.iter().map(|v| v.trim()).filter(|v| !v.is_empty())
+}
+
+/// Why the policy flags of `nbv run` cannot be used.
+#[derive(Debug, thiserror::Error)]
+pub enum InvalidPolicyFlags {
+    /// An entry is not valid.
+    #[error(transparent)]
+    Entry(#[from] InvalidPodPolicy),
+    /// `--allowed-secrets` and `--deny-secrets` contradict each other.
+    #[error(
+        "--allowed-secrets (NBV_ALLOWED_SECRETS) and --deny-secrets (NBV_DENY_SECRETS) are both \
+         given; keep the one you mean"
+    )]
+    SecretsContradict,
+}
+
 impl RunArgs {
+    /// The policy the pod policy flags describe: what jobs may put in their validation
+    /// Pods. Without any of them, everything a job can express.
+    ///
+    /// # Errors
+    ///
+    /// [`InvalidPolicyFlags`] naming the flag and entry nbv cannot use.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use clap::Parser;
+    /// use nbv_operator::cli::{Cli, Command};
+    ///
+    /// let cli = Cli::try_parse_from(["nbv", "run", "--allowed-images", "quay.io/ml, ", "--deny-api-token"])?;
+    /// let Command::Run(run) = cli.command else { unreachable!() };
+    /// let policy = run.pod_policy()?;
+    /// assert_eq!(policy.images.map(|p| p.len()), Some(1));
+    /// assert!(policy.deny_api_token && policy.secrets.is_none());
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn pod_policy(&self) -> Result<PodPolicy, InvalidPolicyFlags> {
+        let images: Vec<ImagePattern> = entries(&self.allowed_images)
+            .map(str::parse)
+            .collect::<Result<_, _>>()?;
+        let service_accounts: BTreeSet<ObjectRule> = entries(&self.allowed_service_accounts)
+            .map(parse_service_account_rule)
+            .collect::<Result<_, _>>()?;
+        let secrets: BTreeSet<ObjectRule> = entries(&self.allowed_secrets)
+            .map(parse_secret_rule)
+            .collect::<Result<_, _>>()?;
+        if self.deny_secrets && !secrets.is_empty() {
+            return Err(InvalidPolicyFlags::SecretsContradict);
+        }
+        let denied_placement: BTreeSet<PlacementField> = entries(&self.deny_job_placement)
+            .map(str::parse)
+            .collect::<Result<_, _>>()?;
+        let volume_sources: BTreeSet<String> = entries(&self.allowed_volume_sources)
+            .map(parse_volume_source)
+            .collect::<Result<_, _>>()?;
+        Ok(PodPolicy {
+            images: (!images.is_empty()).then_some(images),
+            service_accounts: (!service_accounts.is_empty()).then_some(service_accounts),
+            secrets: (self.deny_secrets || !secrets.is_empty()).then_some(secrets),
+            denied_placement,
+            volume_sources: (!volume_sources.is_empty()).then_some(volume_sources),
+            deny_api_token: self.deny_api_token,
+        })
+    }
+
     /// What the metrics expose, from these flags.
     pub fn metrics_options(&self) -> crate::operator::metrics::MetricsOptions {
         crate::operator::metrics::MetricsOptions {

@@ -94,3 +94,84 @@ fn max_retries_out_of_range_is_an_error_that_names_the_range() {
         "{error}"
     );
 }
+
+#[test]
+fn without_policy_flags_jobs_may_put_anything_they_can_express_in_their_pods() {
+    let policy = run_args(&[]).pod_policy().expect("a policy");
+    assert_eq!(policy, nbv_core::pod::PodPolicy::default());
+    // Empty entries are ignored, as in every list: an empty list restricts nothing.
+    let policy = run_args(&["--allowed-images", " , ", "--allowed-secrets", ""])
+        .pod_policy()
+        .expect("a policy");
+    assert_eq!(policy, nbv_core::pod::PodPolicy::default());
+}
+
+#[test]
+fn the_policy_flags_build_the_policy_they_name() {
+    use nbv_core::pod::PlacementField;
+
+    let policy = run_args(&[
+        "--allowed-images",
+        "quay.io/ml-team/, registry.example.com",
+        "--allowed-service-accounts",
+        "default,ml/notebook-runner",
+        "--allowed-secrets",
+        "git-credentials",
+        "--deny-job-placement",
+        "tolerations,affinity",
+        "--allowed-volume-sources",
+        "configMap,emptyDir",
+        "--deny-api-token",
+    ])
+    .pod_policy()
+    .expect("a policy");
+    let images: Vec<&str> = policy.images.iter().flatten().map(|p| p.as_str()).collect();
+    assert_eq!(images, ["quay.io/ml-team", "registry.example.com"]);
+    let accounts: Vec<String> = policy
+        .service_accounts
+        .iter()
+        .flatten()
+        .map(ToString::to_string)
+        .collect();
+    assert_eq!(accounts, ["default", "ml/notebook-runner"]);
+    assert_eq!(policy.secrets.map(|s| s.len()), Some(1));
+    assert_eq!(
+        policy.denied_placement.into_iter().collect::<Vec<_>>(),
+        [PlacementField::Tolerations, PlacementField::Affinity]
+    );
+    assert_eq!(policy.volume_sources.map(|s| s.len()), Some(2));
+    assert!(policy.deny_api_token);
+
+    let none = run_args(&["--deny-secrets"])
+        .pod_policy()
+        .expect("a policy");
+    assert_eq!(none.secrets, Some(Default::default()), "no Secret at all");
+}
+
+#[test]
+fn an_invalid_policy_entry_names_the_flag_and_the_entry() {
+    for (flag, entry) in [
+        ("--allowed-images", "python"),
+        ("--allowed-service-accounts", "Admin"),
+        ("--allowed-secrets", "a/b/c"),
+        ("--deny-job-placement", "priorityClassName"),
+        ("--allowed-volume-sources", "hostPath"),
+    ] {
+        let error = run_args(&[flag, entry])
+            .pod_policy()
+            .expect_err("invalid")
+            .to_string();
+        assert!(
+            error.starts_with(&format!("{flag}: {entry:?}: ")),
+            "{error}"
+        );
+    }
+    let error = run_args(&["--allowed-secrets", "git", "--deny-secrets"])
+        .pod_policy()
+        .expect_err("contradictory")
+        .to_string();
+    assert!(
+        error.contains("--allowed-secrets") && error.contains("--deny-secrets"),
+        "{error}"
+    );
+}

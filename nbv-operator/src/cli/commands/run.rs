@@ -85,6 +85,24 @@ pub async fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
+    let pod_defaults = match args.pod_policy() {
+        Ok(policy) => {
+            if policy != nbv_core::pod::PodPolicy::default() {
+                tracing::info!(
+                    ?policy,
+                    "jobs' validation Pods are restricted by the pod policy"
+                );
+            }
+            nbv_core::pod::PodDefaults {
+                policy,
+                ..pod_defaults
+            }
+        }
+        Err(error) => {
+            tracing::error!(%error, "invalid pod policy");
+            return 1;
+        }
+    };
     let client = match kube::Client::try_default().await {
         Ok(c) => c,
         Err(error) => {
