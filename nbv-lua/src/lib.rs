@@ -136,8 +136,10 @@ pub struct EvalOptions {
     /// The libraries available.
     pub sandbox: Sandbox,
     /// VM instructions after which the script is stopped, counted in steps of 1000.
-    /// Deterministic, unlike a timeout. Default: 10 million, a small fraction of a
-    /// second.
+    /// The work inside calls counts as instructions too (a call 20, a step of the
+    /// pattern matcher 1, 64 bytes copied 1, …; see `docs/health.md`), so that the
+    /// budget bounds the whole evaluation. Deterministic, unlike a timeout. Default: 10
+    /// million, a small fraction of a second.
     pub instruction_budget: NonZeroU64,
     /// Wall-clock time after which the script is stopped. Default: 1 s, Argo CD's limit.
     /// `None` for results that do not depend on the machine.
@@ -174,7 +176,8 @@ pub struct Evaluation {
     pub printed: String,
     /// Whether `printed` was cut at [`EvalOptions::max_printed_bytes`].
     pub printed_truncated: bool,
-    /// VM instructions run, in steps of 1000.
+    /// VM instructions run, and work inside calls counted as instructions, in steps
+    /// of 1000.
     pub instructions: u64,
 }
 

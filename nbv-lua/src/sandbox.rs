@@ -123,7 +123,7 @@ pub(super) fn build(options: &EvalOptions, guard: &Rc<Guard>) -> mlua::Result<Vm
     // `newproxy` makes userdata with a `__gc` metamethod, which Lua 5.1 runs with hooks
     // off, out of reach of the budget; gopher-lua has no finalizers at all.
     globals.raw_set("newproxy", Value::Nil)?;
-    install_text_only_loading(&lua, &globals, options.memory_limit.get())?;
+    install_text_only_loading(&lua, &globals, options.memory_limit.get(), guard)?;
     let printed = install_print(&lua, &globals, options.max_printed_bytes)?;
     install_uncatchable_stop(&lua, &globals, guard, harness)?;
 
@@ -217,19 +217,29 @@ fn remove_file_access(lua: &Lua, globals: &Table, package: &Table) -> mlua::Resu
     Ok(())
 }
 
+/// VM instructions that compiling one byte of source costs, measured.
+const COMPILE_COST: u64 = 8;
+
 /// Precompiled chunks start with this byte (`LUA_SIGNATURE` is `"\x1bLua"`).
 const BYTECODE_MARK: u8 = 0x1b;
 
 /// `loadstring(text [, name])` and `load(reader [, name])`, source text only.
-fn install_text_only_loading(lua: &Lua, globals: &Table, max_chunk: usize) -> mlua::Result<()> {
+fn install_text_only_loading(
+    lua: &Lua,
+    globals: &Table,
+    max_chunk: usize,
+    guard: &Rc<Guard>,
+) -> mlua::Result<()> {
+    let loadstring_guard = Rc::clone(guard);
     let loadstring = lua.create_function(
-        |lua, (text, name): (mlua::LuaString, Option<mlua::LuaString>)| {
+        move |lua, (text, name): (mlua::LuaString, Option<mlua::LuaString>)| {
             let name = name.map_or_else(|| text.to_string_lossy(), |name| name.to_string_lossy());
-            compile(lua, &text.as_bytes(), name)
+            compile(lua, &text.as_bytes(), name, &loadstring_guard)
         },
     )?;
     globals.raw_set("loadstring", loadstring)?;
 
+    let guard = Rc::clone(guard);
     let load = lua.create_function(
         move |lua, (reader, name): (Value, Option<mlua::LuaString>)| {
             let Value::Function(reader) = reader else {
@@ -257,7 +267,7 @@ fn install_text_only_loading(lua: &Lua, globals: &Table, max_chunk: usize) -> ml
                 }
             }
             let name = name.map_or_else(|| "=(load)".to_owned(), |name| name.to_string_lossy());
-            compile(lua, &source, name)
+            compile(lua, &source, name, &guard)
         },
     )?;
     globals.raw_set("load", load)?;
@@ -265,8 +275,16 @@ fn install_text_only_loading(lua: &Lua, globals: &Table, max_chunk: usize) -> ml
 }
 
 /// Compiles source text as Lua's `load*` functions do: the function, or `nil` and the
-/// error message.
-fn compile(lua: &Lua, source: &[u8], name: String) -> mlua::Result<(Value, Option<String>)> {
+/// error message. Compiling costs about [`COMPILE_COST`] VM instructions per byte,
+/// charged to the budget first.
+fn compile(
+    lua: &Lua,
+    source: &[u8],
+    name: String,
+    guard: &Guard,
+) -> mlua::Result<(Value, Option<String>)> {
+    let bytes = u64::try_from(source.len()).unwrap_or(u64::MAX);
+    guard.charge(bytes.saturating_mul(COMPILE_COST))?;
     if source.first() == Some(&BYTECODE_MARK) {
         return Ok((
             Value::Nil,

@@ -66,6 +66,19 @@ LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count) {
 }
 
 
+/* nbv: see nbv_chargework in lua.h */
+LUA_API void nbv_chargework (lua_State *L, size_t units) {
+  if (!(L->hookmask & LUA_MASKCOUNT) || L->basehookcount <= 0) return;
+  /* the VM calls the hook when `hookcount' drops to 0: so does this */
+  while (units >= (size_t)L->hookcount) {
+    units -= (size_t)L->hookcount;
+    resethookcount(L);
+    luaD_callhook(L, LUA_HOOKCOUNT, -1);
+  }
+  L->hookcount -= (int)units;
+}
+
+
 LUA_API lua_Hook lua_gethook (lua_State *L) {
   return L->hook;
 }
