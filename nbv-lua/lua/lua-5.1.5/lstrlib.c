@@ -45,11 +45,8 @@ static void charge_bytes (lua_State *L, size_t bytes) {
   nbv_chargework(L, bytes / NBV_BYTES_PER_WORK);
 }
 
-/* nbv: characters handled one at a time for one unit of work */
-#define CHARS_PER_WORK	4
-
 static void charge_chars (lua_State *L, size_t chars) {
-  nbv_chargework(L, chars / CHARS_PER_WORK);
+  nbv_chargework(L, chars / NBV_CHARS_PER_WORK);
 }
 
 

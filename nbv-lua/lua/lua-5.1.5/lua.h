@@ -250,6 +250,8 @@ LUA_API void (nbv_setnumber2str) (nbv_Number2str f);
 ** NBV_BYTES_PER_WORK bytes copied or compared. */
 LUA_API void (nbv_chargework) (lua_State *L, size_t units);
 #define NBV_BYTES_PER_WORK	64
+/* nbv: characters handled one at a time (or read as a number) for one unit */
+#define NBV_CHARS_PER_WORK	4
 
 LUA_API int   (lua_next) (lua_State *L, int idx);
 

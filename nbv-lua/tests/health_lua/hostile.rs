@@ -237,8 +237,12 @@ fn stopped_within(source: &str, options: EvalOptions, limit: Duration) -> Health
 }
 
 /// Scripts whose work is done inside library calls, one call at a time or few VM
-/// instructions per call: backtracking patterns, plain search, copies, sorts.
-const WORK_IN_LIBRARY_CALLS: [&str; 15] = [
+/// instructions per call: backtracking patterns, plain search, copies, sorts; and inside
+/// single instructions: strings of 16 MiB read as numbers or compared.
+const WORK_IN_LIBRARY_CALLS: [&str; 18] = [
+    r#"local s = "1" for i = 1, 24 do s = s .. s end while true do local _ = s + 0 end"#,
+    r#"local s = "1" for i = 1, 24 do s = s .. s end while true do tonumber(s) end"#,
+    r#"local s = "1" for i = 1, 24 do s = s .. s end local u = s .. "2" while true do local _ = s < u end"#,
     r#"string.find(("a"):rep(30000), ("a*"):rep(30) .. "b")"#,
     r#"string.match(("a"):rep(40), ("a?"):rep(40) .. ("a"):rep(40))"#,
     r#"for _ in string.gmatch(("a"):rep(30000), ("a*"):rep(30) .. "b") do end"#,
