@@ -239,7 +239,8 @@ fn stopped_within(source: &str, options: EvalOptions, limit: Duration) -> Health
 /// Scripts whose work is done inside library calls, one call at a time or few VM
 /// instructions per call: backtracking patterns, plain search, copies, sorts; and inside
 /// single instructions: strings of 16 MiB read as numbers or compared.
-const WORK_IN_LIBRARY_CALLS: [&str; 18] = [
+const WORK_IN_LIBRARY_CALLS: [&str; 19] = [
+    r#"local f = ("%c"):rep(2e5) while true do os.date(f) end"#,
     r#"local s = "1" for i = 1, 24 do s = s .. s end while true do local _ = s + 0 end"#,
     r#"local s = "1" for i = 1, 24 do s = s .. s end while true do tonumber(s) end"#,
     r#"local s = "1" for i = 1, 24 do s = s .. s end local u = s .. "2" while true do local _ = s < u end"#,
