@@ -81,10 +81,13 @@ pub enum HealthScriptError {
         /// Lua's message, with the script's name and line.
         message: String,
     },
-    /// The script ran more VM instructions than allowed.
+    /// The script ran more VM instructions than allowed; the work of library calls
+    /// (pattern matching, `string.rep`, `table.sort`, …) counts as instructions too.
     #[error(
-        "health script {script:?} was stopped after about {budget} VM instructions; look for a \
-         loop that never ends (Argo CD stops a script after 1 s)"
+        "health script {script:?} spent its budget of about {budget} VM instructions and was \
+         stopped (the work inside library calls such as pattern matching counts too); look \
+         for a loop that never ends or a pattern that backtracks (Argo CD stops a script \
+         after 1 s)"
     )]
     InstructionBudget {
         /// The script's name.

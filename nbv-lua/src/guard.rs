@@ -5,10 +5,16 @@
 //! instructions, checked by a hook every [`STEP`] instructions; the optional timeout is
 //! checked by the same hook.
 //!
-//! Work done inside library functions written in C (`table.sort` of a large table,
-//! `string.rep`) executes no VM instruction, so the budget does not see it. The hook
-//! therefore also runs on every function call, where only the timeout is checked: a
-//! loop of expensive library calls is stopped by the timeout within one call.
+//! Work done inside one call executes no VM instruction: pattern matching, which can
+//! backtrack exponentially, `string.rep`, `table.sort`, `table.concat`, `..` of long
+//! strings. nbv's Lua charges that work to the same count as it goes
+//! (`nbv_chargework`, see `lua/README.md`): one unit per step of the pattern matcher,
+//! per element of a table, per comparison of a sort, per 64 bytes copied or compared,
+//! as if the VM had run that many instructions. The hook then runs in the middle of
+//! the call, and its error ends the call: the budget and the timeout bound the whole
+//! evaluation, not only the code written in Lua. Compiling a chunk with `load` or
+//! `loadstring` is charged here by its length ([`Guard::charge`]). The hook also runs
+//! on every function call, which counts as [`CALL_COST`] instructions.
 //!
 //! Lua can catch the error the hook raises (`pcall`, `xpcall`, `coroutine.resume`), so
 //! once the budget is spent the guard stays tripped: every later hook call raises again,
@@ -19,6 +25,11 @@ use std::time::{Duration, Instant};
 
 /// Instructions between two checks; budgets are counted in steps of this size.
 pub(super) const STEP: u32 = 1000;
+
+/// Instructions a function call counts for. The hook that watches calls costs more than
+/// the call itself, most in a loop of a library function written in C over a table
+/// (`table.foreachi(t, f)`): measured, about twenty instructions' worth.
+pub(super) const CALL_COST: u64 = 20;
 
 /// Why a script was stopped.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -46,9 +57,22 @@ impl Guard {
         }
     }
 
-    /// Called by the hook every [`STEP`] instructions.
+    /// Called by the hook every [`STEP`] instructions, and each time the work charged
+    /// inside a call adds up to as many.
     pub(super) fn step(&self) -> mlua::Result<()> {
-        let executed = self.executed.get().saturating_add(u64::from(STEP));
+        self.charge(u64::from(STEP))
+    }
+
+    /// Called by the hook on every function call, which counts as [`CALL_COST`]
+    /// instructions.
+    pub(super) fn call(&self) -> mlua::Result<()> {
+        self.charge(CALL_COST)
+    }
+
+    /// Counts `units` instructions, or work worth as many, and fails if that spends the
+    /// budget or the time.
+    pub(super) fn charge(&self, units: u64) -> mlua::Result<()> {
+        let executed = self.executed.get().saturating_add(units);
         self.executed.set(executed);
         if self.stopped.get().is_none() {
             if executed > self.budget {
@@ -59,19 +83,6 @@ impl Guard {
             {
                 self.stopped.set(Some(Stop::Timeout));
             }
-        }
-        self.check()
-    }
-
-    /// Called by the hook on every function call: checks the timeout only, so that the
-    /// instruction count stays deterministic.
-    pub(super) fn call(&self) -> mlua::Result<()> {
-        if self.stopped.get().is_none()
-            && self
-                .timeout
-                .is_some_and(|timeout| self.started.elapsed() > timeout)
-        {
-            self.stopped.set(Some(Stop::Timeout));
         }
         self.check()
     }

@@ -22,10 +22,13 @@
 //! | a table gopher-json cannot encode | the encoder's error | [`HealthScriptError::Encode`] |
 //! | (raises an error) | the error | [`HealthScriptError::Runtime`] |
 //!
-//! Hostile scripts are contained: a VM-instruction budget (and optionally a timeout,
-//! Argo CD's is 1 s) stops endless loops even when they catch errors, a memory limit
-//! stops runaway allocation, and the production sandbox has neither `io` nor `os`
-//! beyond `time` and `date`, nor any file access.
+//! Hostile scripts are contained: a budget of VM instructions (and optionally a
+//! timeout, Argo CD's is 1 s) stops endless loops even when they catch errors, and
+//! counts the work of library functions written in C too (pattern matching,
+//! `string.rep`, `table.sort`, …), so that no single call runs past it; a memory limit
+//! stops runaway allocation. Neither sandbox reaches the machine: production has
+//! neither `io` nor `os` beyond `time` and `date`, the test harness `os` beyond the
+//! clock only with [`EvalOptions::host_access`], and neither reads files.
 //!
 //! The embedded VM prints numbers as gopher-lua does
 //! ([`NumberFormat::GopherLua`]), accepts `goto` and labels where gopher-lua does, and
@@ -97,11 +100,12 @@ pub enum Sandbox {
     #[default]
     Production,
     /// Argo CD's `UseOpenLibs` (its `health_test` harness, a customization with
-    /// `useOpenLibs: true`, and its built-in scripts): every library gopher-lua opens,
-    /// `string`, `math`, `coroutine`, `io`, the whole `os` and `debug` included (see
-    /// the differences in `docs/health-checks.md`). Only for scripts one trusts: they
-    /// can read and write files and run commands, and the pattern functions of
-    /// `string` run in C, out of reach of the instruction budget.
+    /// `useOpenLibs: true`, and its built-in scripts), closed to the machine: `string`,
+    /// `math`, `table`, `coroutine`, `debug` (gopher-lua's functions), `os` with
+    /// `time`, `date`, `clock` and `difftime`; every function of `io` and the rest of
+    /// `os` raise an error that names them, unless [`EvalOptions::host_access`] opens
+    /// them as Argo CD's harness has them (see the differences in
+    /// `docs/health-checks.md`).
     TestHarness,
 }
 
@@ -135,9 +139,16 @@ impl Sandbox {
 pub struct EvalOptions {
     /// The libraries available.
     pub sandbox: Sandbox,
+    /// In [`Sandbox::TestHarness`], give scripts `io` and the whole `os` as Argo CD's
+    /// harness does, so that they can read and write files, read the environment and
+    /// run commands. Only for scripts one trusts. Default: `false`. The production
+    /// sandbox has neither library, whatever this says.
+    pub host_access: bool,
     /// VM instructions after which the script is stopped, counted in steps of 1000.
-    /// Deterministic, unlike a timeout. Default: 10 million, a small fraction of a
-    /// second.
+    /// The work inside calls counts as instructions too (a call 20, a step of the
+    /// pattern matcher 1, 64 bytes copied 1, …; see `docs/health.md`), so that the
+    /// budget bounds the whole evaluation. Deterministic, unlike a timeout. Default: 10
+    /// million, a small fraction of a second.
     pub instruction_budget: NonZeroU64,
     /// Wall-clock time after which the script is stopped. Default: 1 s, Argo CD's limit.
     /// `None` for results that do not depend on the machine.
@@ -157,6 +168,7 @@ impl Default for EvalOptions {
     fn default() -> Self {
         EvalOptions {
             sandbox: Sandbox::Production,
+            host_access: false,
             instruction_budget: DEFAULT_INSTRUCTION_BUDGET,
             timeout: Some(Duration::from_secs(1)),
             memory_limit: DEFAULT_MEMORY_LIMIT,
@@ -174,7 +186,8 @@ pub struct Evaluation {
     pub printed: String,
     /// Whether `printed` was cut at [`EvalOptions::max_printed_bytes`].
     pub printed_truncated: bool,
-    /// VM instructions run, in steps of 1000.
+    /// VM instructions run, and work inside calls counted as instructions, in steps
+    /// of 1000.
     pub instructions: u64,
 }
 

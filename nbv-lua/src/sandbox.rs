@@ -12,8 +12,9 @@
 //! `goto` and number formatting), set up the same way, with these deliberate
 //! differences, all of them restrictions:
 //!
-//! - no file access: `dofile`, `loadfile`, `package.loadlib` are removed and `require`
-//!   only finds preloaded modules (gopher-lua's `require` would search `package.path`);
+//! - no file access: `dofile`, `loadfile`, `package.loadlib` raise an error that says
+//!   so, and `require` only finds preloaded modules (gopher-lua's `require` would
+//!   search `package.path`);
 //! - `load` and `loadstring` accept source text only: C Lua 5.1 would also load
 //!   precompiled bytecode, which it does not verify; gopher-lua cannot load bytecode at
 //!   all, so no script that works in Argo CD is refused;
@@ -28,6 +29,12 @@
 //! customization with `useOpenLibs: true`, and its built-in scripts): every library
 //! gopher-lua has, `io`, the whole `os` and `debug` included, with these differences:
 //!
+//! - unless `EvalOptions::host_access` is set, it is closed to the machine: every
+//!   function of `io` (and any use of `io.stdin`, `io.stdout`, `io.stderr`) and of `os`
+//!   beyond `clock`, `date`, `difftime` and `time` raises an error that names it and
+//!   the flag of `nbv health` that opens it ([`HOST_ACCESS_FLAG`]). Argo CD's scripts
+//!   use `os.date` and `os.time` only, and a suite from a pull request must not run
+//!   commands on the machine that tests it;
 //! - `debug` has gopher-lua's functions only (`getfenv`, `getinfo`, `getlocal`,
 //!   `getmetatable`, `getupvalue`, `setfenv`, `setlocal`, `setmetatable`,
 //!   `setupvalue`, `traceback`): no `sethook`, `gethook`, `getregistry` or `debug`,
@@ -107,12 +114,15 @@ pub(super) fn build(options: &EvalOptions, guard: &Rc<Guard>) -> mlua::Result<Vm
         let os: Table = globals.get("os")?;
         os.raw_set(
             "exit",
-            lua.create_function(|_, _: MultiValue| -> mlua::Result<()> {
-                Err(mlua::Error::runtime(
-                    "os.exit is not available: it would end the program running the health check",
-                ))
-            })?,
+            unavailable(
+                &lua,
+                "os.exit",
+                "it would end the program running the health check",
+            )?,
         )?;
+        if !options.host_access {
+            close_host_access(&lua, &globals, &loaded)?;
+        }
     } else {
         install_safe_os(&lua, &globals, &package, &loaded)?;
         // gopher-lua has `coroutine` as a separate library, which Argo CD does not open.
@@ -123,7 +133,7 @@ pub(super) fn build(options: &EvalOptions, guard: &Rc<Guard>) -> mlua::Result<Vm
     // `newproxy` makes userdata with a `__gc` metamethod, which Lua 5.1 runs with hooks
     // off, out of reach of the budget; gopher-lua has no finalizers at all.
     globals.raw_set("newproxy", Value::Nil)?;
-    install_text_only_loading(&lua, &globals, options.memory_limit.get())?;
+    install_text_only_loading(&lua, &globals, options.memory_limit.get(), guard)?;
     let printed = install_print(&lua, &globals, options.max_printed_bytes)?;
     install_uncatchable_stop(&lua, &globals, guard, harness)?;
 
@@ -205,31 +215,120 @@ fn install_safe_os(
 }
 
 fn remove_file_access(lua: &Lua, globals: &Table, package: &Table) -> mlua::Result<()> {
-    globals.raw_set("dofile", Value::Nil)?;
-    globals.raw_set("loadfile", Value::Nil)?;
-    package.raw_set("loadlib", Value::Nil)?;
+    const NO_FILES: &str = "nbv's Lua reads no files and loads no C code, whatever the flags";
+    for name in ["dofile", "loadfile"] {
+        globals.raw_set(name, unavailable(lua, name, NO_FILES)?)?;
+    }
+    package.raw_set("loadlib", unavailable(lua, "package.loadlib", NO_FILES)?)?;
     package.raw_set("path", "")?;
     package.raw_set("cpath", "")?;
-    // Keep the first searcher, `package.preload`, drop those that read files.
+    // Keep the first searcher, `package.preload`, drop those that read files; the second
+    // one only adds to `require`'s message why no file was searched.
     let loaders: Table = package.get("loaders")?;
     let preload_searcher: Value = loaders.raw_get(1)?;
-    package.raw_set("loaders", lua.create_sequence_from([preload_searcher])?)?;
+    let no_files = lua.create_function(|_, _: MultiValue| {
+        Ok("\n\tno file searched: nbv's Lua loads preloaded modules only")
+    })?;
+    package.raw_set(
+        "loaders",
+        lua.create_sequence_from([preload_searcher, Value::Function(no_files)])?,
+    )?;
     Ok(())
 }
+
+/// What `--allow-host-access` of `nbv health` opens; named in the errors of what it opens.
+pub(super) const HOST_ACCESS_FLAG: &str = "--allow-host-access";
+
+/// The functions of `os` that reach no further than the clock.
+const SAFE_OS: [&str; 4] = ["clock", "date", "difftime", "time"];
+
+/// The test harness without what reaches the machine: `io` and `os` keep their names,
+/// but everything of `io` and every function of `os` beyond [`SAFE_OS`] raises an error
+/// that names it and the flag that opens it.
+fn close_host_access(lua: &Lua, globals: &Table, loaded: &Table) -> mlua::Result<()> {
+    const WHY: &str = "it reaches the machine that runs the check";
+    let os: Table = globals.get("os")?;
+    let closed_os = lua.create_table()?;
+    for pair in os.pairs::<String, Value>() {
+        let (name, value) = pair?;
+        let value = if SAFE_OS.contains(&name.as_str()) || name == "exit" {
+            value
+        } else {
+            Value::Function(closed(lua, &format!("os.{name}"), WHY)?)
+        };
+        closed_os.raw_set(name, value)?;
+    }
+    let io: Table = globals.get("io")?;
+    let closed_io = lua.create_table()?;
+    for pair in io.pairs::<String, Value>() {
+        let (name, value) = pair?;
+        let qualified = format!("io.{name}");
+        let value = match value {
+            Value::Function(_) => Value::Function(closed(lua, &qualified, WHY)?),
+            // `io.stdin`, `io.stdout`, `io.stderr`: any use of them fails, by name.
+            _ => {
+                let handle = lua.create_table()?;
+                let refuse = closed(lua, &qualified, WHY)?;
+                let meta = lua.create_table()?;
+                meta.raw_set("__index", refuse.clone())?;
+                meta.raw_set("__newindex", refuse)?;
+                handle.set_metatable(Some(meta))?;
+                Value::Table(handle)
+            }
+        };
+        closed_io.raw_set(name, value)?;
+    }
+    for (name, table) in [("os", closed_os), ("io", closed_io)] {
+        globals.raw_set(name, table.clone())?;
+        loaded.raw_set(name, table)?;
+    }
+    Ok(())
+}
+
+/// A function that raises an error saying that `name` is not available and `why`.
+fn unavailable(lua: &Lua, name: &str, why: &str) -> mlua::Result<Function> {
+    let message = format!("{name} is not available: {why}");
+    lua.create_function(move |_, _: MultiValue| -> mlua::Result<()> {
+        Err(mlua::Error::runtime(message.clone()))
+    })
+}
+
+/// A function that raises an error saying that `name` is closed in the test harness,
+/// `why`, and which flag opens it.
+fn closed(lua: &Lua, name: &str, why: &str) -> mlua::Result<Function> {
+    unavailable(
+        lua,
+        name,
+        &format!(
+            "nbv's test harness closes it because {why}; for a suite you trust, run \
+             `nbv health` with {HOST_ACCESS_FLAG}"
+        ),
+    )
+}
+
+/// VM instructions that compiling one byte of source costs, measured.
+const COMPILE_COST: u64 = 8;
 
 /// Precompiled chunks start with this byte (`LUA_SIGNATURE` is `"\x1bLua"`).
 const BYTECODE_MARK: u8 = 0x1b;
 
 /// `loadstring(text [, name])` and `load(reader [, name])`, source text only.
-fn install_text_only_loading(lua: &Lua, globals: &Table, max_chunk: usize) -> mlua::Result<()> {
+fn install_text_only_loading(
+    lua: &Lua,
+    globals: &Table,
+    max_chunk: usize,
+    guard: &Rc<Guard>,
+) -> mlua::Result<()> {
+    let loadstring_guard = Rc::clone(guard);
     let loadstring = lua.create_function(
-        |lua, (text, name): (mlua::LuaString, Option<mlua::LuaString>)| {
+        move |lua, (text, name): (mlua::LuaString, Option<mlua::LuaString>)| {
             let name = name.map_or_else(|| text.to_string_lossy(), |name| name.to_string_lossy());
-            compile(lua, &text.as_bytes(), name)
+            compile(lua, &text.as_bytes(), name, &loadstring_guard)
         },
     )?;
     globals.raw_set("loadstring", loadstring)?;
 
+    let guard = Rc::clone(guard);
     let load = lua.create_function(
         move |lua, (reader, name): (Value, Option<mlua::LuaString>)| {
             let Value::Function(reader) = reader else {
@@ -257,7 +356,7 @@ fn install_text_only_loading(lua: &Lua, globals: &Table, max_chunk: usize) -> ml
                 }
             }
             let name = name.map_or_else(|| "=(load)".to_owned(), |name| name.to_string_lossy());
-            compile(lua, &source, name)
+            compile(lua, &source, name, &guard)
         },
     )?;
     globals.raw_set("load", load)?;
@@ -265,8 +364,16 @@ fn install_text_only_loading(lua: &Lua, globals: &Table, max_chunk: usize) -> ml
 }
 
 /// Compiles source text as Lua's `load*` functions do: the function, or `nil` and the
-/// error message.
-fn compile(lua: &Lua, source: &[u8], name: String) -> mlua::Result<(Value, Option<String>)> {
+/// error message. Compiling costs about [`COMPILE_COST`] VM instructions per byte,
+/// charged to the budget first.
+fn compile(
+    lua: &Lua,
+    source: &[u8],
+    name: String,
+    guard: &Guard,
+) -> mlua::Result<(Value, Option<String>)> {
+    let bytes = u64::try_from(source.len()).unwrap_or(u64::MAX);
+    guard.charge(bytes.saturating_mul(COMPILE_COST))?;
     if source.first() == Some(&BYTECODE_MARK) {
         return Ok((
             Value::Nil,

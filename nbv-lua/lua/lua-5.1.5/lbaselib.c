@@ -197,7 +197,22 @@ static int luaB_collectgarbage (lua_State *L) {
     LUA_GCCOUNT, LUA_GCSTEP, LUA_GCSETPAUSE, LUA_GCSETSTEPMUL};
   int o = luaL_checkoption(L, 1, "collect", opts);
   int ex = luaL_optint(L, 2, 0);
-  int res = lua_gc(L, optsnum[o], ex);
+  int res;
+  switch (optsnum[o]) {
+    /* nbv: a collection walks the whole heap: one unit of work per 16 bytes */
+    case LUA_GCCOLLECT: case LUA_GCSTEP: {
+      nbv_chargework(L, (size_t)lua_gc(L, LUA_GCCOUNT, 0) * (1024 / 16));
+      break;
+    }
+    /* nbv: the collector keeps Lua's default pace (gopher-lua ignores these
+    ** options too): a pause of 0 with a large step multiplier would run a whole
+    ** collection at every allocation, within one VM instruction */
+    case LUA_GCSETPAUSE: case LUA_GCSETSTEPMUL: {
+      lua_pushnumber(L, 200);  /* LUAI_GCPAUSE and LUAI_GCMUL, the previous value */
+      return 1;
+    }
+  }
+  res = lua_gc(L, optsnum[o], ex);
   switch (optsnum[o]) {
     case LUA_GCCOUNT: {
       int b = lua_gc(L, LUA_GCCOUNTB, 0);

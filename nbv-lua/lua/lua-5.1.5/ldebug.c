@@ -66,6 +66,36 @@ LUA_API int lua_sethook (lua_State *L, lua_Hook func, int mask, int count) {
 }
 
 
+/* nbv: see nbv_chargework in lua.h */
+LUA_API void nbv_chargework (lua_State *L, size_t units) {
+  if (!(L->hookmask & LUA_MASKCOUNT) || L->basehookcount <= 0) return;
+  units += L->nbv_debt;  /* and what was charged later */
+  L->nbv_debt = 0;
+  /* the VM calls the hook when `hookcount' drops to 0: so does this */
+  while (units >= (size_t)L->hookcount) {
+    units -= (size_t)L->hookcount;
+    resethookcount(L);
+    luaD_callhook(L, LUA_HOOKCOUNT, -1);
+  }
+  L->hookcount -= (int)units;
+}
+
+
+/* nbv: charges `units' of work where no hook may run: the VM, and the API it
+** serves, hold pointers into the stack, which a hook may reallocate. The debt is
+** paid by the next count hook; a debt of a whole period of the hook makes it run
+** at the next instruction, and the instructions it then counts without their
+** having run are taken off the debt. */
+void nbv_chargelater (lua_State *L, size_t units) {
+  if (!(L->hookmask & LUA_MASKCOUNT) || L->basehookcount <= 0) return;
+  L->nbv_debt += units;
+  if (L->nbv_debt >= (size_t)L->basehookcount && L->hookcount > 1) {
+    L->nbv_debt -= (size_t)(L->hookcount - 1);
+    L->hookcount = 1;
+  }
+}
+
+
 LUA_API lua_Hook lua_gethook (lua_State *L) {
   return L->hook;
 }

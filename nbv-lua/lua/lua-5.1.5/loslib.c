@@ -137,6 +137,9 @@ static int os_date (lua_State *L) {
   const char *s = luaL_optstring(L, 1, "%c");
   time_t t = luaL_opt(L, (time_t)luaL_checknumber, 2, time(NULL));
   struct tm *stm;
+  /* nbv: each character of the format may be a conversion by strftime, some
+  ** thirty VM instructions' worth (see nbv_chargework in lua.h) */
+  nbv_chargework(L, strlen(s) * 16);
   if (*s == '!') {  /* UTC? */
     stm = gmtime(&t);
     s++;  /* skip `!' */

@@ -98,6 +98,7 @@ static void preinit_state (lua_State *L, global_State *g) {
   L->base_ci = L->ci = NULL;
   L->savedpc = NULL;
   L->errfunc = 0;
+  L->nbv_debt = 0;  /* nbv */
   setnilvalue(gt(L));
 }
 

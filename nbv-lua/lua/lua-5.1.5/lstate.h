@@ -124,6 +124,7 @@ struct lua_State {
   GCObject *gclist;
   struct lua_longjmp *errorJmp;  /* current error recover point */
   ptrdiff_t errfunc;  /* current error handling function (stack index) */
+  size_t nbv_debt;  /* nbv: work not charged yet (see nbv_chargelater) */
 };
 
 

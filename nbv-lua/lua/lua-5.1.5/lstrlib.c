@@ -40,6 +40,16 @@ static ptrdiff_t posrelat (ptrdiff_t pos, size_t len) {
 }
 
 
+/* nbv: charges `bytes' copied or compared (see nbv_chargework in lua.h) */
+static void charge_bytes (lua_State *L, size_t bytes) {
+  nbv_chargework(L, bytes / NBV_BYTES_PER_WORK);
+}
+
+static void charge_chars (lua_State *L, size_t chars) {
+  nbv_chargework(L, chars / NBV_CHARS_PER_WORK);
+}
+
+
 static int str_sub (lua_State *L) {
   size_t l;
   const char *s = luaL_checklstring(L, 1, &l);
@@ -47,6 +57,7 @@ static int str_sub (lua_State *L) {
   ptrdiff_t end = posrelat(luaL_optinteger(L, 3, -1), l);
   if (start < 1) start = 1;
   if (end > (ptrdiff_t)l) end = (ptrdiff_t)l;
+  charge_bytes(L, start <= end ? (size_t)(end-start+1) : 0);  /* nbv */
   if (start <= end)
     lua_pushlstring(L, s+start-1, end-start+1);
   else lua_pushliteral(L, "");
@@ -58,6 +69,7 @@ static int str_reverse (lua_State *L) {
   size_t l;
   luaL_Buffer b;
   const char *s = luaL_checklstring(L, 1, &l);
+  charge_chars(L, l);  /* nbv */
   luaL_buffinit(L, &b);
   while (l--) luaL_addchar(&b, s[l]);
   luaL_pushresult(&b);
@@ -70,6 +82,7 @@ static int str_lower (lua_State *L) {
   size_t i;
   luaL_Buffer b;
   const char *s = luaL_checklstring(L, 1, &l);
+  charge_chars(L, l);  /* nbv */
   luaL_buffinit(L, &b);
   for (i=0; i<l; i++)
     luaL_addchar(&b, tolower(uchar(s[i])));
@@ -83,6 +96,7 @@ static int str_upper (lua_State *L) {
   size_t i;
   luaL_Buffer b;
   const char *s = luaL_checklstring(L, 1, &l);
+  charge_chars(L, l);  /* nbv */
   luaL_buffinit(L, &b);
   for (i=0; i<l; i++)
     luaL_addchar(&b, toupper(uchar(s[i])));
@@ -96,8 +110,11 @@ static int str_rep (lua_State *L) {
   const char *s = luaL_checklstring(L, 1, &l);
   int n = luaL_checkint(L, 2);
   luaL_buffinit(L, &b);
-  while (n-- > 0)
+  while (n-- > 0) {
+    /* nbv: each copy is work, even of an empty string */
+    nbv_chargework(L, 1 + l / NBV_BYTES_PER_WORK);
     luaL_addlstring(&b, s, l);
+  }
   luaL_pushresult(&b);
   return 1;
 }
@@ -167,10 +184,20 @@ static int str_dump (lua_State *L) {
 #define CAP_UNFINISHED	(-1)
 #define CAP_POSITION	(-2)
 
+/* nbv: how deep the matcher may recurse, as in Lua 5.2 and later: each item of
+** a pattern can add a level, and C Lua 5.1 had no limit, so a long pattern
+** overflowed the C stack */
+#define MAXCCALLS	200
+
+/* nbv: matcher steps charged at once (see nbv_chargework in lua.h) */
+#define WORK_BATCH	256
+
 typedef struct MatchState {
   const char *src_init;  /* init of source string */
   const char *src_end;  /* end (`\0') of source string */
   lua_State *L;
+  int matchdepth;  /* nbv: levels of recursion left */
+  size_t work;  /* nbv: steps not charged yet */
   int level;  /* total number of captures (finished or unfinished) */
   struct {
     const char *init;
@@ -181,6 +208,27 @@ typedef struct MatchState {
 
 #define L_ESC		'%'
 #define SPECIALS	"^$*+?.([%-"
+
+
+/* nbv: counts `n' steps of the matcher, charging them in batches */
+#define count_work(ms,n) \
+  { if (((ms)->work += (n)) >= WORK_BATCH) flush_work(ms); }
+
+static void flush_work (MatchState *ms) {
+  size_t work = ms->work;
+  ms->work = 0;
+  nbv_chargework(ms->L, work);
+}
+
+
+/* nbv: a MatchState for subject `s' of length `l' */
+static void init_match (MatchState *ms, lua_State *L, const char *s, size_t l) {
+  ms->L = L;
+  ms->src_init = s;
+  ms->src_end = s+l;
+  ms->matchdepth = MAXCCALLS;
+  ms->work = 0;
+}
 
 
 static int check_capture (MatchState *ms, int l) {
@@ -288,6 +336,7 @@ static const char *matchbalance (MatchState *ms, const char *s,
     int e = *(p+1);
     int cont = 1;
     while (++s < ms->src_end) {
+      count_work(ms, 1);  /* nbv */
       if (*s == e) {
         if (--cont == 0) return s+1;
       }
@@ -301,8 +350,10 @@ static const char *matchbalance (MatchState *ms, const char *s,
 static const char *max_expand (MatchState *ms, const char *s,
                                  const char *p, const char *ep) {
   ptrdiff_t i = 0;  /* counts maximum expand for item */
-  while ((s+i)<ms->src_end && singlematch(uchar(*(s+i)), p, ep))
+  while ((s+i)<ms->src_end && singlematch(uchar(*(s+i)), p, ep)) {
+    count_work(ms, (size_t)(ep - p));  /* nbv: a class costs its length */
     i++;
+  }
   /* keeps trying to match with the maximum repetitions */
   while (i>=0) {
     const char *res = match(ms, (s+i), ep+1);
@@ -319,8 +370,10 @@ static const char *min_expand (MatchState *ms, const char *s,
     const char *res = match(ms, s, ep+1);
     if (res != NULL)
       return res;
-    else if (s<ms->src_end && singlematch(uchar(*s), p, ep))
+    else if (s<ms->src_end && singlematch(uchar(*s), p, ep)) {
+      count_work(ms, (size_t)(ep - p));  /* nbv */
       s++;  /* try with one more repetition */
+    }
     else return NULL;
   }
 }
@@ -355,6 +408,7 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
   size_t len;
   l = check_capture(ms, l);
   len = ms->capture[l].len;
+  count_work(ms, len / NBV_BYTES_PER_WORK);  /* nbv */
   if ((size_t)(ms->src_end-s) >= len &&
       memcmp(ms->capture[l].init, s, len) == 0)
     return s+len;
@@ -362,8 +416,22 @@ static const char *match_capture (MatchState *ms, const char *s, int l) {
 }
 
 
+static const char *do_match (MatchState *ms, const char *s, const char *p);
+
+/* nbv: `do_match' within MAXCCALLS levels */
 static const char *match (MatchState *ms, const char *s, const char *p) {
+  const char *res;
+  if (ms->matchdepth-- == 0)
+    luaL_error(ms->L, "pattern too complex");
+  res = do_match(ms, s, p);
+  ms->matchdepth++;
+  return res;
+}
+
+
+static const char *do_match (MatchState *ms, const char *s, const char *p) {
   init: /* using goto's to optimize tail recursion */
+  count_work(ms, 1);  /* nbv: every step of the matcher */
   switch (*p) {
     case '(': {  /* start capture */
       if (*(p+1) == ')')  /* position capture? */
@@ -388,6 +456,7 @@ static const char *match (MatchState *ms, const char *s, const char *p) {
             luaL_error(ms->L, "missing " LUA_QL("[") " after "
                                LUA_QL("%%f") " in pattern");
           ep = classend(ms, p);  /* points to what is next */
+          count_work(ms, (size_t)(ep - p));  /* nbv: a class costs its length */
           previous = (s == ms->src_init) ? '\0' : *(s-1);
           if (matchbracketclass(uchar(previous), p, ep-1) ||
              !matchbracketclass(uchar(*s), p, ep-1)) return NULL;
@@ -414,6 +483,7 @@ static const char *match (MatchState *ms, const char *s, const char *p) {
     default: dflt: {  /* it is a pattern item */
       const char *ep = classend(ms, p);  /* points to what is next */
       int m = s<ms->src_end && singlematch(uchar(*s), p, ep);
+      count_work(ms, (size_t)(ep - p));  /* nbv: a class costs its length */
       switch (*ep) {
         case '?': {  /* optional */
           const char *res;
@@ -441,7 +511,8 @@ static const char *match (MatchState *ms, const char *s, const char *p) {
 
 
 
-static const char *lmemfind (const char *s1, size_t l1,
+/* nbv: `L' to charge the work, one unit per candidate and its comparison */
+static const char *lmemfind (lua_State *L, const char *s1, size_t l1,
                                const char *s2, size_t l2) {
   if (l2 == 0) return s1;  /* empty strings are everywhere */
   else if (l2 > l1) return NULL;  /* avoids a negative `l1' */
@@ -451,6 +522,7 @@ static const char *lmemfind (const char *s1, size_t l1,
     l1 = l1-l2;  /* `s2' cannot be found after that */
     while (l1 > 0 && (init = (const char *)memchr(s1, *s2, l1)) != NULL) {
       init++;   /* 1st char is already checked */
+      nbv_chargework(L, 1 + l2 / NBV_BYTES_PER_WORK);  /* nbv */
       if (memcmp(init, s2+1, l2) == 0)
         return init-1;
       else {  /* correct `l1' and `s1' to try again */
@@ -502,7 +574,7 @@ static int str_find_aux (lua_State *L, int find) {
   if (find && (lua_toboolean(L, 4) ||  /* explicit request? */
       strpbrk(p, SPECIALS) == NULL)) {  /* or no special characters? */
     /* do a plain search */
-    const char *s2 = lmemfind(s+init, l1-init, p, l2);
+    const char *s2 = lmemfind(L, s+init, l1-init, p, l2);
     if (s2) {
       lua_pushinteger(L, s2-s+1);
       lua_pushinteger(L, s2-s+l2);
@@ -513,13 +585,12 @@ static int str_find_aux (lua_State *L, int find) {
     MatchState ms;
     int anchor = (*p == '^') ? (p++, 1) : 0;
     const char *s1=s+init;
-    ms.L = L;
-    ms.src_init = s;
-    ms.src_end = s+l1;
+    init_match(&ms, L, s, l1);  /* nbv */
     do {
       const char *res;
       ms.level = 0;
       if ((res=match(&ms, s1, p)) != NULL) {
+        flush_work(&ms);  /* nbv */
         if (find) {
           lua_pushinteger(L, s1-s+1);  /* start */
           lua_pushinteger(L, res-s);   /* end */
@@ -529,6 +600,7 @@ static int str_find_aux (lua_State *L, int find) {
           return push_captures(&ms, s1, res);
       }
     } while (s1++ < ms.src_end && !anchor);
+    flush_work(&ms);  /* nbv */
   }
   lua_pushnil(L);  /* not found */
   return 1;
@@ -551,9 +623,7 @@ static int gmatch_aux (lua_State *L) {
   const char *s = lua_tolstring(L, lua_upvalueindex(1), &ls);
   const char *p = lua_tostring(L, lua_upvalueindex(2));
   const char *src;
-  ms.L = L;
-  ms.src_init = s;
-  ms.src_end = s+ls;
+  init_match(&ms, L, s, ls);  /* nbv */
   for (src = s + (size_t)lua_tointeger(L, lua_upvalueindex(3));
        src <= ms.src_end;
        src++) {
@@ -561,12 +631,14 @@ static int gmatch_aux (lua_State *L) {
     ms.level = 0;
     if ((e = match(&ms, src, p)) != NULL) {
       lua_Integer newstart = e-s;
+      flush_work(&ms);  /* nbv */
       if (e == src) newstart++;  /* empty match? go at least one position */
       lua_pushinteger(L, newstart);
       lua_replace(L, lua_upvalueindex(3));
       return push_captures(&ms, src, e);
     }
   }
+  flush_work(&ms);  /* nbv */
   return 0;  /* not found */
 }
 
@@ -591,6 +663,7 @@ static void add_s (MatchState *ms, luaL_Buffer *b, const char *s,
                                                    const char *e) {
   size_t l, i;
   const char *news = lua_tolstring(ms->L, 3, &l);
+  count_work(ms, 1 + l);  /* nbv: a replacement costs its length */
   for (i = 0; i < l; i++) {
     if (news[i] != L_ESC)
       luaL_addchar(b, news[i]);
@@ -655,9 +728,7 @@ static int str_gsub (lua_State *L) {
                    tr == LUA_TFUNCTION || tr == LUA_TTABLE, 3,
                       "string/function/table expected");
   luaL_buffinit(L, &b);
-  ms.L = L;
-  ms.src_init = src;
-  ms.src_end = src+srcl;
+  init_match(&ms, L, src, srcl);  /* nbv */
   while (n < max_s) {
     const char *e;
     ms.level = 0;
@@ -673,6 +744,7 @@ static int str_gsub (lua_State *L) {
     else break;
     if (anchor) break;
   }
+  flush_work(&ms);  /* nbv */
   luaL_addlstring(&b, src, ms.src_end-src);
   luaL_pushresult(&b);
   lua_pushinteger(L, n);  /* number of substitutions */

@@ -16,6 +16,12 @@
 #include "lualib.h"
 
 
+/* nbv: units of work (see nbv_chargework in lua.h) of moving one element of a
+** table, and of one comparison of `sort', measured against VM instructions */
+#define MOVE_WORK	4
+#define COMPARE_WORK	8
+
+
 #define aux_getn(L,n)	(luaL_checktype(L, n, LUA_TTABLE), luaL_getn(L, n))
 
 
@@ -24,6 +30,7 @@ static int foreachi (lua_State *L) {
   int n = aux_getn(L, 1);
   luaL_checktype(L, 2, LUA_TFUNCTION);
   for (i=1; i <= n; i++) {
+    nbv_chargework(L, 1);  /* nbv: the function may be written in C */
     lua_pushvalue(L, 2);  /* function */
     lua_pushinteger(L, i);  /* 1st argument */
     lua_rawgeti(L, 1, i);  /* 2nd argument */
@@ -41,6 +48,7 @@ static int foreach (lua_State *L) {
   luaL_checktype(L, 2, LUA_TFUNCTION);
   lua_pushnil(L);  /* first key */
   while (lua_next(L, 1)) {
+    nbv_chargework(L, 1);  /* nbv: the function may be written in C */
     lua_pushvalue(L, 2);  /* function */
     lua_pushvalue(L, -3);  /* key */
     lua_pushvalue(L, -3);  /* value */
@@ -58,6 +66,7 @@ static int maxn (lua_State *L) {
   luaL_checktype(L, 1, LUA_TTABLE);
   lua_pushnil(L);  /* first key */
   while (lua_next(L, 1)) {
+    nbv_chargework(L, 1);  /* nbv */
     lua_pop(L, 1);  /* remove value */
     if (lua_type(L, -1) == LUA_TNUMBER) {
       lua_Number v = lua_tonumber(L, -1);
@@ -100,6 +109,7 @@ static int tinsert (lua_State *L) {
       pos = luaL_checkint(L, 2);  /* 2nd argument is the position */
       if (pos > e) e = pos;  /* `grow' array if necessary */
       for (i = e; i > pos; i--) {  /* move up elements */
+        nbv_chargework(L, MOVE_WORK);  /* nbv */
         lua_rawgeti(L, 1, i-1);
         lua_rawseti(L, 1, i);  /* t[i] = t[i-1] */
       }
@@ -123,6 +133,7 @@ static int tremove (lua_State *L) {
   luaL_setn(L, 1, e - 1);  /* t.n = n-1 */
   lua_rawgeti(L, 1, pos);  /* result = t[pos] */
   for ( ;pos<e; pos++) {
+    nbv_chargework(L, MOVE_WORK);  /* nbv */
     lua_rawgeti(L, 1, pos+1);
     lua_rawseti(L, 1, pos);  /* t[pos] = t[pos+1] */
   }
@@ -133,10 +144,13 @@ static int tremove (lua_State *L) {
 
 
 static void addfield (lua_State *L, luaL_Buffer *b, int i) {
+  size_t l;  /* nbv */
   lua_rawgeti(L, 1, i);
   if (!lua_isstring(L, -1))
     luaL_error(L, "invalid value (%s) at index %d in table for "
                   LUA_QL("concat"), luaL_typename(L, -1), i);
+  lua_tolstring(L, -1, &l);  /* nbv: an element costs one step and its bytes */
+  nbv_chargework(L, MOVE_WORK * 2 + l / NBV_BYTES_PER_WORK);
     luaL_addvalue(b);
 }
 
@@ -152,6 +166,7 @@ static int tconcat (lua_State *L) {
   luaL_buffinit(L, &b);
   for (; i < last; i++) {
     addfield(L, &b, i);
+    nbv_chargework(L, lsep / NBV_BYTES_PER_WORK);  /* nbv */
     luaL_addlstring(&b, sep, lsep);
   }
   if (i == last)  /* add last value (if interval was not empty) */
@@ -176,6 +191,7 @@ static void set2 (lua_State *L, int i, int j) {
 }
 
 static int sort_comp (lua_State *L, int a, int b) {
+  nbv_chargework(L, COMPARE_WORK);  /* nbv */
   if (!lua_isnil(L, 2)) {  /* function? */
     int res;
     lua_pushvalue(L, 2);

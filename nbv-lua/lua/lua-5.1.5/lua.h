@@ -242,6 +242,17 @@ LUA_API int   (lua_error) (lua_State *L);
 typedef void (*nbv_Number2str) (char *s, size_t size, lua_Number n);
 LUA_API void (nbv_setnumber2str) (nbv_Number2str f);
 
+/* nbv: charges `units' of work done inside one call (a C function, `..') to the
+** count hook, as if the VM had run as many instructions: the hook runs each time
+** the count comes round, and may raise an error there, which is how a budget stops
+** a long call. Does nothing without a count hook. One unit is about the cost of one
+** VM instruction: one step of the pattern matcher, one element of a table, or
+** NBV_BYTES_PER_WORK bytes copied or compared. */
+LUA_API void (nbv_chargework) (lua_State *L, size_t units);
+#define NBV_BYTES_PER_WORK	64
+/* nbv: characters handled one at a time (or read as a number) for one unit */
+#define NBV_CHARS_PER_WORK	4
+
 LUA_API int   (lua_next) (lua_State *L, int idx);
 
 LUA_API void  (lua_concat) (lua_State *L, int n);

@@ -64,6 +64,7 @@ static void traceexec (lua_State *L, const Instruction *pc) {
   if ((mask & LUA_MASKCOUNT) && L->hookcount == 0) {
     resethookcount(L);
     luaD_callhook(L, LUA_HOOKCOUNT, -1);
+    if (L->nbv_debt > 0) nbv_chargework(L, 0);  /* nbv: pay what was charged later */
   }
   if (mask & LUA_MASKLINE) {
     Proto *p = ci_func(L->ci)->l.p;
@@ -222,14 +223,23 @@ static int l_strcmp (const TString *ls, const TString *rs) {
 }
 
 
+/* nbv: charges the comparison of strings `l' and `r', which reads the shorter */
+static void nbv_chargecmp (lua_State *L, const TValue *l, const TValue *r) {
+  size_t ll = tsvalue(l)->len, lr = tsvalue(r)->len;
+  nbv_chargelater(L, (ll < lr ? ll : lr) / NBV_BYTES_PER_WORK);
+}
+
+
 int luaV_lessthan (lua_State *L, const TValue *l, const TValue *r) {
   int res;
   if (ttype(l) != ttype(r))
     return luaG_ordererror(L, l, r);
   else if (ttisnumber(l))
     return luai_numlt(nvalue(l), nvalue(r));
-  else if (ttisstring(l))
+  else if (ttisstring(l)) {
+    nbv_chargecmp(L, l, r);  /* nbv */
     return l_strcmp(rawtsvalue(l), rawtsvalue(r)) < 0;
+  }
   else if ((res = call_orderTM(L, l, r, TM_LT)) != -1)
     return res;
   return luaG_ordererror(L, l, r);
@@ -242,8 +252,10 @@ static int lessequal (lua_State *L, const TValue *l, const TValue *r) {
     return luaG_ordererror(L, l, r);
   else if (ttisnumber(l))
     return luai_numle(nvalue(l), nvalue(r));
-  else if (ttisstring(l))
+  else if (ttisstring(l)) {
+    nbv_chargecmp(L, l, r);  /* nbv */
     return l_strcmp(rawtsvalue(l), rawtsvalue(r)) <= 0;
+  }
   else if ((res = call_orderTM(L, l, r, TM_LE)) != -1)  /* first try `le' */
     return res;
   else if ((res = call_orderTM(L, r, l, TM_LT)) != -1)  /* else try `lt' */
@@ -280,6 +292,7 @@ int luaV_equalval (lua_State *L, const TValue *t1, const TValue *t2) {
 
 
 void luaV_concat (lua_State *L, int total, int last) {
+  size_t copied = 0;  /* nbv: bytes copied, charged as work at the end */
   do {
     StkId top = L->base + last + 1;
     int n = 2;  /* number of elements handled in this pass (at least 2) */
@@ -307,10 +320,12 @@ void luaV_concat (lua_State *L, int total, int last) {
         tl += l;
       }
       setsvalue2s(L, top-n, luaS_newlstr(L, buffer, tl));
+      copied += tl;
     }
     total -= n-1;  /* got `n' strings to create 1 new */
     last -= n-1;
   } while (total > 1);  /* repeat until only 1 result left */
+  nbv_chargework(L, copied / NBV_BYTES_PER_WORK);
 }
 
 
@@ -318,6 +333,8 @@ static void Arith (lua_State *L, StkId ra, const TValue *rb,
                    const TValue *rc, TMS op) {
   TValue tempb, tempc;
   const TValue *b, *c;
+  nbv_chargestr(L, rb);  /* nbv */
+  nbv_chargestr(L, rc);
   if ((b = luaV_tonumber(rb, &tempb)) != NULL &&
       (c = luaV_tonumber(rc, &tempc)) != NULL) {
     lua_Number nb = nvalue(b), nc = nvalue(c);
@@ -668,11 +685,11 @@ void luaV_execute (lua_State *L, int nexeccalls) {
         const TValue *plimit = ra+1;
         const TValue *pstep = ra+2;
         L->savedpc = pc;  /* next steps may throw errors */
-        if (!tonumber(init, ra))
+        if (!tonumber(L, init, ra))
           luaG_runerror(L, LUA_QL("for") " initial value must be a number");
-        else if (!tonumber(plimit, ra+1))
+        else if (!tonumber(L, plimit, ra+1))
           luaG_runerror(L, LUA_QL("for") " limit must be a number");
-        else if (!tonumber(pstep, ra+2))
+        else if (!tonumber(L, pstep, ra+2))
           luaG_runerror(L, LUA_QL("for") " step must be a number");
         setnvalue(ra, luai_numsub(nvalue(ra), nvalue(pstep)));
         dojump(L, pc, GETARG_sBx(i));

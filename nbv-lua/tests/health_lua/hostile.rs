@@ -222,3 +222,113 @@ fn evaluations_do_not_share_state() {
         );
     }
 }
+
+/// `stopped`, on a thread: a script that is not stopped within `limit` fails the test
+/// instead of hanging it.
+fn stopped_within(source: &str, options: EvalOptions, limit: Duration) -> HealthScriptError {
+    let (send, receive) = std::sync::mpsc::channel();
+    let owned = source.to_owned();
+    std::thread::spawn(move || {
+        let _ = send.send(stopped(&owned, options));
+    });
+    receive
+        .recv_timeout(limit)
+        .unwrap_or_else(|_| panic!("not stopped within {limit:?}: {source}"))
+}
+
+/// Scripts whose work is done inside library calls, one call at a time or few VM
+/// instructions per call: backtracking patterns, plain search, copies, sorts; and inside
+/// single instructions: strings of 16 MiB read as numbers or compared.
+const WORK_IN_LIBRARY_CALLS: [&str; 19] = [
+    r#"local f = ("%c"):rep(2e5) while true do os.date(f) end"#,
+    r#"local s = "1" for i = 1, 24 do s = s .. s end while true do local _ = s + 0 end"#,
+    r#"local s = "1" for i = 1, 24 do s = s .. s end while true do tonumber(s) end"#,
+    r#"local s = "1" for i = 1, 24 do s = s .. s end local u = s .. "2" while true do local _ = s < u end"#,
+    r#"string.find(("a"):rep(30000), ("a*"):rep(30) .. "b")"#,
+    r#"string.match(("a"):rep(40), ("a?"):rep(40) .. ("a"):rep(40))"#,
+    r#"for _ in string.gmatch(("a"):rep(30000), ("a*"):rep(30) .. "b") do end"#,
+    r#"string.gsub(("a"):rep(30000), ("a*"):rep(30) .. "b", "")"#,
+    r#"string.find(("a"):rep(30000), "%f[" .. ("b"):rep(1e6) .. "]a*" .. ("b*"):rep(20) .. "c")"#,
+    r#"string.find(("a"):rep(1e6), ("a"):rep(1e5) .. "b", 1, true)"#,
+    r#"string.gsub(("a"):rep(1e5), "", ("%0"):rep(1e4))"#,
+    r#"string.rep("", 2^31 - 1)"#,
+    r#"local s = ("x"):rep(1e6) while true do s:upper() end"#,
+    r#"local s = ("x"):rep(1e6) while true do local _ = s .. s end"#,
+    r#"local t = {} for i = 1, 1e5 do t[i] = -i end while true do table.sort(t) end"#,
+    r#"local t = {} for i = 1, 1e5 do t[i] = "x" end while true do table.concat(t) end"#,
+    r#"local t = {} for i = 1, 1e5 do t[i] = i end while true do table.foreachi(t, math.randomseed) end"#,
+    r#"local t = {} for i = 1, 1e5 do t[i] = {} end while true do collectgarbage() end"#,
+    r#"local src = ("a = 1 "):rep(1e5) while true do loadstring(src) end"#,
+];
+
+#[test]
+fn work_inside_library_calls_spends_the_instruction_budget() {
+    // The default budget, no timeout: the budget alone must stop every one.
+    let budget = options(Sandbox::TestHarness);
+    for source in WORK_IN_LIBRARY_CALLS {
+        let error = stopped_within(source, budget.clone(), Duration::from_secs(60));
+        assert!(
+            matches!(
+                error,
+                HealthScriptError::InstructionBudget {
+                    budget: 10_000_000,
+                    ..
+                }
+            ),
+            "{source}: {error}"
+        );
+        assert!(
+            error.to_string().contains("spent its budget"),
+            "{source}: {error}"
+        );
+    }
+}
+
+#[test]
+fn a_timeout_stops_a_backtracking_pattern_in_the_middle_of_the_call() {
+    let timed = EvalOptions {
+        instruction_budget: NonZeroU64::MAX,
+        timeout: Some(Duration::from_millis(100)),
+        ..options(Sandbox::TestHarness)
+    };
+    let started = std::time::Instant::now();
+    let error = stopped_within(
+        r#"string.find(("a"):rep(30000), ("a*"):rep(30) .. "b")"#,
+        timed,
+        Duration::from_secs(60),
+    );
+    assert!(
+        matches!(error, HealthScriptError::Timeout { .. }),
+        "{error}"
+    );
+    assert!(
+        started.elapsed() < Duration::from_secs(5),
+        "{:?}",
+        started.elapsed()
+    );
+}
+
+#[test]
+fn patterns_nest_at_most_200_levels_deep() {
+    // C Lua 5.1 recursed once per item of the pattern, without a limit: a long pattern
+    // overflowed the stack of the thread. Lua 5.2 and later refuse it, and so does nbv.
+    let source = r#"string.find(("a"):rep(30000), ("a?"):rep(30000) .. ("a"):rep(30000))"#;
+    let error = stopped_within(
+        source,
+        options(Sandbox::TestHarness),
+        Duration::from_secs(60),
+    );
+    assert!(
+        matches!(&error, HealthScriptError::Runtime { message, .. } if message.contains("pattern too complex")),
+        "{error}"
+    );
+    let fine = r#"return {status = "Healthy", message = tostring(string.find(("a"):rep(150), ("a?"):rep(150) .. "$"))}"#;
+    assert_eq!(
+        runner(Sandbox::TestHarness)
+            .evaluate(&HealthScript::new("fine", fine), &json!({}))
+            .unwrap()
+            .unwrap()
+            .message,
+        "1"
+    );
+}

@@ -24,7 +24,7 @@ fn the_production_sandbox_has_argo_cds_libraries() {
 }
 
 #[test]
-fn the_test_harness_opens_every_library_of_gopher_lua() {
+fn the_test_harness_with_host_access_opens_every_library_of_gopher_lua() {
     let source = r#"
         local present = {}
         for _, name in ipairs({"os", "io", "string", "math", "coroutine", "debug", "dofile", "loadfile"}) do
@@ -46,11 +46,129 @@ fn the_test_harness_opens_every_library_of_gopher_lua() {
         present[#present + 1] = ("x"):rep(3)
         return {status = "Healthy", message = table.concat(present, " ")}
     "#;
+    let health = LuaHealthRunner::new(EvalOptions {
+        host_access: true,
+        ..options(Sandbox::TestHarness)
+    })
+    .evaluate(&HealthScript::new("test", source), &json!({}))
+    .unwrap()
+    .unwrap();
+    insta::assert_snapshot!(health.message);
+}
+
+/// Calls of what reaches the machine, each a Lua expression that works with host access
+/// (the temporary files are created and removed by the calls themselves).
+const HOST_CALLS: [(&str, &str); 16] = [
+    ("io.open", r#"assert(io.open(TMP, "w")):close()"#),
+    ("io.lines", r#"for _ in io.lines(TMP) do end"#),
+    ("io.input", r#"io.input(TMP)"#),
+    ("io.output", r#"io.output(TMP)"#),
+    ("io.write", r#"io.write("")"#),
+    ("io.flush", r#"io.flush()"#),
+    ("io.popen", r#"assert(io.popen("true")):close()"#),
+    ("io.type", r#"io.type(42)"#),
+    ("io.tmpfile", r#"assert(io.tmpfile()):close()"#),
+    ("io.stdout", r#"io.stdout:flush()"#),
+    ("os.execute", r#"os.execute()"#),
+    ("os.getenv", r#"os.getenv("PATH")"#),
+    ("os.tmpname", r#"os.remove(os.tmpname())"#),
+    ("os.remove", r#"assert(os.remove(TMP))"#),
+    (
+        "os.rename",
+        r#"local to = TMP .. ".moved" assert(os.rename(TMP, to)) os.remove(to)"#,
+    ),
+    ("os.setlocale", r#"os.setlocale()"#),
+];
+
+/// Runs `call` with `TMP` the name of a file that exists: `nil`, or the error.
+fn host_call(call: &str, host_access: bool) -> Result<Option<HealthStatus>, HealthScriptError> {
+    let tmp = std::env::temp_dir().join(format!("nbv-lua-host-{}", std::process::id()));
+    std::fs::write(&tmp, "line\n").unwrap();
+    let source = format!(
+        "local TMP = {:?}\n{call}\nreturn nil",
+        tmp.display().to_string()
+    );
+    let result = LuaHealthRunner::new(EvalOptions {
+        host_access,
+        ..options(Sandbox::TestHarness)
+    })
+    .evaluate(&HealthScript::new("host", &source), &json!({}));
+    let _ = std::fs::remove_file(&tmp);
+    result
+}
+
+#[test]
+fn the_test_harness_closes_what_reaches_the_machine_unless_asked() {
+    for (name, call) in HOST_CALLS {
+        let error = host_call(call, false).expect_err(name);
+        let HealthScriptError::Runtime { message, .. } = &error else {
+            panic!("{name}: {error}");
+        };
+        let expected = format!(
+            "{name} is not available: nbv's test harness closes it because it reaches the \
+             machine that runs the check; for a suite you trust, run `nbv health` with \
+             --allow-host-access"
+        );
+        assert!(message.contains(&expected), "{name}: {message}");
+        assert_eq!(host_call(call, true), Ok(None), "{name} with host access");
+    }
+}
+
+#[test]
+fn the_closed_test_harness_keeps_what_argo_cds_scripts_use() {
+    let source = r#"
+        local os2 = require("os")
+        local parts = {
+            os.date("!%Y-%m-%dT%H:%M:%SZ", 0),
+            tostring(os.time({year = 2024, month = 1, day = 1, hour = 12}) > 0),
+            type(os.clock()),
+            tostring(os.difftime(10, 4)),
+            tostring(os2 == os and require("io") == io),
+            string.format("%s-%d", ("ab"):upper(), math.floor(2.5)),
+            tostring(coroutine.wrap(function() coroutine.yield(7) end)()),
+            type(debug.traceback()),
+            table.concat({"a", "b"}, ","),
+        }
+        return {status = "Healthy", message = table.concat(parts, " ")}
+    "#;
     let health = runner(Sandbox::TestHarness)
         .evaluate(&HealthScript::new("test", source), &json!({}))
         .unwrap()
         .unwrap();
-    insta::assert_snapshot!(health.message);
+    assert_eq!(
+        health.message,
+        "1970-01-01T00:00:00Z true number 6 true AB-2 7 string a,b"
+    );
+}
+
+#[test]
+fn file_loading_fails_in_every_sandbox_whatever_the_options() {
+    for sandbox in [Sandbox::Production, Sandbox::TestHarness] {
+        for host_access in [false, true] {
+            let runner = LuaHealthRunner::new(EvalOptions {
+                host_access,
+                ..options(sandbox)
+            });
+            for (name, call) in [
+                ("dofile", r#"dofile("/etc/hostname")"#),
+                ("loadfile", r#"loadfile("/etc/hostname")"#),
+                (
+                    "package.loadlib",
+                    r#"package.loadlib("libc.so.6", "system")"#,
+                ),
+            ] {
+                let error = runner
+                    .evaluate(&HealthScript::new("files", call), &json!({}))
+                    .unwrap_err();
+                assert!(
+                    error.to_string().contains(&format!(
+                        "{name} is not available: nbv's Lua reads no files and loads no C code"
+                    )),
+                    "{sandbox:?} {host_access}: {error}"
+                );
+            }
+        }
+    }
 }
 
 #[test]
@@ -59,7 +177,9 @@ fn modules_come_from_preload_only() {
         let source = format!(r#"require("{module}") return {{status = "Healthy"}}"#);
         let error = run(&source, &json!({})).unwrap_err();
         assert!(
-            matches!(&error, HealthScriptError::Runtime { message, .. } if message.contains("not found")),
+            matches!(&error, HealthScriptError::Runtime { message, .. }
+                if message.contains("not found")
+                    && message.contains("no file searched: nbv's Lua loads preloaded modules only")),
             "{module}: {error}"
         );
     }

@@ -318,6 +318,101 @@ fn the_command_line_runs_suites_with_the_chosen_sandbox() {
     assert!(out.ends_with("\n0 passed, 1 failed\n"), "{out}");
 }
 
+/// A suite from a pull request runs no command and touches no file unless the flag says
+/// it may: the harness is closed to the machine by default.
+#[test]
+fn a_suite_reaches_the_machine_only_with_allow_host_access() {
+    let tmp = TempDir::new("host-access");
+    let marker = tmp.0.join("written-by-the-suite");
+    let script = format!(
+        "local f = assert(io.open({marker:?}, \"w\"))\n\
+         f:write(os.getenv(\"PATH\") or \"\")\n\
+         f:close()\n\
+         return {{status = \"Healthy\"}}\n",
+        marker = marker.display().to_string()
+    );
+    tmp.write("s/health.lua", &script);
+    tmp.write(
+        "s/health_test.yaml",
+        "tests:\n- inputPath: o.yaml\n  healthStatus: {status: Healthy}\n",
+    );
+    tmp.write("s/o.yaml", "kind: Job\n");
+    let dir = tmp.0.to_str().unwrap();
+
+    let (code, out, _) = nbv(&["health", "test", dir], "");
+    assert_eq!(code, 1, "{out}");
+    assert!(
+        out.contains(
+            "io.open is not available: nbv's test harness closes it because it reaches the \
+             machine that runs the check; for a suite you trust, run `nbv health` with \
+             --allow-host-access"
+        ),
+        "{out}"
+    );
+    assert!(!marker.exists());
+
+    let (code, out, _) = nbv(&["health", "test", "--allow-host-access", dir], "");
+    assert_eq!((code, out.as_str()), (0, "1 passed, 0 failed\n"));
+    assert!(marker.exists());
+
+    // The flag is for the test harness; the production sandbox has nothing to open.
+    let refused = Cli::try_parse_from([
+        "nbv",
+        "health",
+        "test",
+        "--allow-host-access",
+        "--production-sandbox",
+        dir,
+    ]);
+    assert!(refused.is_err());
+}
+
+/// Argo CD's own suites (its `resource_customizations/`) pass in the closed test harness
+/// as they pass with host access: its checks use `os.date` and `os.time`, nothing that
+/// reaches the machine.
+#[test]
+#[ignore = "needs a copy of Argo CD's resource_customizations/: set NBV_ARGOCD_CUSTOMIZATIONS to its path"]
+fn argo_cds_own_suites_pass_in_the_closed_test_harness() {
+    let dir = PathBuf::from(
+        std::env::var_os("NBV_ARGOCD_CUSTOMIZATIONS")
+            .expect("NBV_ARGOCD_CUSTOMIZATIONS: the path of argo-cd's resource_customizations/"),
+    );
+    let run = |host_access| {
+        let args = TestArgs {
+            dirs: vec![dir.clone()],
+            options: EvalOptions {
+                sandbox: Sandbox::TestHarness,
+                host_access,
+                ..EvalOptions::default()
+            },
+        };
+        let mut out = Vec::new();
+        let code = harness::run(&args, &mut out);
+        (code, String::from_utf8(out).unwrap())
+    };
+    let (code, closed) = run(false);
+    assert_eq!(closed, run(true).1);
+    assert_eq!(code, 0, "{closed}");
+    assert!(closed.ends_with(" passed, 0 failed\n"), "{closed}");
+}
+
+#[test]
+fn the_help_names_the_flag_that_opens_the_machine() {
+    use clap::CommandFactory;
+    let mut command = Cli::command();
+    for sub in ["test", "eval"] {
+        let help = command
+            .find_subcommand_mut("health")
+            .unwrap()
+            .find_subcommand_mut(sub)
+            .unwrap()
+            .render_long_help()
+            .to_string();
+        assert!(help.contains("--allow-host-access"), "{sub}: {help}");
+        assert!(help.contains("Only for scripts you trust"), "{sub}: {help}");
+    }
+}
+
 #[test]
 fn the_command_is_wired_into_nbv() {
     let cli = Cli::try_parse_from(["nbv", "health", "test", "a", "b"]).unwrap();
@@ -402,6 +497,28 @@ data:
         lines[1],
         r#"{"status":"Suspended","message":"CLOSED LIBRARIES"}"#
     );
+
+    // Checks with open libraries are closed to the machine unless the flag opens it.
+    let host = tmp.write(
+        "host-cm.yaml",
+        r#"apiVersion: v1
+kind: ConfigMap
+metadata: {name: argocd-cm, namespace: argocd}
+data:
+  resource.customizations.health.widgets.example.com_Widget: |
+    return {status = "Healthy", message = type(os.getenv("PATH"))}
+  resource.customizations.useOpenLibs.widgets.example.com_Widget: "true"
+"#,
+    );
+    let host_arg = host.to_str().unwrap();
+    let (_, lines) = eval(&["--argocd-cm", host_arg]);
+    assert!(
+        lines[0].contains("os.getenv is not available") && lines[0].contains("--allow-host-access"),
+        "{}",
+        lines[0]
+    );
+    let (_, lines) = eval(&["--argocd-cm", host_arg, "--allow-host-access"]);
+    assert_eq!(lines[0], r#"{"status":"Healthy","message":"string"}"#);
 
     // An argocd-cm that is not one is refused before any object is evaluated.
     let bad = tmp.write("bad.yaml", "kind: ConfigMap\n");

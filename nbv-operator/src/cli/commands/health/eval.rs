@@ -163,6 +163,7 @@ pub struct EvalArgs {
 ///     customizations: None,
 ///     native: true,
 ///     sandbox: SandboxFlags::default(),
+///     allow_host_access: false,
 /// };
 /// let error = EvalArgs::try_from(cli).unwrap_err();
 /// assert_eq!(error, EvalUsageError::NativeWithScript);
@@ -188,6 +189,14 @@ pub enum EvalUsageError {
          without --script and --advanced"
     )]
     GuideWithAnother,
+    /// `--allow-host-access` for a script that runs in the production sandbox, which
+    /// has no `io` and no `os` to open.
+    #[error(
+        "--allow-host-access opens `io` and `os` of the test harness, and the script runs \
+         in the production sandbox, which has neither: add --test-harness, or drop \
+         --allow-host-access"
+    )]
+    HostAccessInProduction,
 }
 
 impl TryFrom<EvalCli> for EvalArgs {
@@ -213,7 +222,11 @@ impl TryFrom<EvalCli> for EvalArgs {
                     customizations: cli.customizations,
                     forced: explicit.then(|| cli.sandbox.or(Sandbox::Production)),
                 },
-                options: EvalOptions::default(),
+                // For the checks that run in the test harness.
+                options: EvalOptions {
+                    host_access: cli.allow_host_access,
+                    ..EvalOptions::default()
+                },
             });
         }
         let check = match (cli.script, cli.native) {
@@ -223,12 +236,17 @@ impl TryFrom<EvalCli> for EvalArgs {
             (None, true) => Check::Native(variant),
             (None, false) => Check::Lua(ScriptSource::Shipped(variant)),
         };
+        // What Argo CD does at runtime, unless told otherwise.
+        let sandbox = cli.sandbox.or(Sandbox::Production);
+        if cli.allow_host_access && sandbox == Sandbox::Production {
+            return Err(EvalUsageError::HostAccessInProduction);
+        }
         Ok(EvalArgs {
             objects: ObjectSource::from_arg(cli.object),
             check,
             options: EvalOptions {
-                // What Argo CD does at runtime, unless told otherwise.
-                sandbox: cli.sandbox.or(Sandbox::Production),
+                sandbox,
+                host_access: cli.allow_host_access,
                 ..EvalOptions::default()
             },
         })
@@ -585,7 +603,38 @@ mod tests {
             customizations: None,
             native: false,
             sandbox: SandboxFlags::default(),
+            allow_host_access: false,
         }
+    }
+
+    #[test]
+    fn host_access_is_for_the_test_harness() {
+        let open = EvalCli {
+            allow_host_access: true,
+            ..cli()
+        };
+        assert_eq!(
+            EvalArgs::try_from(open.clone()),
+            Err(EvalUsageError::HostAccessInProduction)
+        );
+        let harness = EvalArgs::try_from(EvalCli {
+            sandbox: SandboxFlags {
+                test_harness: true,
+                ..SandboxFlags::default()
+            },
+            ..open.clone()
+        })
+        .unwrap();
+        assert_eq!(harness.options.sandbox, Sandbox::TestHarness);
+        assert!(harness.options.host_access);
+        // With the checks Argo CD picks, it applies to those that open the libraries.
+        let resolved = EvalArgs::try_from(EvalCli {
+            customizations: Some(PathBuf::from("examples/health")),
+            ..open
+        })
+        .unwrap();
+        assert!(resolved.options.host_access);
+        assert!(!EvalArgs::try_from(cli()).unwrap().options.host_access);
     }
 
     #[test]

@@ -5,7 +5,9 @@
 //! result with the expectation exactly, as Argo CD's `TestLuaHealthScript` does with
 //! `assert.Equal(t, &test.HealthStatus, result)`; a script error fails the test, as
 //! Argo CD's `errors.CheckError` does. By default the VM is Argo CD's test harness
-//! (`VM{UseOpenLibs: true}`: standard libraries open); `--production-sandbox` runs the
+//! (`VM{UseOpenLibs: true}`: standard libraries open), closed to the machine (`io`
+//! and `os` beyond the clock fail) unless `--allow-host-access` opens them as Argo
+//! CD's harness has them; `--production-sandbox` runs the
 //! same tests as Argo CD's controller runs the script in a cluster, which is where a
 //! script that uses `string.find` or a global `os` breaks.
 //!
@@ -47,8 +49,13 @@ use super::{SuiteError, TestCli, discovery, health_json, input};
 /// use nbv_operator::cli::commands::health::harness::TestArgs;
 /// use nbv_operator::cli::commands::health::{SandboxFlags, TestCli};
 ///
-/// let args = TestArgs::from(TestCli { dirs: vec!["suites".into()], sandbox: SandboxFlags::default() });
+/// let args = TestArgs::from(TestCli {
+///     dirs: vec!["suites".into()],
+///     sandbox: SandboxFlags::default(),
+///     allow_host_access: false,
+/// });
 /// assert_eq!(args.options.sandbox, Sandbox::TestHarness);
+/// assert!(!args.options.host_access);
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct TestArgs {
@@ -63,8 +70,10 @@ impl From<TestCli> for TestArgs {
         TestArgs {
             dirs: cli.dirs,
             options: EvalOptions {
-                // Argo CD's own suites run with the standard libraries open.
+                // Argo CD's own suites run with the standard libraries open; what
+                // reaches this machine only when asked for.
                 sandbox: cli.sandbox.or(Sandbox::TestHarness),
+                host_access: cli.allow_host_access,
                 ..EvalOptions::default()
             },
         }

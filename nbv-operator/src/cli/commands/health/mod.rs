@@ -74,7 +74,9 @@ pub enum HealthCommand {
     ///
     /// The script runs in a VM set up as Argo CD's production VM, the one its
     /// application controller uses at runtime (no `string`, `math`, or global `os`),
-    /// unless --test-harness is given. With --argocd-cm or --customizations, each object
+    /// unless --test-harness is given (closed to this machine: no `io`, no `os` beyond
+    /// the clock, unless --allow-host-access is given). With --argocd-cm or
+    /// --customizations, each object
     /// runs the check Argo CD would pick for its group and kind, with the libraries
     /// Argo CD gives that check. Argo CD's empty health (the script returned nil or an
     /// empty table) prints {"status":"","message":""}.
@@ -91,7 +93,8 @@ pub enum HealthCommand {
     /// each input runs the health.lua Argo CD would pick for it in DIR (exact
     /// directory, then wildcard ones, `_` for `*`). The scripts run in a VM set up as
     /// Argo CD's test harness (every library open) unless --production-sandbox is
-    /// given.
+    /// given, closed to this machine unless --allow-host-access is given: a suite
+    /// cannot use `io`, read the environment or run commands.
     ///
     /// Prints each failure, then `N passed, N failed`. Exit code 0 only when every test
     /// passed.
@@ -153,6 +156,13 @@ pub struct EvalCli {
     /// The Lua sandbox.
     #[command(flatten)]
     pub sandbox: SandboxFlags,
+    /// Give the scripts that run in the test harness `io` and the whole `os`, as Argo
+    /// CD's harness does: they can then read and write files, read the environment and
+    /// run commands on this machine. Without it, those functions fail with an error
+    /// that names them and this flag. Only for scripts you trust, never for a pull
+    /// request's.
+    #[arg(long, conflicts_with_all = ["production_sandbox", "native"])]
+    pub allow_host_access: bool,
 }
 
 /// The command line of `nbv health test`.
@@ -169,6 +179,16 @@ pub struct EvalCli {
 /// let Command::Health(HealthCommand::Test(test)) = cli.command else { panic!() };
 /// assert_eq!(test.dirs.len(), 2);
 /// assert_eq!(test.sandbox.or(Sandbox::TestHarness), Sandbox::Production);
+/// assert!(!test.allow_host_access);
+///
+/// // Host access is for the test harness only.
+/// let open = Cli::try_parse_from(["nbv", "health", "test", "a", "--allow-host-access"])?;
+/// let Command::Health(HealthCommand::Test(test)) = open.command else { panic!() };
+/// assert!(test.allow_host_access);
+/// let refused = Cli::try_parse_from(
+///     ["nbv", "health", "test", "a", "--allow-host-access", "--production-sandbox"],
+/// );
+/// assert!(refused.is_err());
 /// # Ok::<(), clap::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq, Args)]
@@ -179,6 +199,13 @@ pub struct TestCli {
     /// The Lua sandbox.
     #[command(flatten)]
     pub sandbox: SandboxFlags,
+    /// Give the scripts that run in the test harness `io` and the whole `os`, as Argo
+    /// CD's harness does: they can then read and write files, read the environment and
+    /// run commands on this machine. Without it, those functions fail with an error
+    /// that names them and this flag. Only for scripts you trust, never for a pull
+    /// request's.
+    #[arg(long, conflicts_with = "production_sandbox")]
+    pub allow_host_access: bool,
 }
 
 /// `--production-sandbox` or `--test-harness`: which of Argo CD's two Lua VMs to
@@ -204,8 +231,9 @@ pub struct SandboxFlags {
     #[arg(long)]
     pub production_sandbox: bool,
     /// Run as Argo CD's test harness does (its `TestLuaHealthScript`, its built-in
-    /// checks, or `useOpenLibs: true`): every library open, `io`, `os` and `debug`
-    /// included. Default of `test`.
+    /// checks, or `useOpenLibs: true`): `string`, `math`, `coroutine`, `debug` and `os`
+    /// open, but closed to this machine: `io` and `os` beyond the clock fail unless
+    /// --allow-host-access is given. Default of `test`.
     #[arg(long, visible_alias = "open-libs")]
     pub test_harness: bool,
 }
@@ -231,7 +259,11 @@ impl SandboxFlags {
 /// use nbv_operator::cli::commands::health::{self, HealthCommand, SandboxFlags, TestCli};
 ///
 /// let suites = PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../config/argocd/tests"));
-/// let command = HealthCommand::Test(TestCli { dirs: vec![suites], sandbox: SandboxFlags::default() });
+/// let command = HealthCommand::Test(TestCli {
+///     dirs: vec![suites],
+///     sandbox: SandboxFlags::default(),
+///     allow_host_access: false,
+/// });
 /// let (mut out, mut err) = (Vec::new(), Vec::new());
 /// assert_eq!(health::run(command, &mut std::io::empty(), &mut out, &mut err), 0);
 /// assert!(String::from_utf8(out)?.ends_with(" passed, 0 failed\n"));
