@@ -214,6 +214,37 @@ async fn a_users_restart_after_the_run_ended_satisfies_the_trigger_but_an_earlie
 }
 
 #[tokio::test(start_paused = true)]
+async fn nbvs_restart_for_a_later_run_of_another_job_satisfies_an_earlier_trigger() {
+    let cluster = FakeCluster::default();
+    let start = cluster.now();
+    apply(&cluster, fixtures::deployment(ML, "web"));
+    wait(10).await;
+    let first = succeeded_with_restart(&cluster, "first", start);
+    wait(60).await;
+    let later = succeeded_with_restart(&cluster, "later", start);
+    assert!(later > first);
+    // nbv restarts for the later run only: the first run's restart would move the
+    // timestamp backwards, so it records that trigger done without writing.
+    let restart = json!({"spec": {"template": {"metadata": {"annotations": {
+        "kubectl.kubernetes.io/restartedAt": rfc3339(later)}}}}});
+    client_patch(&cluster, &deployments(), ML, "web", restart).await;
+    for job in ["first", "later"] {
+        client_status_patch(
+            &cluster,
+            ML,
+            job,
+            json!({"effects": {"run": run_key(start), "done": [RESTART_KEY]}}),
+        )
+        .await;
+    }
+    wait(600).await;
+    assert_eq!(
+        observe(&cluster, &up_since(start), triggers_take_effect_once),
+        Vec::<String>::new()
+    );
+}
+
+#[tokio::test(start_paused = true)]
 async fn a_trigger_repeated_after_a_users_restart_is_caught() {
     let cluster = FakeCluster::default();
     let start = cluster.now();

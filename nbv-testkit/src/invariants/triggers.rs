@@ -259,7 +259,9 @@ fn written_values(
             else {
                 continue;
             };
-            if failure_recorded(index, member) || superseded(observation, *class, target, member) {
+            if failure_recorded(index, member)
+                || superseded(observation, *class, target, member, &groups)
+            {
                 continue;
             }
             violations.push(Violation::new(
@@ -278,9 +280,9 @@ fn written_values(
     }
 }
 
-/// Whether someone else (a user's `kubectl rollout restart`, another tool, Argo CD's
-/// auto-sync) restarted, refreshed or synced `target` at a time no earlier than the
-/// end of `owed`'s run: the target already holds what the run wrote, and nbv rightly
+/// Whether `target` was restarted or refreshed (by anyone: a user's `kubectl rollout
+/// restart`, another tool, nbv for another job's later run) or synced (by someone else:
+/// Argo CD's auto-sync) at a time no earlier than the end of `owed`'s run: the target already holds what the run wrote, and nbv rightly
 /// leaves the newer restart in place (it never moves a target's timestamp backwards)
 /// and starts no second sync.
 fn superseded(
@@ -288,22 +290,28 @@ fn superseded(
     class: Class,
     target: &ObjKey,
     owed: &Owed<'_, '_>,
+    runs: &BTreeMap<(Class, ObjKey, String), Group<'_, '_, '_>>,
 ) -> bool {
     let after_the_run =
         |at: Option<DateTime<Utc>>| at.is_some_and(|at| at >= owed.transition.completed);
-    // Others' changes: nbv's own writes must match the run's value.
-    let mut others = observation
+    let mut changes = observation
         .history
         .iter()
-        .filter(|change| change.actor != Actor::Client && &ObjKey::of(change) == target);
+        .filter(|change| &ObjKey::of(change) == target);
     match class {
-        // A full sync that succeeded and started after the run ended (nbv-core's rule).
-        Class::Sync => others
+        // A full sync that succeeded and started after the run ended (nbv-core's rule),
+        // started by someone else: nbv's own syncs carry the run's marker.
+        Class::Sync => changes
+            .filter(|change| change.actor != Actor::Client)
             .filter_map(|change| change.after.as_ref())
             .any(|app| nbv_core::sync::full_sync_since(app, owed.transition.completed).is_some()),
-        Class::RollingRestart | Class::Refresh => others.any(|change| {
+        // A timestamp no earlier than the run's end, written by someone else or by nbv
+        // for another successful run (a later run of another job); not a stray write.
+        Class::RollingRestart | Class::Refresh => changes.any(|change| {
             writes_of(change).into_iter().any(|(written, value)| {
+                let owed_by_a_run = runs.contains_key(&(class, target.clone(), value.clone()));
                 written == class
+                    && (change.actor != Actor::Client || owed_by_a_run)
                     && after_the_run(
                         DateTime::parse_from_rfc3339(&value)
                             .ok()
