@@ -285,34 +285,39 @@ impl<'a> Iterator for Documents<'a> {
         if self.done {
             return None;
         }
-        let document = self.parsed.next();
         if self.yielded < self.passed {
             self.yielded += 1;
-            if document.is_none() {
-                self.done = true;
-            }
+            let document = self.parsed.next();
+            self.done = document.is_none();
             return document.map(Ok);
         }
         self.done = true;
         let syntax = |document: Option<serde_yaml_ng::Deserializer<'a>>| {
             move || document.and_then(|d| IgnoredAny::deserialize(d).err())
         };
-        if let Some(stopped) = self.stopped.take() {
-            return Some(Err(not_read(stopped, syntax(document))));
+        match self.stopped.take() {
+            // Parsing the document is what the check spares (libyaml's time grows faster
+            // than the text with its depth): it is not parsed.
+            Some(stopped @ BoundsError::Syntax { .. }) => {
+                Some(Err(not_read(stopped, syntax(self.parsed.next()))))
+            }
+            Some(stopped) => Some(Err(YamlError::Bounds(stopped))),
+            // The check read the whole text, yet serde_yaml_ng may find another document
+            // (in a text of blanks, for one). Without a `*` in the text there is no alias
+            // to amplify; otherwise only its syntax error, if it has one, is read.
+            None => {
+                let document = self.parsed.next()?;
+                if !self.has_alias {
+                    self.done = false;
+                    self.yielded += 1;
+                    return Some(Ok(document));
+                }
+                let unchecked = BoundsError::Unchecked {
+                    document: self.yielded + 1,
+                };
+                Some(Err(not_read(unchecked, syntax(Some(document)))))
+            }
         }
-        // The check read the whole text, yet serde_yaml_ng finds another document (in a
-        // text of blanks, for one). Without a `*` in the text there is no alias to
-        // amplify; otherwise only its syntax error, if it has one, is read from it.
-        let document = document?;
-        if !self.has_alias {
-            self.done = false;
-            self.yielded += 1;
-            return Some(Ok(document));
-        }
-        let unchecked = BoundsError::Unchecked {
-            document: self.yielded + 1,
-        };
-        Some(Err(not_read(unchecked, syntax(Some(document)))))
     }
 }
 

@@ -70,6 +70,10 @@ fn one_large_anchor_repeated_is_refused() {
             .next()
             .is_some_and(|d| d.is_err_and(|e| is_aliasing(&e)))
     );
+    // serde_yaml_ng alone copies the anchor for every alias: 17 MiB from 1 MiB here.
+    let copied: Vec<String> = serde_yaml_ng::from_str(&large_anchor(16)).unwrap();
+    assert_eq!(copied.iter().map(String::len).sum::<usize>(), 17 << 20);
+    assert!(from_str::<Vec<String>>(&large_anchor(16)).is_err());
     // A few repetitions of a large anchor are fine.
     let few: Vec<String> = from_str(&large_anchor(2)).unwrap();
     assert_eq!(few.len(), 3);
@@ -103,6 +107,22 @@ fn ten_thousand_levels_are_refused_at_the_depth_limit() {
         );
         assert!(error.to_string().contains("nested more than 128 levels"));
     }
+}
+
+#[test]
+fn a_deep_document_of_a_stream_is_refused_without_being_parsed() {
+    // Two million levels: libyaml's time grows faster than the text with the depth;
+    // the check stops at level 129, and the document is never handed to libyaml.
+    let deep = format!("{}{}", "[".repeat(2_000_000), "]".repeat(2_000_000));
+    let stream = format!("a: 1\n---\n{deep}\n");
+    let mut documents = documents(&stream);
+    let first = Value::deserialize(documents.next().unwrap().unwrap()).unwrap();
+    assert_eq!(first, serde_yaml_ng::from_str::<Value>("a: 1").unwrap());
+    assert!(matches!(
+        documents.next(),
+        Some(Err(YamlError::Bounds(BoundsError::TooDeep { .. })))
+    ));
+    assert!(documents.next().is_none());
 }
 
 #[test]
@@ -393,4 +413,71 @@ fn every_yaml_file_of_the_repository_reads_as_before() {
         let (ours, theirs) = both(&text);
         assert_eq!(ours, theirs, "{}", file.display());
     }
+}
+
+/// The Rust sources under `dir`, at any depth.
+fn rust_files(dir: &std::path::Path, found: &mut Vec<std::path::PathBuf>) {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return;
+    };
+    for entry in entries.flatten() {
+        let path = entry.path();
+        if path.is_dir() {
+            rust_files(&path, found);
+        } else if path.extension().is_some_and(|e| e == "rs") {
+            found.push(path);
+        }
+    }
+}
+
+/// serde_yaml_ng's and serde_saphyr's readers, which expand aliases without bound.
+const UNBOUNDED_READERS: [&str; 6] = [
+    "serde_yaml_ng::from_str",
+    "serde_yaml_ng::from_slice",
+    "serde_yaml_ng::from_reader",
+    "serde_yaml_ng::Deserializer::from_",
+    "serde_saphyr::from_",
+    "serde_saphyr::read",
+];
+
+#[test]
+fn every_yaml_reader_of_the_workspace_goes_through_this_module() {
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let this_module = root.join("nbv-core/src/yaml");
+    let triggers = root.join("nbv-core/src/triggers/yaml.rs");
+    // Products only: tests compare against serde_yaml_ng on purpose, and benchmarks
+    // measure the parsers themselves. The trigger annotation has its own stricter
+    // reader (no aliases at all), built on serde_saphyr with a budget.
+    let mut files = Vec::new();
+    for krate in [
+        "nbv-core",
+        "nbv-kube",
+        "nbv-lua",
+        "nbv-operator",
+        "nbv-testkit",
+    ] {
+        rust_files(&root.join(krate).join("src"), &mut files);
+    }
+    assert!(files.len() > 50, "{} sources found", files.len());
+    let mut offenders = Vec::new();
+    for file in files
+        .iter()
+        .filter(|f| !f.starts_with(&this_module) && **f != triggers)
+    {
+        let text = std::fs::read_to_string(file).unwrap();
+        for (number, line) in text.lines().enumerate() {
+            let code = line.trim_start();
+            if code.starts_with("//") {
+                continue;
+            }
+            if UNBOUNDED_READERS.iter().any(|reader| code.contains(reader)) {
+                offenders.push(format!("{}:{}: {code}", file.display(), number + 1));
+            }
+        }
+    }
+    assert!(
+        offenders.is_empty(),
+        "read YAML with nbv_core::yaml::from_str or nbv_core::yaml::documents:\n{}",
+        offenders.join("\n")
+    );
 }

@@ -67,7 +67,7 @@ pub fn load(
     let defaults = match file {
         None => PodDefaults::default(),
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| PodSettingsError::Read {
+            let text = read_bounded(path).map_err(|source| PodSettingsError::Read {
                 path: path.to_owned(),
                 source,
             })?;
@@ -83,6 +83,21 @@ pub fn load(
             .map_err(PodSettingsError::NbvImage),
         None => Ok(defaults),
     }
+}
+
+/// The text of `path`, read no further than one byte past
+/// [`nbv_core::yaml::MAX_INPUT_BYTES`]: a longer file is refused by the YAML reader
+/// without being read whole (a ConfigMap holds at most 1 MiB anyway).
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let limit = u64::try_from(nbv_core::yaml::MAX_INPUT_BYTES)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut text = String::new();
+    std::fs::File::open(path)?
+        .take(limit)
+        .read_to_string(&mut text)?;
+    Ok(text)
 }
 
 /// `defaults` for the cluster behind `client`: when the clone user is `auto`, the
