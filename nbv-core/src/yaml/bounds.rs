@@ -142,8 +142,8 @@ impl Counter {
         // The parser's own nesting limits sit just above ours, so that ours reports
         // first and the parser's work stays linear (its per-token work grows with the
         // flow depth).
-        options.flow_nesting_limit = self.max_depth + 1;
-        options.block_nesting_limit = self.max_depth + 1;
+        options.flow_nesting_limit = self.max_depth.saturating_add(1);
+        options.block_nesting_limit = self.max_depth.saturating_add(1);
         // As libyaml (serde_yaml_ng) reads a byte-order mark inside a document.
         options.bom_inside_document_as_content = true;
         options.set_emit_comments(false);

@@ -214,8 +214,11 @@ fn empty_texts_read_as_serde_yaml_ng_reads_them() {
     }
 }
 
+/// What each document of a text reads as, up to the first error.
+type Read = Vec<Result<Value, String>>;
+
 /// Every document of `text`, read through [`documents`] and through serde_yaml_ng alone.
-fn both(text: &str) -> (Vec<Result<Value, String>>, Vec<Result<Value, String>>) {
+fn both(text: &str) -> (Read, Read) {
     // As the callers do: after an error, serde_yaml_ng repeats it for ever.
     let mut ours = Vec::new();
     for document in documents(text) {
