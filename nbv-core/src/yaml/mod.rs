@@ -1,10 +1,11 @@
 //! Reading YAML within bounds: every YAML input nbv and `nbv` read (health test
 //! suites and their inputs, resource streams, `argocd-cm`, the Pod defaults file,
-//! simulation scenarios, OLM and monitoring sources) goes through here, so that no text
-//! costs more than a bounded amount of time and memory.
+//! simulation scenarios, the OLM and monitoring sources) goes through here, so that
+//! no text costs more than a bounded amount of time and memory.
 //!
 //! Before anything is built, one pass over the parser's events checks the text
-//! against these bounds, the ones Argo CD's YAML parser (go-yaml v3) applies:
+//! against these bounds, modelled on the ones Argo CD's YAML parser (go-yaml v3)
+//! applies:
 //!
 //! - **Size**: at most [`MAX_INPUT_BYTES`] (16 MiB) of text.
 //! - **Depth**: sequences and mappings nest at most [`MAX_DEPTH`] (128) levels,
