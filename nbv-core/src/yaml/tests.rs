@@ -409,6 +409,11 @@ fn every_yaml_file_of_the_repository_reads_as_before() {
     let mut files = Vec::new();
     yaml_files(&root, &mut files);
     assert!(files.len() > 100, "{} YAML files found", files.len());
+    // And Argo CD's own health-check corpus, where a copy is given (as for the
+    // health_cli test that runs its suites).
+    if let Some(corpus) = std::env::var_os("NBV_ARGOCD_CUSTOMIZATIONS") {
+        yaml_files(std::path::Path::new(&corpus), &mut files);
+    }
     for file in files {
         let Ok(text) = std::fs::read_to_string(&file) else {
             continue;
