@@ -48,3 +48,25 @@ pub fn rules_file(prometheus_rule: &str) -> Result<String, RulesError> {
          # Regenerate: NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test monitoring\n{body}"
     ))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_beyond_the_yaml_bounds_is_refused() {
+        // One 1 MiB expression repeated 10,000 times: 10 GiB if it were expanded.
+        let rule = format!(
+            "spec:\n  groups:\n    - name: g\n      rules:\n        - expr: &big {}\n{}",
+            "x".repeat(1 << 20),
+            "        - expr: *big\n".repeat(10_000)
+        );
+        let error = rules_file(&rule).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("document contains excessive aliasing"),
+            "{error}"
+        );
+    }
+}

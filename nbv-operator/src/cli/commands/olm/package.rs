@@ -121,3 +121,28 @@ pub(crate) fn icon() -> Value {
         "mediatype": "image/svg+xml",
     }])
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_beyond_the_yaml_bounds_are_refused() {
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let error = parse("deep.yaml", &deep).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("nested more than 128 levels deep"),
+            "{error}"
+        );
+        let stream = format!("kind: A\n---\n{deep}\n");
+        let error = parse_all("deep.yaml", &stream).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("deep.yaml is not valid YAML: "),
+            "{error}"
+        );
+    }
+}
