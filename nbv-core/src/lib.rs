@@ -165,6 +165,7 @@ pub mod text;
 pub mod time;
 pub mod triggers;
 pub mod waves;
+pub mod yaml;
 
 pub use aggregate::{AggregateIndex, NotebookStatus};
 pub use api::{NotebookValidationJob, NotebookValidationJobStatus, Phase};

@@ -117,6 +117,35 @@ fn oversized_files_are_refused_before_parsing() {
     ));
 }
 
+#[test]
+fn aliases_and_nesting_beyond_the_yaml_bounds_are_refused() {
+    use nbv_core::yaml::BoundsError;
+
+    // One 1 MiB description repeated 1,000 times: 1 GiB if it were expanded.
+    let repeated = format!(
+        "name: big\nmode: gitops-only\ndescription: &big {}\nobjects:\n{}",
+        "x".repeat(1 << 20),
+        "  - *big\n".repeat(1_000)
+    );
+    let deep = format!(
+        "name: deep\nmode: gitops-only\nobjects: {}{}\n",
+        "[".repeat(10_000),
+        "]".repeat(10_000)
+    );
+    assert!(matches!(
+        Scenario::from_yaml(&repeated),
+        Err(ScenarioError::Bounds(
+            BoundsError::ExcessiveAliasedText { .. }
+        ))
+    ));
+    let error = Scenario::from_yaml(&deep).unwrap_err();
+    assert!(
+        matches!(error, ScenarioError::Bounds(BoundsError::TooDeep { .. })),
+        "{error}"
+    );
+    assert!(error.to_string().contains("nested more than 128 levels"));
+}
+
 fn duration() -> impl Strategy<Value = Duration> {
     prop_oneof![
         (0u64..86_400).prop_map(Duration::from_secs),

@@ -16,6 +16,7 @@ use super::syntax::{
 };
 use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY_LABEL};
 use crate::kube_names::is_dns_subdomain;
+use crate::yaml::YamlError;
 
 /// Label keys nbv sets on its Pods and selects them by: never configurable.
 const RESERVED_LABELS: [&str; 3] = [MANAGED_BY_LABEL, JOB_LABEL, ATTEMPT_LABEL];
@@ -37,6 +38,9 @@ pub enum InvalidPodDefaults {
     /// The text is not YAML (or JSON).
     #[error("not YAML or JSON: {0}")]
     Syntax(String),
+    /// The text exceeds a bound of [`crate::yaml`] (size, depth, aliasing).
+    #[error("{0}")]
+    Bounds(crate::yaml::BoundsError),
     /// A field is unknown or its value is not acceptable.
     #[error("{field}: {problem}")]
     Field {
@@ -97,8 +101,10 @@ impl PodDefaults {
     /// above its limit), a label or annotation key, a label value, a Secret or class
     /// name, a user id that is root or out of range; and nbv's own label keys.
     pub fn from_yaml(text: &str) -> Result<PodDefaults, InvalidPodDefaults> {
-        let value: Value =
-            serde_yaml_ng::from_str(text).map_err(|e| InvalidPodDefaults::Syntax(e.to_string()))?;
+        let value: Value = crate::yaml::from_str(text).map_err(|e| match e {
+            YamlError::Bounds(bounds) => InvalidPodDefaults::Bounds(bounds),
+            YamlError::Yaml(e) => InvalidPodDefaults::Syntax(e.to_string()),
+        })?;
         let mut defaults = PodDefaults::default();
         for (key, value) in object("", value)? {
             let field = key.as_str();

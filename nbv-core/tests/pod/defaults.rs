@@ -211,6 +211,37 @@ fn each_bad_field_is_named() {
 }
 
 #[test]
+fn a_file_beyond_the_yaml_bounds_is_refused_with_the_bound_named() {
+    use nbv_core::yaml::BoundsError;
+
+    // One 1 MiB label value repeated 10,000 times: 10 GiB if it were expanded.
+    let repeated = format!(
+        "annotations: {{big: &big {}}}\nlabels:\n{}",
+        "x".repeat(1 << 20),
+        (0..10_000)
+            .map(|i| format!("  l{i}: *big\n"))
+            .collect::<String>()
+    );
+    let deep = format!("affinity: {}{}", "[".repeat(10_000), "]".repeat(10_000));
+    for (text, bound) in [
+        (repeated, "document contains excessive aliasing"),
+        (deep, "nested more than 128 levels deep"),
+    ] {
+        let error = PodDefaults::from_yaml(&text).unwrap_err();
+        assert!(
+            matches!(
+                error,
+                InvalidPodDefaults::Bounds(
+                    BoundsError::ExcessiveAliasedText { .. } | BoundsError::TooDeep { .. }
+                )
+            ),
+            "{error}"
+        );
+        assert!(error.to_string().contains(bound), "{error}");
+    }
+}
+
+#[test]
 fn the_default_image_is_nbvs_own_of_this_version_and_the_clone_image_is_refused() {
     let tag = nbv_core::pod::DEFAULT_NBV_IMAGE
         .rsplit_once(':')

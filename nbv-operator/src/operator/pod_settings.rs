@@ -67,7 +67,7 @@ pub fn load(
     let defaults = match file {
         None => PodDefaults::default(),
         Some(path) => {
-            let text = std::fs::read_to_string(path).map_err(|source| PodSettingsError::Read {
+            let text = read_bounded(path).map_err(|source| PodSettingsError::Read {
                 path: path.to_owned(),
                 source,
             })?;
@@ -83,6 +83,26 @@ pub fn load(
             .map_err(PodSettingsError::NbvImage),
         None => Ok(defaults),
     }
+}
+
+/// The text of `path`, read no further than one byte past
+/// [`nbv_core::yaml::MAX_INPUT_BYTES`]: a longer file is refused by the YAML reader
+/// without being read whole (a ConfigMap holds at most 1 MiB anyway).
+fn read_bounded(path: &Path) -> std::io::Result<String> {
+    use std::io::Read;
+    let limit = u64::try_from(nbv_core::yaml::MAX_INPUT_BYTES)
+        .unwrap_or(u64::MAX)
+        .saturating_add(1);
+    let mut bytes = Vec::new();
+    std::fs::File::open(path)?
+        .take(limit)
+        .read_to_end(&mut bytes)?;
+    if bytes.len() > nbv_core::yaml::MAX_INPUT_BYTES {
+        // Cut anywhere, perhaps inside a character: still refused as too large.
+        return Ok(String::from_utf8_lossy(&bytes).into_owned());
+    }
+    String::from_utf8(bytes)
+        .map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e.utf8_error()))
 }
 
 /// `defaults` for the cluster behind `client`: when the clone user is `auto`, the
@@ -110,4 +130,34 @@ pub async fn for_cluster(client: &kube::Client, mut defaults: PodDefaults) -> Po
         "validation Pods' clone user"
     );
     defaults
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use nbv_core::yaml::{BoundsError, MAX_INPUT_BYTES};
+
+    #[test]
+    fn a_file_over_the_size_bound_is_refused_after_reading_one_byte_past_it() {
+        let path = std::env::temp_dir().join(format!("nbv-pod-defaults-{}", std::process::id()));
+        // A comment as long as the bound allows, the bound falling inside its `é`.
+        let text = format!(
+            "#{}é\nlabels: {{team: ml}}\n",
+            "x".repeat(MAX_INPUT_BYTES - 1)
+        );
+        std::fs::write(&path, &text).unwrap();
+        assert!(read_bounded(&path).unwrap().len() > MAX_INPUT_BYTES);
+        let error = load(Some(&path), None, None).unwrap_err();
+        let _ = std::fs::remove_file(&path);
+        assert!(
+            matches!(
+                error,
+                PodSettingsError::Invalid {
+                    source: InvalidPodDefaults::Bounds(BoundsError::TooLarge { .. }),
+                    ..
+                }
+            ),
+            "{error}"
+        );
+    }
 }

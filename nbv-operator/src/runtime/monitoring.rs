@@ -11,9 +11,9 @@ pub const PROMETHEUS_RULE: &str = include_str!("../../../config/monitoring/prome
 /// Why the rule file cannot be rendered.
 #[derive(Debug, thiserror::Error)]
 pub enum RulesError {
-    /// The PrometheusRule is not YAML.
+    /// The PrometheusRule is not YAML (or exceeds a bound of `nbv_core::yaml`).
     #[error("the PrometheusRule is not valid YAML: {0}")]
-    Yaml(#[from] serde_yaml_ng::Error),
+    Yaml(#[from] nbv_core::yaml::YamlError),
     /// It has no `spec.groups` list.
     #[error("the PrometheusRule has no spec.groups list: write its rule groups there")]
     NoGroups,
@@ -36,14 +36,37 @@ pub enum RulesError {
 ///
 /// [`RulesError`] when the manifest is not YAML or has no `spec.groups` list.
 pub fn rules_file(prometheus_rule: &str) -> Result<String, RulesError> {
-    let rule: Value = serde_yaml_ng::from_str(prometheus_rule)?;
+    let rule: Value = nbv_core::yaml::from_str(prometheus_rule)?;
     let groups = rule
         .pointer("/spec/groups")
         .filter(|g| g.is_array())
         .ok_or(RulesError::NoGroups)?;
-    let body = serde_yaml_ng::to_string(&serde_json::json!({ "groups": groups }))?;
+    let body = serde_yaml_ng::to_string(&serde_json::json!({ "groups": groups }))
+        .map_err(|e| RulesError::Yaml(e.into()))?;
     Ok(format!(
         "# Generated from config/monitoring/prometheusrule.yaml (spec.groups); do not edit.\n\
          # Regenerate: NBV_UPDATE_CONFIG=1 cargo test -p nbv-operator --test monitoring\n{body}"
     ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_rule_beyond_the_yaml_bounds_is_refused() {
+        // One 1 MiB expression repeated 10,000 times: 10 GiB if it were expanded.
+        let rule = format!(
+            "spec:\n  groups:\n    - name: g\n      rules:\n        - expr: &big {}\n{}",
+            "x".repeat(1 << 20),
+            "        - expr: *big\n".repeat(10_000)
+        );
+        let error = rules_file(&rule).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("document contains excessive aliasing"),
+            "{error}"
+        );
+    }
 }

@@ -156,5 +156,6 @@ fn suite_stream() -> (Vec<String>, String) {
     (names, docs.join("---\n"))
 }
 
+mod bounds;
 mod evaluation;
 mod suites;

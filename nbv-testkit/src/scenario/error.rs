@@ -22,6 +22,9 @@ pub enum ScenarioError {
     /// names the line and column, and the unknown or missing field).
     #[error("the scenario is not in the scenario format: {0}")]
     Syntax(#[from] serde_yaml_ng::Error),
+    /// The text exceeds a bound of `nbv_core::yaml` (depth, aliasing).
+    #[error("the scenario cannot be read: {0}")]
+    Bounds(#[from] nbv_core::yaml::BoundsError),
     /// The file is larger than a scenario may be.
     #[error("the scenario has {size} bytes; at most {max} are read")]
     TooLarge {

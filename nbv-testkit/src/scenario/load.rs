@@ -5,6 +5,7 @@ use std::time::Duration;
 use chrono::{DateTime, Datelike, TimeZone, Utc};
 use http::StatusCode;
 use nbv_core::api::Phase;
+use nbv_core::yaml::YamlError;
 use serde_json::Value;
 
 use super::duration::{MAX_DURATION, format_duration, parse_duration};
@@ -123,7 +124,10 @@ impl Scenario {
                 max: bounds.bytes,
             });
         }
-        let raw: RawScenario = serde_yaml_ng::from_str(text)?;
+        let raw: RawScenario = nbv_core::yaml::from_str(text).map_err(|e| match e {
+            YamlError::Bounds(bounds) => ScenarioError::Bounds(bounds),
+            YamlError::Yaml(e) => ScenarioError::Syntax(e),
+        })?;
         from_raw(raw, bounds)
     }
 

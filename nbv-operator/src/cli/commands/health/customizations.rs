@@ -127,7 +127,7 @@ pub struct Customization {
 impl ArgoCdCm {
     /// Reads an `argocd-cm` ConfigMap (YAML or JSON); the error says what is wrong.
     pub fn parse(text: &str) -> Result<ArgoCdCm, String> {
-        let cm: Value = serde_yaml_ng::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
+        let cm: Value = nbv_core::yaml::from_str(text).map_err(|e| format!("not YAML: {e}"))?;
         let Some(data) = cm.get("data").and_then(Value::as_object) else {
             return Err("no `data` mapping: give the argocd-cm ConfigMap".to_owned());
         };

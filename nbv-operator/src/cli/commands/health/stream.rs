@@ -81,9 +81,9 @@ fn json(text: &str) -> Stream {
 
 fn yaml(text: &str) -> Stream {
     let mut stream = Stream::default();
-    for (position, document) in serde_yaml_ng::Deserializer::from_str(text).enumerate() {
+    for (position, document) in nbv_core::yaml::documents(text).enumerate() {
         let index = position + 1;
-        match Value::deserialize(document) {
+        match document.and_then(|d| Ok(Value::deserialize(d)?)) {
             Ok(Value::Null) => {}
             Ok(object) => stream.documents.push(Document { index, object }),
             Err(error) => {

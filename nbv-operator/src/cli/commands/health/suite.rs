@@ -16,6 +16,7 @@
 use std::path::{Path, PathBuf};
 
 use nbv_core::health::{HealthStatus, go_json_key_matches};
+use nbv_core::yaml;
 use serde::{Deserialize, Deserializer};
 use serde_json::Value;
 
@@ -73,8 +74,7 @@ impl TestList {
     pub fn parse(text: &str) -> Result<TestList, String> {
         // A YAML value keeps the keys in document order, which decides which of two
         // spellings of a field wins.
-        let mut value: serde_yaml_ng::Value =
-            serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+        let mut value: serde_yaml_ng::Value = yaml::from_str(text).map_err(|e| e.to_string())?;
         canonical_keys(&mut value, &["tests"]);
         if let Some(tests) = value.get_mut("tests").and_then(|t| t.as_sequence_mut()) {
             for case in tests {
@@ -87,7 +87,7 @@ impl TestList {
         serde_yaml_ng::from_value(value).map_err(|error| {
             // The value has lost the locations: when the text fails as written too
             // (the problem is not a key's spelling), its error says where.
-            match serde_yaml_ng::from_str::<TestList>(text) {
+            match yaml::from_str::<TestList>(text) {
                 Err(located) => located.to_string(),
                 Ok(_) => error.to_string(),
             }
@@ -283,8 +283,8 @@ impl Suite {
 /// The single object of a test input.
 fn read_object(path: &Path, text: &str) -> Result<Value, SuiteError> {
     let mut objects = Vec::new();
-    for document in serde_yaml_ng::Deserializer::from_str(text) {
-        match Value::deserialize(document) {
+    for document in yaml::documents(text) {
+        match document.and_then(|d| Ok(Value::deserialize(d)?)) {
             Ok(Value::Null) => {}
             Ok(value) => objects.push(value),
             Err(error) => {

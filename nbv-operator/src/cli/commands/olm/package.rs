@@ -50,8 +50,8 @@ pub enum OlmError {
     Yaml {
         /// The source file.
         file: &'static str,
-        /// The parser's error.
-        source: serde_yaml_ng::Error,
+        /// The parser's error, or the bound it exceeds.
+        source: nbv_core::yaml::YamlError,
     },
     /// A source lacks a field the bundle is built from.
     #[error("{file}: {what}")]
@@ -82,14 +82,15 @@ pub struct File {
 
 /// Parses the one document of a source file.
 pub(crate) fn parse(file: &'static str, text: &str) -> Result<Value, OlmError> {
-    serde_yaml_ng::from_str(text).map_err(|source| OlmError::Yaml { file, source })
+    nbv_core::yaml::from_str(text).map_err(|source| OlmError::Yaml { file, source })
 }
 
 /// Every document of a multi-document source file, empty ones skipped.
 pub(crate) fn parse_all(file: &'static str, text: &str) -> Result<Vec<Value>, OlmError> {
     let mut docs = Vec::new();
-    for document in serde_yaml_ng::Deserializer::from_str(text) {
-        let value: Value = serde::Deserialize::deserialize(document)
+    for document in nbv_core::yaml::documents(text) {
+        let value: Value = document
+            .and_then(|d| Ok(serde::Deserialize::deserialize(d)?))
             .map_err(|source| OlmError::Yaml { file, source })?;
         if !value.is_null() {
             docs.push(value);
@@ -119,4 +120,29 @@ pub(crate) fn icon() -> Value {
         "base64data": base64::engine::general_purpose::STANDARD.encode(sources::ICON_SVG),
         "mediatype": "image/svg+xml",
     }])
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn sources_beyond_the_yaml_bounds_are_refused() {
+        let deep = format!("{}{}", "[".repeat(10_000), "]".repeat(10_000));
+        let error = parse("deep.yaml", &deep).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .contains("nested more than 128 levels deep"),
+            "{error}"
+        );
+        let stream = format!("kind: A\n---\n{deep}\n");
+        let error = parse_all("deep.yaml", &stream).unwrap_err();
+        assert!(
+            error
+                .to_string()
+                .starts_with("deep.yaml is not valid YAML: "),
+            "{error}"
+        );
+    }
 }
