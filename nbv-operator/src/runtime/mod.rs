@@ -3,6 +3,7 @@
 pub mod api_error;
 pub mod backoff;
 pub mod clock;
+pub mod depth;
 pub mod heap;
 pub mod leader;
 pub mod monitoring;

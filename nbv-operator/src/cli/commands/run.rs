@@ -103,7 +103,7 @@ pub async fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
-    let client = match kube::Client::try_default().await {
+    let client = match crate::runtime::depth::client().await {
         Ok(c) => c,
         Err(error) => {
             tracing::error!(%error, "cannot build a Kubernetes client (no kubeconfig or in-cluster config)");
