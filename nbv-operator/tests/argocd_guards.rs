@@ -1,5 +1,6 @@
-//! Argo CD's AppProject API not served: a sync waits without hammering the API server
-//! and says why it waits.
+//! The operator where Argo CD is not as expected: the AppProject API not served (a sync
+//! waits without hammering the API server and says why), a job naming another team's
+//! Application (it does not paint it).
 
 use std::future::Future;
 use std::pin::Pin;
@@ -80,5 +81,48 @@ async fn a_sync_without_appprojects_backs_off_and_says_why_it_waits() {
     assert!(
         conditions.contains("the AppProject watch cache has not listed"),
         "{conditions}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_job_of_another_namespace_does_not_paint_an_application() {
+    let cluster = FakeCluster::default();
+    cluster
+        .apply_object(application("argocd", "fraud", ML))
+        .expect("the Application");
+    let now = cluster.now();
+    let ended = |namespace: &str, name: &str, phase: Phase| {
+        JobBuilder::new(namespace, name)
+            .part_of("fraud")
+            .phase(phase)
+            .started_at(now)
+            .completed_at(now)
+            .build()
+    };
+    cluster
+        .apply_object(ended("team-b", "paint", Phase::Failed))
+        .expect("the other team's job");
+
+    run_for(&cluster, Duration::from_secs(180)).await;
+    let fraud = || {
+        cluster
+            .get("applications.argoproj.io", Some("argocd"), "fraud")
+            .expect("a registered kind")
+            .expect("the Application")
+    };
+    assert!(
+        fraud()["metadata"]["annotations"].is_null(),
+        "nothing is written to an Application for a job it does not answer for: {}",
+        fraud()["metadata"]
+    );
+
+    cluster
+        .apply_object(ended(ML, "train", Phase::Succeeded))
+        .expect("the Application's own job");
+    run_for(&cluster, Duration::from_secs(180)).await;
+    let annotations = &fraud()["metadata"]["annotations"];
+    assert_eq!(
+        annotations["mlops.dev/notebook-summary"], "1/1 succeeded (100% success rate)",
+        "{annotations}"
     );
 }
