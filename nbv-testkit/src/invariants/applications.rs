@@ -5,8 +5,8 @@ use std::collections::{BTreeMap, BTreeSet};
 
 use chrono::{DateTime, Utc};
 use nbv_core::aggregate::{
-    AggregateIndex, AppId, JobKey, JobPhase, NotebookStatus, StatusLimit, TrackingSettings,
-    parent_application,
+    Aggregate, AggregateIndex, AppId, Custody, JobKey, JobPhase, NotebookStatus, StatusLimit,
+    TrackingSettings, parent_application,
 };
 use nbv_core::annotations::{NOTEBOOK_STATUS, NOTEBOOK_SUMMARY};
 use nbv_core::time::rfc3339;
@@ -108,11 +108,14 @@ fn expected_at(
         .iter()
         .filter_map(|(app, homes)| {
             let key = resolve(index, observation, app, Some(homes), at)?;
-            // An Application without jobs (any more) has the empty aggregate.
-            let status = aggregates
-                .aggregate(app)
-                .status(fixed, StatusLimit::DEFAULT);
-            Some((key, status))
+            // Only the jobs the Application answers for count; an Application without
+            // such jobs (any more) has the empty aggregate.
+            let custody = index
+                .state_at(&key, at)
+                .map(Custody::of)
+                .unwrap_or_default();
+            let answered = aggregates.aggregate(app).within(&custody);
+            Some((key, answered.status(fixed, StatusLimit::DEFAULT)))
         })
         .collect()
 }
@@ -151,7 +154,11 @@ fn shows_the_aggregate(
                 .state_at(app, due)
                 .map(annotations)
                 .unwrap_or_default();
-            if status.application_patch(&shown).is_some() {
+            // An Application that never showed a status and has no job to show needs
+            // none: nbv writes nothing to it.
+            let nothing_to_show = status.summary() == Aggregate::default().summary()
+                && !shown.contains_key(NOTEBOOK_STATUS);
+            if !nothing_to_show && status.application_patch(&shown).is_some() {
                 let showing = shown
                     .get(NOTEBOOK_SUMMARY)
                     .map_or("no notebook summary".to_owned(), |s| format!("{s:?}"));
