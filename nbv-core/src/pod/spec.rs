@@ -20,7 +20,7 @@ use super::executor::{GoldenComparison, notebook_container};
 use super::git::{GOLDEN_CHECKOUT, GOLDEN_COPY, GitAccess, NOTEBOOK_CHECKOUT, clone_container};
 use super::models::model_environment;
 use super::names::{job_label_value, pod_name};
-use super::policy::{api_token_requested, volume_sources};
+use super::policy::{RESTRICTED_VOLUME_SOURCES, api_token_requested, volume_sources};
 use super::timeout::timeout_seconds;
 use super::tools::tools_container;
 use super::unimplemented::check_implemented;
@@ -28,19 +28,6 @@ use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY, MANAGED_BY_LABEL, PodDefaults}
 
 /// Prefix of the volume names nbv uses.
 const RESERVED_PREFIX: &str = "nbv-";
-
-/// Volume sources the restricted Pod Security profile allows (field names of
-/// `Volume`).
-pub(super) const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
-    "configMap",
-    "csi",
-    "downwardAPI",
-    "emptyDir",
-    "ephemeral",
-    "persistentVolumeClaim",
-    "projected",
-    "secret",
-];
 
 /// The validation Pod of `attempt` of `job`: an init container clones the repository,
 /// the notebook container runs the notebook with papermill and reports the outcome in

@@ -21,12 +21,23 @@ use std::collections::BTreeSet;
 use std::fmt;
 use std::str::FromStr;
 
+/// Volume sources the restricted Pod Security profile allows (field names of
+/// `Volume`).
+pub(super) const RESTRICTED_VOLUME_SOURCES: [&str; 8] = [
+    "configMap",
+    "csi",
+    "downwardAPI",
+    "emptyDir",
+    "ephemeral",
+    "persistentVolumeClaim",
+    "projected",
+    "secret",
+];
+
 pub(in crate::pod) use check::volume_sources;
 pub use image::{ImagePattern, normalized_repository};
 pub use names::ObjectRule;
 pub use token::{InvalidTokenAnnotation, SERVICE_ACCOUNT_TOKEN_ANNOTATION, api_token_requested};
-
-use super::spec::RESTRICTED_VOLUME_SOURCES;
 
 /// The cluster admin's rules for what jobs may put in their validation Pods (the
 /// flags of `nbv run`: `--allowed-images`, `--allowed-service-accounts`,
