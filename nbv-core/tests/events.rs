@@ -193,3 +193,24 @@ proptest! {
         }
     }
 }
+
+#[test]
+fn a_jobs_own_part_of_label_does_not_label_its_notification() {
+    // Only the Application found to answer for the job names it (`ctx.application`).
+    let job = JobBuilder::new(NAMESPACE, "j")
+        .uid("7d1c")
+        .part_of("someone-elses-app")
+        .status(terminal(Phase::Failed, "boom", 0, 1))
+        .typed()
+        .unwrap();
+    let ctx = NotificationContext {
+        application: None,
+        ..ctx()
+    };
+    let event = notification(&job, &ctx).expect("a terminal job notifies");
+    assert!(
+        !event.labels.contains_key("app.kubernetes.io/part-of"),
+        "{:?}",
+        event.labels
+    );
+}

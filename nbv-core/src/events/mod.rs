@@ -79,7 +79,8 @@ impl NotificationReason {
 /// What the notification needs to know beyond the job itself.
 #[derive(Clone, Debug, Default, PartialEq, Eq)]
 pub struct NotificationContext {
-    /// Name of the parent Argo CD Application, when one was found.
+    /// Name of the parent Argo CD Application, when one was found that answers for
+    /// the job's namespace (`nbv_core::reconcile::read_parent`).
     pub application: Option<String>,
     /// The job's sync wave, when it has a valid one.
     pub sync_wave: Option<i64>,
@@ -156,13 +157,10 @@ pub fn notification(
         annotations::NOTIFICATION_TYPE.to_owned(),
         reason.notification_type().to_owned(),
     )]);
-    let part_of = ctx.application.clone().or_else(|| {
-        job.metadata
-            .labels
-            .as_ref()
-            .and_then(|l| l.get(annotations::APP_PART_OF).cloned())
-    });
-    if let Some(app) = part_of.filter(|a| a.is_empty() || is_label_value(a)) {
+    // Only an Application that answers for the job names it: a job's own `part-of`
+    // label is what anyone who creates the job writes, and routing by this label would
+    // let them reach another team's channel.
+    if let Some(app) = ctx.application.clone().filter(|a| is_label_value(a)) {
         labels.insert(annotations::APP_PART_OF.to_owned(), app);
     }
 

@@ -15,8 +15,8 @@ use crate::models::ModelRef;
 use crate::plan::Effect;
 use crate::plan::{Plan, PlanContext, RunKey, parent_diagnostics, plan_with};
 use crate::reconcile::{
-    AnswerClass, Reported, Settlement, StatusWrite, Wake, access_condition, merge_recent,
-    parent_condition, recent_persisted, status_patch,
+    AnswerClass, ParentReading, Settlement, StatusWrite, Wake, access_condition, merge_recent,
+    read_parent, recent_persisted, status_patch,
 };
 
 use super::advance::{Advance, Advanced};
@@ -452,8 +452,8 @@ impl Reconcile {
     ) -> Then {
         match response {
             Response::Object(Some(application)) => {
-                let reported = parent_condition(&application);
-                self.planned(&entry, Some(reported))
+                let reading = read_parent(&application, &self.namespace);
+                self.planned(&entry, Some(reading))
             }
             // Without a cache of Applications, there is nothing to show.
             Response::NotCached => self.planned(&entry, None),
@@ -461,7 +461,8 @@ impl Reconcile {
         }
     }
 
-    fn planned(&mut self, entry: &JobEntry, parent: Option<Reported>) -> Then {
+    /// Plans with what the job's Application said, if one was found.
+    fn planned(&mut self, entry: &JobEntry, parent: Option<ParentReading>) -> Then {
         let run = RunKey::of(&self.job);
         let observed = self.job.status.as_ref().and_then(|s| s.effects.as_ref());
         let recent = match self.memory.ledger.take() {
@@ -479,12 +480,13 @@ impl Reconcile {
         if let Some(status) = self.job.status.as_mut() {
             status.effects = merged;
         }
+        let (application, parent) = match parent {
+            Some(reading) => (reading.parent, Some(reading.reported)),
+            None => (None, None),
+        };
         let ctx = PlanContext {
-            application: entry
-                .lookup
-                .parent
-                .as_ref()
-                .map(|p| p.app.name().to_owned()),
+            // Only an Application that answers for the job labels its notifications.
+            application,
             max_retries: self.settings.max_retries,
             retry: self.settings.effect_retry.clone(),
             argocd_namespace: self.settings.argocd_namespace.clone(),

@@ -82,6 +82,8 @@ impl Reason {
     pub const APPLICATION_SET_OWNED: Reason = Reason::known("ApplicationSetOwned");
     /// The parent Application keeps nbv's annotations.
     pub const APPLICATION_STATUS_KEPT: Reason = Reason::known("ApplicationStatusKept");
+    /// The Application the job names does not answer for the job's namespace.
+    pub const PARENT_REFUSED: Reason = Reason::known("ParentRefused");
     /// `PodAdmitted` is `True`: the validation Pod was created after refusals.
     pub const POD_CREATED: Reason = Reason::known("PodCreated");
 

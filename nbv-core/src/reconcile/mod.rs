@@ -76,7 +76,7 @@ pub use argocd_access::{
 };
 pub use attempt::{MAX_PHASE_STEPS, PodWork, pod_refused};
 pub use carried::{Carried, Reported, abandonment};
-pub use parent::parent_condition;
+pub use parent::{ParentReading, read_parent};
 pub use patches::{ledger_patch, status_patch};
 pub use recent::{merge_recent, recent_persisted};
 pub use requeue::{RequeuePolicy, Wake};

@@ -3,6 +3,7 @@
 
 mod builds;
 mod cluster;
+mod parents;
 mod pods;
 
 use std::sync::Arc;
