@@ -65,7 +65,7 @@ impl Schedule {
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use nbv_core::aggregate::{Board, TrackingSettings};
+/// use nbv_core::aggregate::{Board, Custody, TrackingSettings};
 ///
 /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
 ///     "metadata": {"name": "train", "namespace": "ml",
@@ -80,16 +80,16 @@ impl Schedule {
 /// board.apply(&job);
 /// let due = board.due(now);
 /// assert_eq!(due.publish[0].app.name(), "fraud");
-/// assert_eq!(due.publish[0].status.failed_jobs(), ["ml/train"]);
+/// // An Application in `ml` answers for the jobs of `ml`.
+/// let fraud = Custody::of(&serde_json::json!({"metadata": {"namespace": "ml"}}));
+/// assert_eq!(board.status(&due.publish[0], &fraud, now).failed_jobs(), ["ml/train"]);
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Publication {
-    /// The Application, as its jobs name it.
+    /// The Application, as its jobs name it. What it is made to show is
+    /// [`Board::status`]: only the jobs it answers for.
     pub app: AppId,
-    /// What every job naming it adds up to. What it is made to show is
-    /// [`Board::patch`]: only the jobs it answers for.
-    pub status: NotebookStatus,
     /// The number of changes of the aggregate this status includes.
     changes: u64,
 }
@@ -191,9 +191,10 @@ impl PublishOutcome {
 ///
 /// ```
 /// use chrono::{TimeDelta, TimeZone, Utc};
-/// use nbv_core::aggregate::{Board, PublishOutcome, TrackingSettings};
+/// use nbv_core::aggregate::{Board, Custody, PublishOutcome, TrackingSettings};
 /// use nbv_core::api::NotebookValidationJob;
 ///
+/// let fraud = Custody::of(&serde_json::json!({"metadata": {"namespace": "ml"}}));
 /// let job = |phase: &str| -> NotebookValidationJob {
 ///     serde_json::from_value(serde_json::json!({
 ///         "metadata": {"name": "train", "namespace": "ml",
@@ -209,7 +210,8 @@ impl PublishOutcome {
 /// board.reset([&job("ValidationRunning")]);
 ///
 /// let due = board.due(start);
-/// assert_eq!(due.publish[0].status.summary(), "0/1 succeeded (0% success rate)");
+/// let shown = board.status(&due.publish[0], &fraud, start);
+/// assert_eq!(shown.summary(), "0/1 succeeded (0% success rate)");
 /// board.published(&due.publish[0], start, PublishOutcome::Patched);
 ///
 /// // The run ends 10 s later: published a minute after the previous patch.
@@ -218,8 +220,10 @@ impl PublishOutcome {
 /// let due = board.due(ended);
 /// assert!(due.publish.is_empty());
 /// assert_eq!(due.next, Some(start + TimeDelta::minutes(1)));
-/// let due = board.due(start + TimeDelta::minutes(1));
-/// assert_eq!(due.publish[0].status.summary(), "1/1 succeeded (100% success rate)");
+/// let minute = start + TimeDelta::minutes(1);
+/// let due = board.due(minute);
+/// let shown = board.status(&due.publish[0], &fraud, minute);
+/// assert_eq!(shown.summary(), "1/1 succeeded (100% success rate)");
 /// ```
 #[derive(Debug, Clone, Default)]
 pub struct Board {
@@ -310,7 +314,7 @@ impl Board {
     ///
     /// ```
     /// use chrono::{TimeZone, Utc};
-    /// use nbv_core::aggregate::{Board, TrackingSettings};
+    /// use nbv_core::aggregate::{Board, Custody, TrackingSettings};
     ///
     /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
     ///     "metadata": {"name": "train", "namespace": "ml",
@@ -325,7 +329,9 @@ impl Board {
     /// assert_eq!(board.delete(&job), vec![app.clone()]);
     /// assert_eq!(board.aggregate(&app).total(), 0);
     /// // Its Application is still to be told that no job is left.
-    /// assert_eq!(board.due(now).publish[0].status.summary(), "No notebook validation jobs");
+    /// let due = board.due(now);
+    /// let shown = board.status(&due.publish[0], &Custody::default(), now);
+    /// assert_eq!(shown.summary(), "No notebook validation jobs");
     /// # Ok::<(), serde_json::Error>(())
     /// ```
     pub fn delete(&mut self, job: &NotebookValidationJob) -> Vec<AppId> {
@@ -447,7 +453,7 @@ impl Board {
     /// ```
     /// use std::collections::BTreeMap;
     /// use chrono::{TimeZone, Utc};
-    /// use nbv_core::aggregate::{AppId, Board, TrackingSettings};
+    /// use nbv_core::aggregate::{AppId, Board, Custody, TrackingSettings};
     ///
     /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
     /// let mut board = Board::new(TrackingSettings::default());
@@ -459,7 +465,9 @@ impl Board {
     /// let swept = board.sweep([(stale.clone(), &shows), (untouched, &none)], |_, _| None);
     /// assert_eq!(swept, vec![stale]);
     /// assert!(!board.sweep_due());
-    /// assert_eq!(board.due(now).publish[0].status.summary(), "No notebook validation jobs");
+    /// let due = board.due(now);
+    /// let shown = board.status(&due.publish[0], &Custody::default(), now);
+    /// assert_eq!(shown.summary(), "No notebook validation jobs");
     /// # Ok::<(), nbv_core::aggregate::InvalidAppName>(())
     /// ```
     pub fn sweep<'a>(
@@ -509,7 +517,6 @@ impl Board {
                 PublishDecision::Now => {
                     due.publish.push(Publication {
                         app: app.clone(),
-                        status: self.index.aggregate(app).status(now, StatusLimit::DEFAULT),
                         changes: schedule.changes,
                     });
                     continue;
@@ -633,13 +640,53 @@ impl Board {
         current: &BTreeMap<String, String>,
         now: DateTime<Utc>,
     ) -> Option<serde_json::Value> {
-        let answered = self.index.aggregate(&publication.app).within(custody);
-        if answered.total() == 0 && !current.contains_key(NOTEBOOK_STATUS) {
+        let status = self.status(publication, custody, now);
+        if status.total() == 0 && !current.contains_key(NOTEBOOK_STATUS) {
             return None;
         }
-        answered
+        status.application_patch(current)
+    }
+
+    /// The status `publication`'s Application is made to show at `now`: what the jobs
+    /// it answers for (`custody`, read from the Application) add up to.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::aggregate::{Board, Custody, TrackingSettings};
+    /// use serde_json::json;
+    ///
+    /// let job = |namespace: &str, phase: &str| -> nbv_core::api::NotebookValidationJob {
+    ///     serde_json::from_value(json!({
+    ///         "metadata": {"name": "train", "namespace": namespace,
+    ///                      "labels": {"app.kubernetes.io/part-of": "fraud"}},
+    ///         "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///                               "path": "t.ipynb"},
+    ///                  "podConfig": {"containerImage": "quay.io/example/papermill:1"}},
+    ///         "status": {"phase": phase}
+    ///     })).unwrap()
+    /// };
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+    /// let mut board = Board::new(TrackingSettings::default());
+    /// board.apply(&job("ml", "Succeeded"));
+    /// board.apply(&job("team-b", "Failed"));
+    /// let publication = board.due(now).publish.remove(0);
+    /// let fraud = Custody::of(&json!({"metadata": {"namespace": "argocd"}, "spec": {
+    ///     "destination": {"server": "https://kubernetes.default.svc", "namespace": "ml"}}}));
+    /// let status = board.status(&publication, &fraud, now);
+    /// assert_eq!(status.summary(), "1/1 succeeded (100% success rate)");
+    /// ```
+    pub fn status(
+        &self,
+        publication: &Publication,
+        custody: &Custody,
+        now: DateTime<Utc>,
+    ) -> NotebookStatus {
+        self.index
+            .aggregate(&publication.app)
+            .within(custody)
             .status(now, StatusLimit::DEFAULT)
-            .application_patch(current)
     }
 
     /// The current aggregate of `app` (empty when it has no job).

@@ -226,6 +226,20 @@ fn success_rate(succeeded: u64, total: u64) -> String {
 }
 
 impl NotebookStatus {
+    /// How many jobs it counts.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::Utc;
+    /// use nbv_core::aggregate::{Aggregate, StatusLimit};
+    ///
+    /// assert_eq!(Aggregate::default().status(Utc::now(), StatusLimit::DEFAULT).total(), 0);
+    /// ```
+    pub fn total(&self) -> u64 {
+        self.total
+    }
+
     /// The annotation value: compact JSON.
     ///
     /// # Examples
