@@ -11,7 +11,7 @@ use std::path::PathBuf;
 use nbv_operator::cli::commands::simulate::{SimulateArgs, run as simulate_command};
 use nbv_operator::simulate::Mutation;
 use nbv_operator::simulate::{
-    Options, Report, Who, case_seed, random_scenario, run, run_random, seed_scenario,
+    Options, Report, Who, case_seed, random_scenario, run, run_one_case, run_random, seed_scenario,
 };
 use nbv_testkit::scenario::Scenario;
 use serde_json::{Value, json};
@@ -265,6 +265,28 @@ fn a_shell_that_forgets_its_ledger_is_caught() {
         },
     );
     assert!(mutated.violations > 0 && mutated.first_violation.is_some());
+    // Every failed case is listed, in order, and replays alone with what it broke.
+    let first = mutated.first_violation.as_ref().expect("a first violation");
+    assert_eq!(mutated.failed.len(), mutated.failed_cases as usize);
+    assert_eq!(mutated.failed[0].case, first.case);
+    assert!(mutated.failed.windows(2).all(|w| w[0].case < w[1].case));
+    let mutation = Options {
+        mutation: Some(Mutation::ForgetLedger),
+        ..Options::default()
+    };
+    for failed in &mutated.failed {
+        let alone = run_one_case(1, failed.case, &mutation);
+        assert_eq!(
+            alone.failed,
+            std::slice::from_ref(failed),
+            "case {}",
+            failed.case
+        );
+    }
+    let alone = run_one_case(1, first.case, &mutation);
+    let replayed = alone.first_violation.expect("the case fails alone");
+    assert_eq!(replayed.scenario_yaml, first.scenario_yaml);
+    assert_eq!(replayed.violation, first.violation);
 }
 
 #[test]
@@ -321,6 +343,27 @@ fn the_command_prints_json_and_exits_by_the_verdict() {
         (Some(2), Some(0))
     );
     assert_eq!(json["first_violation"], Value::Null);
+    assert_eq!(json["failed"], serde_json::json!([]));
+
+    // `--case K` names one of the N cases.
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let args = SimulateArgs {
+        random: Some(2),
+        seed: 3,
+        case: Some(2),
+        ..SimulateArgs::default()
+    };
+    assert_eq!(simulate_command(&args, &mut out, &mut err), 2);
+    let err = String::from_utf8_lossy(&err);
+    assert!(err.contains("--case 2 is not one of the 2 cases"), "{err}");
+    let (mut out, mut err) = (Vec::new(), Vec::new());
+    let args = SimulateArgs {
+        case: Some(1),
+        ..args
+    };
+    assert_eq!(simulate_command(&args, &mut out, &mut err), 0);
+    let json: Value = serde_json::from_slice(&out).expect("one JSON object");
+    assert_eq!(json["cases"], 1);
 }
 
 #[test]

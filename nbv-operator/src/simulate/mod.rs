@@ -46,7 +46,10 @@ use nbv_testkit::scenario::{Scenario, ScenarioError};
 
 pub use mutation::Mutation;
 pub use options::Options;
-pub use random::{Coverage, FirstViolation, RandomSummary, case_seed, random_scenario, run_random};
+pub use random::{
+    Coverage, FailedCase, FirstViolation, RandomSummary, case_seed, random_scenario, run_one_case,
+    run_random,
+};
 pub use report::{
     ApiStats, Completion, FinalJob, GateOutcome, OperatorStats, Report, TriggerFired,
 };

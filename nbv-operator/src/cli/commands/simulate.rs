@@ -42,6 +42,10 @@ pub struct SimulateArgs {
     /// Seed of the random scenarios (and of the backoff jitter).
     #[arg(long, default_value_t = 1)]
     pub seed: u64,
+    /// With `--random N`: run only case K (from 0) of those N, as listed in `failed`,
+    /// and print its scenario in `first_violation` when it breaks an invariant.
+    #[arg(long, value_name = "K", requires = "random")]
+    pub case: Option<u32>,
 }
 
 /// Reads at most one byte more than a scenario may have, so that an oversized file is
@@ -78,7 +82,18 @@ pub fn run(args: &SimulateArgs, out: &mut impl Write, err: &mut impl Write) -> u
         ..Options::default()
     };
     if let Some(cases) = args.random {
-        let summary = simulate::run_random(cases, args.seed, &options);
+        let summary = match args.case {
+            Some(case) if case >= cases => {
+                let _ = writeln!(
+                    err,
+                    "error: --case {case} is not one of the {cases} cases (0 to {})",
+                    cases.saturating_sub(1)
+                );
+                return 2;
+            }
+            Some(case) => simulate::run_one_case(args.seed, case, &options),
+            None => simulate::run_random(cases, args.seed, &options),
+        };
         let _ = writeln!(out, "{}", summary.to_json());
         return u8::from(summary.violations > 0);
     }

@@ -21,7 +21,7 @@ mod generate;
 use std::collections::BTreeMap;
 
 use nbv_testkit::invariants::Violation;
-use nbv_testkit::scenario::{Action, Scenario};
+use nbv_testkit::scenario::Action;
 use serde::Serialize;
 use serde_json::Value;
 
@@ -55,6 +55,23 @@ pub struct FirstViolation {
     pub violation: Violation,
     /// The scenario as a file for `nbv simulate <file>`.
     pub scenario_yaml: String,
+}
+
+/// A case that broke invariants.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run_random};
+///
+/// assert!(run_random(1, 3, &Options::default()).failed.is_empty());
+/// ```
+#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
+pub struct FailedCase {
+    /// The case's index.
+    pub case: u32,
+    /// The invariants it broke, in the order they were found.
+    pub invariants: Vec<u8>,
 }
 
 /// What the random scenarios exercised, summed over the cases.
@@ -112,13 +129,16 @@ pub struct RandomSummary {
     pub violations_by_invariant: BTreeMap<u8, usize>,
     /// The first, by case order.
     pub first_violation: Option<FirstViolation>,
+    /// The failed cases in case order (the first 100 of each worker's, then cut to
+    /// 100): each replays alone with `nbv simulate --random N --seed S --case K`.
+    pub failed: Vec<FailedCase>,
     /// What was exercised.
     pub coverage: Coverage,
 }
 
 impl RandomSummary {
     /// `{"cases", "seed", "violations", "failed_cases", "violations_by_invariant",
-    /// "first_violation", "coverage"}`.
+    /// "first_violation", "failed", "coverage"}`.
     ///
     /// # Examples
     ///
@@ -140,10 +160,10 @@ struct CaseResult {
     coverage: Coverage,
 }
 
-fn run_case(seed: u64, options: &Options) -> (Scenario, CaseResult) {
+fn run_case(seed: u64, options: &Options) -> CaseResult {
     let scenario = random_scenario(seed);
     let options = Options { seed, ..*options };
-    let result = match run(&scenario, &options) {
+    match run(&scenario, &options) {
         Ok(report) => CaseResult {
             coverage: Coverage {
                 completions: report.completions.len(),
@@ -172,12 +192,14 @@ fn run_case(seed: u64, options: &Options) -> (Scenario, CaseResult) {
             }],
             coverage: Coverage::default(),
         },
-    };
-    (scenario, result)
+    }
 }
 
 /// Generates `cases` scenarios from `seed`, runs each (on as many threads as the
 /// machine has cores) and checks the invariants after each.
+///
+/// Memory does not grow with `cases`: a case's scenario is dropped once played (the
+/// first violating one is generated again from its seed for the report).
 ///
 /// # Examples
 ///
@@ -190,47 +212,60 @@ fn run_case(seed: u64, options: &Options) -> (Scenario, CaseResult) {
 /// assert!(summary.coverage.completions > 0);
 /// ```
 pub fn run_random(cases: u32, seed: u64, options: &Options) -> RandomSummary {
+    run_cases(seed, 0..cases, options)
+}
+
+/// Runs case `case` of the random scenarios of `seed` alone: what `run_random` with
+/// that seed reports for it, with its scenario when it breaks an invariant.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::simulate::{Options, run_one_case, run_random};
+///
+/// let one = run_one_case(1, 1, &Options::default());
+/// assert_eq!((one.cases, one.violations), (1, 0));
+/// assert_eq!(one.coverage.requests, run_random(2, 1, &Options::default()).coverage.requests
+///     - run_random(1, 1, &Options::default()).coverage.requests);
+/// ```
+pub fn run_one_case(seed: u64, case: u32, options: &Options) -> RandomSummary {
+    run_cases(seed, case..case.saturating_add(1), options)
+}
+
+/// The failed cases a summary lists, at most: enough to replay each with
+/// `--case`, bounded whatever the run.
+const LISTED_FAILURES: usize = 100;
+
+fn run_cases(seed: u64, cases: std::ops::Range<u32>, options: &Options) -> RandomSummary {
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 8);
-    let seeds: Vec<(u32, u64)> = (0..cases)
-        .map(|case| (case, case_seed(seed, case)))
-        .collect();
-    let shares: Vec<Vec<(u32, u64)>> = (0..workers)
-        .map(|worker| {
-            seeds
-                .iter()
-                .copied()
-                .skip(worker)
-                .step_by(workers)
-                .collect()
-        })
-        .collect();
-    let mut results: Vec<(u32, u64, Scenario, CaseResult)> = std::thread::scope(|scope| {
-        let handles: Vec<_> = shares
-            .iter()
-            .map(|share| {
+    let all: Vec<u32> = cases.collect();
+    // Each worker folds its cases into a summary as it goes; the summaries are merged
+    // in case order.
+    let mut partials: Vec<RandomSummary> = std::thread::scope(|scope| {
+        let handles: Vec<_> = (0..workers)
+            .map(|worker| {
+                let share: Vec<u32> = all.iter().copied().skip(worker).step_by(workers).collect();
                 scope.spawn(move || {
-                    share
-                        .iter()
-                        .map(|&(case, seed)| {
-                            let (scenario, result) = run_case(seed, options);
-                            (case, seed, scenario, result)
-                        })
-                        .collect::<Vec<_>>()
+                    let mut partial = RandomSummary::empty(seed);
+                    for case in share {
+                        let case_seed = case_seed(seed, case);
+                        partial.add(case, case_seed, run_case(case_seed, options));
+                    }
+                    partial
                 })
             })
             .collect();
         handles
             .into_iter()
-            .zip(&shares)
-            .flat_map(|(handle, share)| match handle.join() {
-                Ok(results) => results,
-                // The simulator itself panicked (the operator's panics are caught and
-                // reported as violations): every case of that worker counts as failed.
-                Err(_) => share
-                    .iter()
-                    .map(|&(case, seed)| {
+            .zip(0..workers)
+            .map(|(handle, worker)| {
+                handle.join().unwrap_or_else(|_| {
+                    // The simulator itself panicked (the operator's panics are caught and
+                    // reported as violations): every case of that worker counts as failed.
+                    let mut partial = RandomSummary::empty(seed);
+                    for case in all.iter().copied().skip(worker).step_by(workers) {
                         let result = CaseResult {
                             violations: vec![Violation {
                                 invariant: 0,
@@ -240,50 +275,100 @@ pub fn run_random(cases: u32, seed: u64, options: &Options) -> RandomSummary {
                             }],
                             coverage: Coverage::default(),
                         };
-                        (case, seed, random_scenario(seed), result)
-                    })
-                    .collect(),
+                        partial.add(case, case_seed(seed, case), result);
+                    }
+                    partial
+                })
             })
             .collect()
     });
-    results.sort_by_key(|(case, ..)| *case);
-    let mut summary = RandomSummary {
-        cases,
-        seed,
-        violations: 0,
-        failed_cases: 0,
-        violations_by_invariant: BTreeMap::new(),
-        first_violation: None,
-        coverage: Coverage::default(),
-    };
-    for (case, case_seed, scenario, result) in results {
-        let c = &mut summary.coverage;
-        c.completions += result.coverage.completions;
-        c.triggers_fired += result.coverage.triggers_fired;
-        c.faults += result.coverage.faults;
-        c.operator_stops += result.coverage.operator_stops;
-        c.requests += result.coverage.requests;
-        c.error_answers += result.coverage.error_answers;
-        c.builds += result.coverage.builds;
+    let mut summary = RandomSummary::empty(seed);
+    summary.cases = u32::try_from(all.len()).unwrap_or(u32::MAX);
+    for partial in partials.drain(..) {
+        summary.merge(partial);
+    }
+    summary.failed.sort_by_key(|failed| failed.case);
+    summary.failed.truncate(LISTED_FAILURES);
+    if let Some(first) = summary.first_violation.as_mut() {
+        first.scenario_yaml = random_scenario(first.case_seed)
+            .to_yaml()
+            .unwrap_or_default();
+    }
+    summary
+}
+
+impl RandomSummary {
+    fn empty(seed: u64) -> Self {
+        RandomSummary {
+            cases: 0,
+            seed,
+            violations: 0,
+            failed_cases: 0,
+            violations_by_invariant: BTreeMap::new(),
+            first_violation: None,
+            failed: Vec::new(),
+            coverage: Coverage::default(),
+        }
+    }
+
+    /// Counts one played case.
+    fn add(&mut self, case: u32, case_seed: u64, result: CaseResult) {
+        self.coverage.add(&result.coverage);
         if result.violations.is_empty() {
-            continue;
+            return;
         }
-        summary.failed_cases += 1;
-        summary.violations += result.violations.len();
+        self.failed_cases += 1;
+        self.violations += result.violations.len();
         for v in &result.violations {
-            *summary
-                .violations_by_invariant
-                .entry(v.invariant)
-                .or_default() += 1;
+            *self.violations_by_invariant.entry(v.invariant).or_default() += 1;
         }
-        if summary.first_violation.is_none() {
-            summary.first_violation = Some(FirstViolation {
+        if self
+            .first_violation
+            .as_ref()
+            .is_none_or(|first| case < first.case)
+        {
+            self.first_violation = Some(FirstViolation {
                 case,
                 case_seed,
                 violation: result.violations[0].clone(),
-                scenario_yaml: scenario.to_yaml().unwrap_or_default(),
+                scenario_yaml: String::new(),
             });
         }
+        if self.failed.len() < LISTED_FAILURES {
+            let mut invariants: Vec<u8> = result.violations.iter().map(|v| v.invariant).collect();
+            invariants.dedup();
+            self.failed.push(FailedCase { case, invariants });
+        }
     }
-    summary
+
+    /// Adds what another worker counted.
+    fn merge(&mut self, other: RandomSummary) {
+        self.coverage.add(&other.coverage);
+        self.violations += other.violations;
+        self.failed_cases += other.failed_cases;
+        for (invariant, count) in other.violations_by_invariant {
+            *self.violations_by_invariant.entry(invariant).or_default() += count;
+        }
+        if let Some(theirs) = other.first_violation
+            && self
+                .first_violation
+                .as_ref()
+                .is_none_or(|mine| theirs.case < mine.case)
+        {
+            self.first_violation = Some(theirs);
+        }
+        self.failed.extend(other.failed);
+    }
+}
+
+impl Coverage {
+    fn add(&mut self, other: &Coverage) {
+        self.completions += other.completions;
+        self.triggers_fired += other.triggers_fired;
+        self.faults += other.faults;
+        self.operator_stops += other.operator_stops;
+        self.requests += other.requests;
+        self.error_answers += other.error_answers;
+        self.builds += other.builds;
+    }
 }
