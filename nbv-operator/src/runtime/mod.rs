@@ -2,7 +2,9 @@
 
 pub mod api_error;
 pub mod backoff;
+pub mod client;
 pub mod clock;
+pub mod deadline;
 pub mod depth;
 pub mod heap;
 pub mod leader;
