@@ -8,6 +8,13 @@
 //! under it. Two replicas never run the work at the same time as long as clocks agree
 //! within the renewal margin (`lease_duration - renew_every`).
 //!
+//! "Renewing failed" includes "renewing did not finish": every request about the Lease
+//! fails after [`LeaderConfig::request_deadline`], half the renewal margin. Without
+//! it, a renewal whose connection stalls (kube's client has no read timeout) would wait
+//! forever while the work went on, and another replica would take the expired Lease
+//! and work too. With it, the work stops at the latest `renew_every +
+//! request_deadline` after the last renewal, before the Lease can expire.
+//!
 //! The Lease is managed with `kube-lease-manager` (server-side apply, so two replicas
 //! cannot both acquire a free Lease). The replica needs `get`, `create` and `patch` on
 //! `leases` in `coordination.k8s.io` in the Lease's namespace.
@@ -16,7 +23,11 @@ use std::future::Future;
 use std::pin::pin;
 use std::time::Duration;
 
+use tower::Layer;
+
 use kube_lease_manager::{LeaseCreateMode, LeaseManager, LeaseManagerError, LeaseParams};
+
+use crate::runtime::deadline::DeadlineLayer;
 
 /// Where the Lease lives, who this replica is, and how long a Lease lasts.
 ///
@@ -75,6 +86,24 @@ impl LeaderConfig {
             lease_duration: Self::DEFAULT_LEASE_DURATION,
             renew_every: Self::DEFAULT_RENEW_EVERY,
         }
+    }
+
+    /// How long one request about the Lease may take: half the renewal margin
+    /// (`lease_duration - renew_every`), so that a leader whose renewal does not
+    /// complete stops working with half the margin left for clock skew.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use nbv_operator::runtime::leader::LeaderConfig;
+    ///
+    /// let mut cfg = LeaderConfig::new("ns", "lease", "pod-a");
+    /// cfg.renew_every = Duration::from_secs(5);
+    /// assert_eq!(cfg.request_deadline(), Duration::from_secs(5));
+    /// ```
+    pub fn request_deadline(&self) -> Duration {
+        self.lease_duration.saturating_sub(self.renew_every) / 2
     }
 
     /// Checks the configuration without contacting the API server.
@@ -269,6 +298,7 @@ where
     Fut: Future<Output = ()>,
 {
     let params = cfg.params()?;
+    let client = with_deadline(client, cfg.request_deadline());
     let mut shutdown = pin!(shutdown);
     let mut backoff = MIN_BACKOFF;
     loop {
@@ -383,6 +413,141 @@ async fn release(manager: &LeaseManager, cfg: &LeaderConfig) -> Result<(), Leade
     })
 }
 
+/// `client`, each of whose requests fails after `limit` ([`DeadlineLayer`]).
+fn with_deadline(client: kube::Client, limit: Duration) -> kube::Client {
+    let namespace = client.default_namespace().to_owned();
+    let service = tower::service_fn(move |request| {
+        let client = client.clone();
+        async move { client.send(request).await }
+    });
+    kube::Client::new(DeadlineLayer::new(limit).layer(service), namespace)
+}
+
 fn is_forbidden(error: &LeaseManagerError) -> bool {
     matches!(error, LeaseManagerError::KubeError(kube::Error::Api(status)) if matches!(status.code, 401 | 403))
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    use std::sync::{Arc, Mutex};
+    use std::time::Instant;
+
+    use http_body_util::BodyExt;
+    use kube::client::Body;
+    use serde_json::{Value, json};
+
+    use super::*;
+
+    /// An API server that keeps one Lease; once `stall` is set, it takes PATCHes of the
+    /// Lease and never answers them (a connection that stalled mid-request).
+    fn lease_server(stall: Arc<AtomicBool>) -> kube::Client {
+        let lease: Arc<Mutex<Option<Value>>> = Arc::default();
+        let service = tower::service_fn(move |request: http::Request<Body>| {
+            let (lease, stall) = (lease.clone(), stall.clone());
+            async move {
+                let (parts, body) = request.into_parts();
+                let body = body.collect().await?.to_bytes();
+                let answer = |code: u16, value: Value| {
+                    http::Response::builder()
+                        .status(code)
+                        .body(Body::from(value.to_string().into_bytes()))
+                        .expect("a response")
+                };
+                let not_found = json!({"kind": "Status", "apiVersion": "v1",
+                    "status": "Failure", "reason": "NotFound", "code": 404});
+                let response = match parts.method {
+                    http::Method::GET => match lease.lock().unwrap().clone() {
+                        Some(l) => answer(200, l),
+                        None => answer(404, not_found),
+                    },
+                    http::Method::POST => {
+                        let mut created: Value = serde_json::from_slice(&body)?;
+                        created["metadata"]["namespace"] = json!("ns");
+                        created["metadata"]["resourceVersion"] = json!("1");
+                        *lease.lock().unwrap() = Some(created.clone());
+                        answer(201, created)
+                    }
+                    http::Method::PATCH => {
+                        if stall.load(Ordering::SeqCst) {
+                            std::future::pending::<()>().await;
+                        }
+                        let patch: Value = serde_json::from_slice(&body)?;
+                        let mut guard = lease.lock().unwrap();
+                        let stored = guard.as_mut().expect("the Lease was created");
+                        for (key, value) in patch["spec"].as_object().into_iter().flatten() {
+                            stored["spec"][key] = value.clone();
+                        }
+                        answer(200, stored.clone())
+                    }
+                    _ => answer(405, json!({})),
+                };
+                Ok::<_, Box<dyn std::error::Error + Send + Sync>>(response)
+            }
+        });
+        kube::Client::new(service, "ns")
+    }
+
+    /// A leader whose renewal never gets an answer stops working before its Lease
+    /// expires: the renewal fails at its deadline instead of waiting forever while
+    /// the work goes on (and another replica takes the expired Lease and works too).
+    #[tokio::test]
+    async fn a_renewal_that_never_completes_stops_the_work_before_the_lease_expires() {
+        let stall = Arc::new(AtomicBool::new(false));
+        let client = lease_server(stall.clone());
+        let cfg = LeaderConfig {
+            lease_duration: Duration::from_secs(4),
+            renew_every: Duration::from_secs(2),
+            ..LeaderConfig::new("ns", "lease", "pod-a")
+        };
+        let (started_tx, started_rx) = tokio::sync::oneshot::channel::<Instant>();
+        let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<Instant>();
+        let mut started_tx = Some(started_tx);
+        let mut stopped_tx = Some(stopped_tx);
+        let work = move || {
+            let started = started_tx.take();
+            let stopped = stopped_tx.take();
+            async move {
+                // Sends when dropped: the moment the work is stopped.
+                struct OnDrop(Option<tokio::sync::oneshot::Sender<Instant>>);
+                impl Drop for OnDrop {
+                    fn drop(&mut self) {
+                        if let Some(tx) = self.0.take() {
+                            let _ = tx.send(Instant::now());
+                        }
+                    }
+                }
+                let _guard = OnDrop(stopped);
+                if let Some(tx) = started {
+                    let _ = tx.send(Instant::now());
+                }
+                std::future::pending::<()>().await
+            }
+        };
+        let election = tokio::spawn(run_while_leader(
+            client,
+            cfg.clone(),
+            std::future::pending(),
+            work,
+        ));
+        let acquired = tokio::time::timeout(Duration::from_secs(10), started_rx)
+            .await
+            .expect("the Lease acquired")
+            .expect("the work started");
+        // From now on, no renewal completes; the last one was at `acquired` at the
+        // latest.
+        stall.store(true, Ordering::SeqCst);
+        let stopped = tokio::time::timeout(Duration::from_secs(30), stopped_rx)
+            .await
+            .expect("the work is stopped while the renewal hangs")
+            .expect("the work stopped");
+        election.abort();
+        let worked = stopped - acquired;
+        assert!(
+            worked < cfg.lease_duration,
+            "the work stopped {worked:?} after the last renewal, after the Lease ({:?}) \
+             expired and another replica could lead",
+            cfg.lease_duration
+        );
+    }
 }
