@@ -13,7 +13,11 @@
 //! it, a renewal whose connection stalls (kube's client has no read timeout) would wait
 //! forever while the work went on, and another replica would take the expired Lease
 //! and work too. With it, the work stops at the latest `renew_every +
-//! request_deadline` after the last renewal, before the Lease can expire.
+//! request_deadline` after the last renewal, before the Lease can expire. And the
+//! work runs only while this replica's own last successful write of the Lease is that
+//! fresh: the Lease manager also reports the Lease as held when it merely reads this
+//! replica's name in it (a new manager after an error), which is stale when the
+//! renewals are the thing failing.
 //!
 //! The Lease is managed with `kube-lease-manager` (server-side apply, so two replicas
 //! cannot both acquire a free Lease). The replica needs `get`, `create` and `patch` on
@@ -21,8 +25,10 @@
 
 use std::future::Future;
 use std::pin::pin;
+use std::sync::Arc;
 use std::time::Duration;
 
+use tokio::time::Instant;
 use tower::Layer;
 
 use kube_lease_manager::{LeaseCreateMode, LeaseManager, LeaseManagerError, LeaseParams};
@@ -298,7 +304,8 @@ where
     Fut: Future<Output = ()>,
 {
     let params = cfg.params()?;
-    let client = with_deadline(client, cfg.request_deadline());
+    let renewals = Renewals::default();
+    let client = fenced(client, &cfg, &renewals);
     let mut shutdown = pin!(shutdown);
     let mut backoff = MIN_BACKOFF;
     loop {
@@ -315,7 +322,15 @@ where
         };
         let error = match built {
             Ok(manager) => {
-                match terms(&manager, &cfg, &mut shutdown, &mut work, &mut backoff).await {
+                let term = terms(
+                    &manager,
+                    &cfg,
+                    &renewals,
+                    &mut shutdown,
+                    &mut work,
+                    &mut backoff,
+                );
+                match term.await {
                     TermEnd::Shutdown | TermEnd::WorkEnded => return release(&manager, &cfg).await,
                     TermEnd::Error(error) => error,
                 }
@@ -351,6 +366,7 @@ where
 async fn terms<F, Fut>(
     manager: &LeaseManager,
     cfg: &LeaderConfig,
+    renewals: &Renewals,
     shutdown: &mut std::pin::Pin<&mut impl Future<Output = ()>>,
     work: &mut F,
     backoff: &mut Duration,
@@ -372,27 +388,82 @@ where
                 },
             }
         }
-        tracing::info!(lease = %cfg.lease_name, identity = %cfg.identity, "acquired the Lease; starting work");
+        tracing::info!(lease = %cfg.lease_name, identity = %cfg.identity, "acquired the Lease");
         *backoff = MIN_BACKOFF;
-        {
-            let mut running = pin!(work());
-            // Leader: `changed()` keeps renewing the Lease and returns when it is lost.
-            // Leaving this block drops the work's future, which stops it.
-            loop {
-                tokio::select! {
-                    biased;
-                    () = &mut *shutdown => return TermEnd::Shutdown,
-                    () = &mut running => return TermEnd::WorkEnded,
-                    changed = manager.changed() => match changed {
-                        Ok(true) => continue,
-                        Ok(false) => break,
-                        Err(error) => return TermEnd::Error(error),
-                    },
-                }
+        let mut fresh = renewals.0.subscribe();
+        let mut running = None;
+        // Leader: `changed()` keeps renewing the Lease and returns when it is lost. Its
+        // future is kept across the loop (dropping it could cut a renewal in half).
+        let mut changed = Box::pin(manager.changed());
+        let lost = loop {
+            // The work runs only while the last renewal this replica made is fresh:
+            // the manager also takes the Lease as held when it merely reads this
+            // replica's name in it, which after failed renewals is stale.
+            let valid_until = *fresh.borrow_and_update();
+            let valid = valid_until.is_some_and(|until| Instant::now() < until);
+            if valid && running.is_none() {
+                tracing::info!(lease = %cfg.lease_name, identity = %cfg.identity, "renewed the Lease; starting work");
+                running = Some(Box::pin(work()));
+            } else if !valid && running.is_some() {
+                tracing::warn!(lease = %cfg.lease_name, identity = %cfg.identity,
+                    "the Lease was not renewed in time; work stopped until a renewal succeeds");
+                running = None;
             }
+            let expiry = valid_until.filter(|_| valid).unwrap_or_else(Instant::now);
+            tokio::select! {
+                biased;
+                () = &mut *shutdown => return TermEnd::Shutdown,
+                () = async { running.as_mut().expect("running").await }, if running.is_some() => {
+                    return TermEnd::WorkEnded;
+                }
+                result = &mut changed => match result {
+                    Ok(true) => changed = Box::pin(manager.changed()),
+                    Ok(false) => break running.is_some(),
+                    Err(error) => return TermEnd::Error(error),
+                },
+                _ = fresh.changed() => {}
+                () = tokio::time::sleep_until(expiry), if valid => {}
+            }
+        };
+        // Leaving the loop dropped the work's future, which stops it.
+        drop(running);
+        if lost {
+            tracing::warn!(lease = %cfg.lease_name, identity = %cfg.identity, "lost the Lease; work stopped");
         }
-        tracing::warn!(lease = %cfg.lease_name, identity = %cfg.identity, "lost the Lease; work stopped");
     }
+}
+
+/// Until when the work may run: the last successful write of the Lease by this
+/// replica, plus what is left of the Lease once the margin for a slow request is
+/// taken off.
+#[derive(Clone, Default)]
+struct Renewals(Arc<tokio::sync::watch::Sender<Option<Instant>>>);
+
+/// `client` for the Lease: each request fails after [`LeaderConfig::request_deadline`]
+/// ([`DeadlineLayer`]), and each successful PATCH of the Lease (an acquisition or a
+/// renewal, which sets `renewTime` to a time before it was sent) makes the work valid
+/// until `lease_duration - request_deadline` after it was sent.
+fn fenced(client: kube::Client, cfg: &LeaderConfig, renewals: &Renewals) -> kube::Client {
+    let namespace = client.default_namespace().to_owned();
+    let lease_path = format!(
+        "/apis/coordination.k8s.io/v1/namespaces/{}/leases/{}",
+        cfg.namespace, cfg.lease_name
+    );
+    let validity = cfg.lease_duration.saturating_sub(cfg.request_deadline());
+    let renewals = renewals.clone();
+    let service = tower::service_fn(move |request: http::Request<kube::client::Body>| {
+        let (client, renewals) = (client.clone(), renewals.clone());
+        let renewal = request.method() == http::Method::PATCH && request.uri().path() == lease_path;
+        async move {
+            let sent = Instant::now();
+            let answer = client.send(request).await?;
+            if renewal && answer.status().is_success() {
+                renewals.0.send_replace(Some(sent + validity));
+            }
+            Ok::<_, kube::Error>(answer)
+        }
+    });
+    kube::Client::new(DeadlineLayer::new(cfg.request_deadline()).layer(service), namespace)
 }
 
 /// Releases the Lease, bounded by [`RELEASE_TIMEOUT`] so that shutdown never hangs on
@@ -411,16 +482,6 @@ async fn release(manager: &LeaseManager, cfg: &LeaderConfig) -> Result<(), Leade
         lease: cfg.lease_name.clone(),
         reason,
     })
-}
-
-/// `client`, each of whose requests fails after `limit` ([`DeadlineLayer`]).
-fn with_deadline(client: kube::Client, limit: Duration) -> kube::Client {
-    let namespace = client.default_namespace().to_owned();
-    let service = tower::service_fn(move |request| {
-        let client = client.clone();
-        async move { client.send(request).await }
-    });
-    kube::Client::new(DeadlineLayer::new(limit).layer(service), namespace)
 }
 
 fn is_forbidden(error: &LeaseManagerError) -> bool {
@@ -488,11 +549,38 @@ mod tests {
         kube::Client::new(service, "ns")
     }
 
-    /// A leader whose renewal never gets an answer stops working before its Lease
-    /// expires: the renewal fails at its deadline instead of waiting forever while
-    /// the work goes on (and another replica takes the expired Lease and works too).
+    /// When each work term started and stopped (`None` while it runs).
+    type Terms = Arc<Mutex<Vec<(Instant, Option<Instant>)>>>;
+
+    /// Work that records its terms in `terms`.
+    fn recorded_work(terms: Terms) -> impl FnMut() -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+        move || {
+            let terms = terms.clone();
+            Box::pin(async move {
+                // Records the stop when dropped: the moment the work is stopped.
+                struct Term(Terms, usize);
+                impl Drop for Term {
+                    fn drop(&mut self) {
+                        self.0.lock().unwrap()[self.1].1 = Some(Instant::now());
+                    }
+                }
+                let index = {
+                    let mut terms = terms.lock().unwrap();
+                    terms.push((Instant::now(), None));
+                    terms.len() - 1
+                };
+                let _term = Term(terms, index);
+                std::future::pending::<()>().await
+            })
+        }
+    }
+
+    /// A leader whose renewals never get an answer any more stops working before its
+    /// Lease expires, and does not work again on it: the renewal fails at its deadline
+    /// instead of waiting forever while the work goes on, and the replica does not
+    /// take its own name in the unrenewed Lease as a new term.
     #[tokio::test]
-    async fn a_renewal_that_never_completes_stops_the_work_before_the_lease_expires() {
+    async fn no_work_outlasts_the_last_renewal_of_the_lease() {
         let stall = Arc::new(AtomicBool::new(false));
         let client = lease_server(stall.clone());
         let cfg = LeaderConfig {
@@ -500,54 +588,37 @@ mod tests {
             renew_every: Duration::from_secs(2),
             ..LeaderConfig::new("ns", "lease", "pod-a")
         };
-        let (started_tx, started_rx) = tokio::sync::oneshot::channel::<Instant>();
-        let (stopped_tx, stopped_rx) = tokio::sync::oneshot::channel::<Instant>();
-        let mut started_tx = Some(started_tx);
-        let mut stopped_tx = Some(stopped_tx);
-        let work = move || {
-            let started = started_tx.take();
-            let stopped = stopped_tx.take();
-            async move {
-                // Sends when dropped: the moment the work is stopped.
-                struct OnDrop(Option<tokio::sync::oneshot::Sender<Instant>>);
-                impl Drop for OnDrop {
-                    fn drop(&mut self) {
-                        if let Some(tx) = self.0.take() {
-                            let _ = tx.send(Instant::now());
-                        }
-                    }
-                }
-                let _guard = OnDrop(stopped);
-                if let Some(tx) = started {
-                    let _ = tx.send(Instant::now());
-                }
-                std::future::pending::<()>().await
-            }
-        };
+        let terms = Terms::default();
         let election = tokio::spawn(run_while_leader(
             client,
             cfg.clone(),
             std::future::pending(),
-            work,
+            recorded_work(terms.clone()),
         ));
-        let acquired = tokio::time::timeout(Duration::from_secs(10), started_rx)
-            .await
-            .expect("the Lease acquired")
-            .expect("the work started");
-        // From now on, no renewal completes; the last one was at `acquired` at the
-        // latest.
+        tokio::time::timeout(Duration::from_secs(10), async {
+            while terms.lock().unwrap().is_empty() {
+                tokio::time::sleep(Duration::from_millis(20)).await;
+            }
+        })
+        .await
+        .expect("the Lease acquired and the work started");
+        // From now on no renewal completes: the last one is no later than now.
         stall.store(true, Ordering::SeqCst);
-        let stopped = tokio::time::timeout(Duration::from_secs(30), stopped_rx)
-            .await
-            .expect("the work is stopped while the renewal hangs")
-            .expect("the work stopped");
+        let last_renewal = Instant::now();
+        // Two Leases long: a replica that works on would show it by now.
+        tokio::time::sleep(2 * cfg.lease_duration).await;
         election.abort();
-        let worked = stopped - acquired;
-        assert!(
-            worked < cfg.lease_duration,
-            "the work stopped {worked:?} after the last renewal, after the Lease ({:?}) \
-             expired and another replica could lead",
-            cfg.lease_duration
-        );
+        let terms = terms.lock().unwrap().clone();
+        for (started, stopped) in &terms {
+            let end = stopped.unwrap_or_else(Instant::now);
+            assert!(
+                end < last_renewal + cfg.lease_duration,
+                "work from {:?} to {:?} after the last renewal, past the Lease ({:?}), \
+                 when another replica may lead; terms: {terms:?}",
+                started.saturating_duration_since(last_renewal),
+                end - last_renewal,
+                cfg.lease_duration
+            );
+        }
     }
 }
