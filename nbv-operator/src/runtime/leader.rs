@@ -463,7 +463,10 @@ fn fenced(client: kube::Client, cfg: &LeaderConfig, renewals: &Renewals) -> kube
             Ok::<_, kube::Error>(answer)
         }
     });
-    kube::Client::new(DeadlineLayer::new(cfg.request_deadline()).layer(service), namespace)
+    kube::Client::new(
+        DeadlineLayer::new(cfg.request_deadline()).layer(service),
+        namespace,
+    )
 }
 
 /// Releases the Lease, bounded by [`RELEASE_TIMEOUT`] so that shutdown never hangs on
@@ -553,7 +556,9 @@ mod tests {
     type Terms = Arc<Mutex<Vec<(Instant, Option<Instant>)>>>;
 
     /// Work that records its terms in `terms`.
-    fn recorded_work(terms: Terms) -> impl FnMut() -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
+    fn recorded_work(
+        terms: Terms,
+    ) -> impl FnMut() -> std::pin::Pin<Box<dyn Future<Output = ()> + Send>> {
         move || {
             let terms = terms.clone();
             Box::pin(async move {

@@ -62,7 +62,10 @@ async fn exactly_once(s: &Scenario, jobs: &[(String, String)], requests: &Reques
         let patches = ok(requests)
             .filter(|r| r.verb == "patch" && r.resource() == "deployments" && r.name() == target)
             .count();
-        assert_eq!(patches, 1, "one restart patch of {target} reached the API server");
+        assert_eq!(
+            patches, 1,
+            "one restart patch of {target} reached the API server"
+        );
         assert_eq!(
             s.events(job, "ValidationSucceeded").await.len(),
             1,
@@ -92,10 +95,7 @@ async fn exactly_once(s: &Scenario, jobs: &[(String, String)], requests: &Reques
 
 /// The requests the API server carried out.
 fn ok(requests: &Requests) -> impl Iterator<Item = &Request> {
-    requests
-        .0
-        .iter()
-        .filter(|r| (200..300).contains(&r.code()))
+    requests.0.iter().filter(|r| (200..300).contains(&r.code()))
 }
 
 /// Samples the jobs: each one that ended more than `grace` ago and whose effects are
@@ -109,8 +109,8 @@ async fn unexplained(s: &Scenario, grace: Duration) -> Vec<String> {
         .filter(|j| {
             let ended_at: Option<DateTime<Utc>> =
                 j.status.as_ref().and_then(|st| st.completion_time);
-            let ended_long_ago = ended_at
-                .is_some_and(|t| now - t > chrono::Duration::from_std(grace).unwrap());
+            let ended_long_ago =
+                ended_at.is_some_and(|t| now - t > chrono::Duration::from_std(grace).unwrap());
             ended_long_ago && !settled(j, 1) && condition(j, "EffectsApplied").is_none()
         })
         .map(|j: &NotebookValidationJob| j.metadata.name.clone().unwrap_or_default())
@@ -168,9 +168,11 @@ async fn resets_stalls_and_error_answers_leave_every_effect_once() {
         kubeconfig: Some(proxy.kubeconfig().to_owned()),
         ..OperatorOptions::gitops_only(ns)
     });
-    eventually("nbv to reconcile through the proxy", Duration::from_secs(60), || async {
-        (operator.reconciles().await > 0.0).then_some(())
-    })
+    eventually(
+        "nbv to reconcile through the proxy",
+        Duration::from_secs(60),
+        || async { (operator.reconciles().await > 0.0).then_some(()) },
+    )
     .await;
 
     // The rules: the first matching one with uses left applies.
@@ -224,14 +226,7 @@ async fn resets_stalls_and_error_answers_leave_every_effect_once() {
         .times(3),
     );
     // The jobs' next watch: its resourceVersion has expired.
-    proxy.inject(
-        Rule::on(
-            Some(Method::GET),
-            "/notebookvalidationjobs",
-            Fault::Gone,
-        )
-        .watch(true),
-    );
+    proxy.inject(Rule::on(Some(Method::GET), "/notebookvalidationjobs", Fault::Gone).watch(true));
 
     let started = Instant::now();
     for (job, _) in &jobs[..2] {
@@ -316,7 +311,12 @@ fn one_writer_at_a_time(requests: &Requests, replicas: &[&str]) -> Vec<(usize, u
     }
     for pair in runs.windows(2) {
         let (before, after) = (&pair[0], &pair[1]);
-        let last_answered = before.1.iter().map(|r| r.answered()).max().expect("a write");
+        let last_answered = before
+            .1
+            .iter()
+            .map(|r| r.answered())
+            .max()
+            .expect("a write");
         let first_received = after.1[0].received();
         assert!(
             last_answered < first_received,

@@ -199,8 +199,8 @@ pub struct Proxy {
 impl Proxy {
     /// Starts a proxy in front of `cluster`'s API server for nbv's kubeconfig.
     pub fn start(cluster: &Cluster) -> Proxy {
-        let operator = std::fs::read_to_string(cluster.operator_kubeconfig())
-            .expect("read nbv's kubeconfig");
+        let operator =
+            std::fs::read_to_string(cluster.operator_kubeconfig()).expect("read nbv's kubeconfig");
         let field = |key: &str| {
             operator
                 .lines()
@@ -224,7 +224,10 @@ impl Proxy {
                 if l.trim_start().starts_with("server:") {
                     format!("{indent}server: https://{addr}")
                 } else if l.trim_start().starts_with("certificate-authority:") {
-                    format!("{indent}certificate-authority: {}", dir.join("ca.crt").display())
+                    format!(
+                        "{indent}certificate-authority: {}",
+                        dir.join("ca.crt").display()
+                    )
                 } else {
                     l.to_owned()
                 }
@@ -401,7 +404,10 @@ impl Upstream {
             }
         }
         let request = request.body(Full::new(body)).map_err(|e| e.to_string())?;
-        self.client.request(request).await.map_err(|e| e.to_string())
+        self.client
+            .request(request)
+            .await
+            .map_err(|e| e.to_string())
     }
 }
 
@@ -522,7 +528,13 @@ async fn handle(
         _ => {}
     }
     let (mut head, body) = answer.into_parts();
-    for name in ["connection", "keep-alive", "transfer-encoding", "upgrade", "te"] {
+    for name in [
+        "connection",
+        "keep-alive",
+        "transfer-encoding",
+        "upgrade",
+        "te",
+    ] {
         head.headers.remove(name);
     }
     Response::from_parts(head, body.boxed())
@@ -668,10 +680,7 @@ impl AsyncWrite for FaultyIo {
         Pin::new(&mut self.stream).poll_flush(cx)
     }
 
-    fn poll_shutdown(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<std::io::Result<()>> {
+    fn poll_shutdown(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<std::io::Result<()>> {
         Pin::new(&mut self.stream).poll_shutdown(cx)
     }
 }
