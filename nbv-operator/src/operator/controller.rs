@@ -101,7 +101,7 @@ fn watch_projects(
     let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
     let reader = writer.as_reader();
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-    let stream = watcher(api, watcher::Config::default())
+    let stream = watcher(api, crate::runtime::watch::config())
         .patient_backoff()
         .modify(|project| {
             let windows = project.data["spec"]["syncWindows"].take();
@@ -176,7 +176,7 @@ fn watch_jobs(
     let tracking = context.settings.tracking.clone();
     let argocd_namespace = context.config.argocd_namespace.clone();
     let mut parents = Parents::default();
-    watcher(api, watcher::Config::default())
+    watcher(api, crate::runtime::watch::config())
         .patient_backoff()
         .map_ok(move |event| {
             // A job's Applications are named before the publisher is fed, which may
@@ -408,7 +408,7 @@ pub async fn run(
         let pod_cache = PodCache::default();
         pod_store = Some(pod_cache.clone());
         pod_stream = Some(
-            watcher(api, watcher::Config::default().labels(&selector))
+            watcher(api, crate::runtime::watch::config().labels(&selector))
                 .patient_backoff()
                 .map_ok(move |event| {
                     pod_cache.apply(&event);

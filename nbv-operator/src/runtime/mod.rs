@@ -10,3 +10,4 @@ pub mod heap;
 pub mod leader;
 pub mod monitoring;
 pub mod telemetry;
+pub mod watch;
