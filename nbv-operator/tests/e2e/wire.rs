@@ -21,9 +21,9 @@ use crate::support::audit::{Request, Requests};
 use crate::support::proxy::{Direction, Fault, Proxy, Rule};
 use crate::support::{Operator, OperatorOptions, Scenario, condition, ended, eventually, rfc3339};
 
-/// How long the jobs of a scenario may take to settle, faults included (one answer
-/// is held back past nbv's 30 s request deadline, and a failed effect is retried
-/// 10 s later, then 20 s).
+/// How long the jobs of a scenario may take to settle, faults included (a watch stays
+/// silent until nbv gives it up, 65 s; one answer is held back past nbv's 30 s request
+/// deadline; a failed effect is retried 10 s later, then 20 s).
 const SETTLE: Duration = Duration::from_secs(120);
 
 /// A job `name` that restarts Deployment `target` when it succeeds, running (as
@@ -117,10 +117,11 @@ async fn unexplained(s: &Scenario, grace: Duration) -> Vec<String> {
         .collect()
 }
 
-/// How long a job may go without a condition saying why it waits: a reconcile writes
-/// the job's conditions once its calls are answered, and a call waits at most nbv's
-/// request deadline (30 s) for its answer.
-const EXPLAINED_WITHIN: Duration = Duration::from_secs(40);
+/// How long a job may go without a condition saying why it waits after it ended: nbv
+/// sees the change at most 65 s late (a silent watch is given up after 60 s and 5 s of
+/// grace), and a reconcile writes the job's conditions once its calls are answered,
+/// each within nbv's request deadline (30 s).
+const EXPLAINED_WITHIN: Duration = Duration::from_secs(75);
 
 /// Waits until every job has settled, sampling [`unexplained`] meanwhile.
 async fn settle(s: &Scenario, jobs: &[(String, String)]) {
@@ -128,16 +129,21 @@ async fn settle(s: &Scenario, jobs: &[(String, String)]) {
     let deadline = Instant::now() + SETTLE;
     loop {
         silent.extend(unexplained(s, EXPLAINED_WITHIN).await);
+        // Settled: the ledger records every effect, and the conditions (written by
+        // the reconcile after the one that completes the ledger) say so.
         let mut all = true;
         for (job, _) in jobs {
-            all &= settled(&s.job(job).await, 1);
+            let job = s.job(job).await;
+            all &= settled(&job, 1)
+                && condition(&job, "EffectsApplied").is_some_and(|(status, _, _)| status == "True");
         }
         if all {
             break;
         }
         assert!(
             Instant::now() < deadline,
-            "timed out after {SETTLE:?} waiting for every job's effects to be recorded"
+            "timed out after {SETTLE:?} waiting for every job's effects to be recorded and \
+             reported"
         );
         tokio::time::sleep(Duration::from_millis(500)).await;
     }
@@ -225,8 +231,12 @@ async fn resets_stalls_and_error_answers_leave_every_effect_once() {
         )
         .times(3),
     );
-    // The jobs' next watch: its resourceVersion has expired.
-    proxy.inject(Rule::on(Some(Method::GET), "/notebookvalidationjobs", Fault::Gone).watch(true));
+    // The jobs' next watch: its resourceVersion has expired. And the one after it
+    // goes silent, its connection stalled: the jobs that end meanwhile are seen only
+    // once nbv gives that watch up.
+    let jobs_path = "/notebookvalidationjobs";
+    proxy.inject(Rule::on(Some(Method::GET), jobs_path, Fault::Gone).watch(true));
+    proxy.inject(Rule::on(Some(Method::GET), jobs_path, Fault::Silent).watch(true));
 
     let started = Instant::now();
     for (job, _) in &jobs[..2] {
@@ -243,12 +253,26 @@ async fn resets_stalls_and_error_answers_leave_every_effect_once() {
     proxy.throttle(Some(Duration::from_millis(50)));
     tokio::time::sleep(Duration::from_secs(4)).await;
     proxy.throttle(None);
-    for (job, _) in &jobs[2..] {
-        s.set_job_status(job, ended("Succeeded", "ok")).await;
-    }
     proxy.stall(Direction::Both, true);
     tokio::time::sleep(Duration::from_secs(3)).await;
     proxy.stall(Direction::Both, false);
+    // Once the jobs' watch has gone silent, the other two jobs end: nbv sees them
+    // only when it gives that watch up.
+    eventually(
+        "the jobs' watch to go silent",
+        Duration::from_secs(60),
+        || async {
+            let applied = proxy.applied();
+            applied
+                .iter()
+                .any(|(_, what)| what.starts_with("Silent for"))
+                .then_some(())
+        },
+    )
+    .await;
+    for (job, _) in &jobs[2..] {
+        s.set_job_status(job, ended("Succeeded", "ok")).await;
+    }
 
     settle(&s, &jobs).await;
     eprintln!(

@@ -14,7 +14,8 @@
 //!   queued, as TCP would deliver it).
 //! - **HTTP**, per request ([`Rule`]): an answer of its own (429 with `Retry-After`,
 //!   500, 503) without asking the API server; a watch ended at once by an `ERROR`
-//!   event of `410 Gone` (an expired resourceVersion, as the API server says it); the
+//!   event of `410 Gone` (an expired resourceVersion, as the API server says it), or
+//!   answered and then left silent (a watch whose connection stalled); the
 //!   request carried out and its answer held back for a while (past the client's
 //!   deadline) or lost with the connection (an RST after the API server acted); or the
 //!   request taken and never sent on or answered.
@@ -83,6 +84,9 @@ pub enum Fault {
     DelayAnswer(Duration),
     /// Takes the request and never sends it on or answers it.
     Hang,
+    /// Answers a watch with a `200` and then nothing, ever: a watch whose connection
+    /// stalled without closing.
+    Silent,
 }
 
 /// A fault for some requests: the first `times` requests whose method is `method`
@@ -510,6 +514,7 @@ async fn handle(
             return status(code, retry_after, "injected by the e2e proxy");
         }
         Some(Fault::Gone) => return gone(),
+        Some(Fault::Silent) => return silent(),
         Some(Fault::Hang) => std::future::pending::<()>().await,
         _ => {}
     }
@@ -574,6 +579,19 @@ fn gone() -> Answer {
         "kind": "Status", "apiVersion": "v1", "metadata": {}, "status": "Failure",
         "message": "too old resource version: 1 (2)", "reason": "Expired", "code": 410}});
     let mut answer = Response::new(full(format!("{event}\n")));
+    answer.headers_mut().insert(
+        http::header::CONTENT_TYPE,
+        http::HeaderValue::from_static("application/json"),
+    );
+    answer
+}
+
+/// A watch's `200` whose body never yields an event.
+fn silent() -> Answer {
+    let never = http_body_util::StreamBody::new(futures::stream::pending::<
+        Result<hyper::body::Frame<Bytes>, hyper::Error>,
+    >());
+    let mut answer = Response::new(never.boxed());
     answer.headers_mut().insert(
         http::header::CONTENT_TYPE,
         http::HeaderValue::from_static("application/json"),
