@@ -176,7 +176,7 @@ pub fn watch_applications(
         // Decoded as `CachedApplication`: only the fields nbv reads are ever allocated.
         let watched = futures::stream::select_all(
             apis.into_iter()
-                .map(|api| watcher(api, watcher::Config::default()).patient_backoff()),
+                .map(|api| watcher(api, crate::runtime::watch::config()).patient_backoff()),
         );
         let read = injected.map(|app| Ok(watcher::Event::Apply(app)));
         futures::stream::select(watched, read)

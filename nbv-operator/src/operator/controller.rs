@@ -37,7 +37,7 @@
 use std::future::Future;
 use std::sync::Arc;
 
-use futures::{Stream, StreamExt, TryStreamExt};
+use futures::{FutureExt, Stream, StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::Pod;
 use kube::ResourceExt;
 use kube::api::{Api, DynamicObject};
@@ -101,7 +101,7 @@ fn watch_projects(
     let writer = reflector::store::Writer::<DynamicObject>::new(resource.clone());
     let reader = writer.as_reader();
     let api: Api<DynamicObject> = Api::namespaced_with(client.clone(), namespace, &resource);
-    let stream = watcher(api, watcher::Config::default())
+    let stream = watcher(api, crate::runtime::watch::config())
         .patient_backoff()
         .modify(|project| {
             let windows = project.data["spec"]["syncWindows"].take();
@@ -176,7 +176,7 @@ fn watch_jobs(
     let tracking = context.settings.tracking.clone();
     let argocd_namespace = context.config.argocd_namespace.clone();
     let mut parents = Parents::default();
-    watcher(api, watcher::Config::default())
+    watcher(api, crate::runtime::watch::config())
         .patient_backoff()
         .map_ok(move |event| {
             // A job's Applications are named before the publisher is fed, which may
@@ -278,6 +278,21 @@ pub struct Runtime {
 /// What wraps the I/O of the reconciles (see [`Runtime::io_layer`]).
 pub type IoLayer = Arc<dyn Fn(Arc<dyn JobIo>) -> Arc<dyn JobIo> + Send + Sync>;
 
+/// `shutdown`, or the end of the term `ended` stands for (its sender is dropped), as
+/// one future every task can wait on.
+fn within_term(
+    shutdown: impl Future<Output = ()> + Send + Sync + 'static,
+    ended: tokio::sync::oneshot::Receiver<()>,
+) -> futures::future::Shared<std::pin::Pin<Box<dyn Future<Output = ()> + Send + Sync>>> {
+    let either: std::pin::Pin<Box<dyn Future<Output = ()> + Send + Sync>> = Box::pin(async move {
+        tokio::select! {
+            () = shutdown => {}
+            _ = ended => {}
+        }
+    });
+    either.shared()
+}
+
 /// Runs the controller against `client` until `shutdown` resolves. The same function
 /// runs in production (`nbv run`) and in simulation (`nbv simulate`).
 pub async fn run(
@@ -294,6 +309,12 @@ pub async fn run(
     } = runtime;
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
+    // Everything spawned below ends with this function, not only with the process: a
+    // replica that lost the Lease drops this future, and its watches and its publisher
+    // (with any patch it is sending) must stop with it, or a deposed leader goes on
+    // writing while another replica leads.
+    let (_term, term_ended) = tokio::sync::oneshot::channel::<()>();
+    let shutdown = within_term(shutdown, term_ended);
     let (tracking, access) = find_argocd(&client, &mut config, shutdown.clone()).await;
     // The jobs' complete listings: they start the sweep, and the first one the
     // Applications' watch (the Applications the jobs name are known by then).
@@ -360,7 +381,15 @@ pub async fn run(
     };
     let job_cache = reflector::store::Writer::<CachedJob>::default();
     let job_store = job_cache.as_reader();
-    tokio::spawn(publisher.run(shutdown.clone()));
+    let publishing = publisher.run(shutdown.clone());
+    let stop = shutdown.clone();
+    tokio::spawn(async move {
+        // Dropped at once when the term ends, even in the middle of a patch.
+        tokio::select! {
+            () = publishing => {}
+            () = stop => {}
+        }
+    });
 
     let pod_defaults = if config.gitops_only {
         config.pod_defaults.clone()
@@ -379,7 +408,7 @@ pub async fn run(
         let pod_cache = PodCache::default();
         pod_store = Some(pod_cache.clone());
         pod_stream = Some(
-            watcher(api, watcher::Config::default().labels(&selector))
+            watcher(api, crate::runtime::watch::config().labels(&selector))
                 .patient_backoff()
                 .map_ok(move |event| {
                     pod_cache.apply(&event);

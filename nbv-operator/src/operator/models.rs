@@ -137,7 +137,7 @@ impl ModelWatch {
         let (state_tx, state) = watch::channel(WatchState::Listing);
         let waiting = self.waiting.clone();
         let wake = self.wake.clone();
-        let stream = watcher(api, watcher::Config::default())
+        let stream = watcher(api, crate::runtime::watch::config())
             .patient_backoff()
             .modify(trim_inference_service)
             .reflect(writer)

@@ -213,15 +213,12 @@ where
 }
 
 /// A client of the cluster kube would build (`kube::Client::try_default`), whose
-/// answers pass through [`DepthLimitLayer`].
+/// answers pass through [`DepthLimitLayer`] and whose requests other than watches have
+/// [`crate::runtime::deadline::REQUEST_DEADLINE`]; see [`crate::runtime::client`].
 ///
 /// # Errors
 ///
 /// No kubeconfig and no in-cluster configuration, or one that cannot be used.
 pub async fn client() -> Result<kube::Client, kube::Error> {
-    let config = kube::Config::infer()
-        .await
-        .map_err(kube::Error::InferConfig)?;
-    let builder = kube::client::ClientBuilder::try_from(config)?;
-    Ok(builder.with_layer(&DepthLimitLayer).build())
+    crate::runtime::client::build(&crate::runtime::client::ClientOptions::default()).await
 }

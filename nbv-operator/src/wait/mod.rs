@@ -166,7 +166,8 @@ async fn run(
     let writer = Writer::new(resource);
     let store = writer.as_reader();
     let mut events = pin!(
-        reflector::reflector(writer, watcher(api, watcher::Config::default())).patient_backoff()
+        reflector::reflector(writer, watcher(api, crate::runtime::watch::config()))
+            .patient_backoff()
     );
     let timeout = args.timeout;
     let mut deadline = pin!(async move {

@@ -11,12 +11,12 @@ use crate::support::{Operator, OperatorOptions, Scenario, eventually};
 
 const LEASE: &str = "nbv-operator-leader";
 
-async fn holder(s: &Scenario) -> Option<String> {
+pub(crate) async fn holder(s: &Scenario) -> Option<String> {
     let leases: Api<Lease> = Api::namespaced(s.client.clone(), "nbv-system");
     leases.get(LEASE).await.ok()?.spec?.holder_identity
 }
 
-fn replica(s: &Scenario, name: &str) -> OperatorOptions {
+pub(crate) fn replica(s: &Scenario, name: &str) -> OperatorOptions {
     OperatorOptions {
         leader_election: true,
         identity: format!("{}-{name}", s.namespace),

@@ -37,3 +37,4 @@ mod openshift;
 mod parity;
 mod refusals;
 mod resilience;
+mod wire;

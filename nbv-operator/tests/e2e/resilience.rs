@@ -19,7 +19,7 @@ use crate::support::{
 
 const WAIT: Duration = Duration::from_secs(90);
 
-async fn deployment_json(s: &Scenario, name: &str) -> Value {
+pub(crate) async fn deployment_json(s: &Scenario, name: &str) -> Value {
     let api: Api<Deployment> = Api::namespaced(s.client.clone(), &s.namespace);
     serde_json::to_value(api.get(name).await.expect("the Deployment")).expect("json")
 }
@@ -32,7 +32,7 @@ fn restarted_at(deployment: &Value) -> Option<&str> {
 
 /// `generation` counts the changes of a Deployment's spec: 1 when created, 2 after one
 /// rolling restart, whatever nbv sent beyond that without changing anything.
-fn generation(deployment: &Value) -> i64 {
+pub(crate) fn generation(deployment: &Value) -> i64 {
     deployment["metadata"]["generation"]
         .as_i64()
         .unwrap_or_default()
@@ -40,7 +40,7 @@ fn generation(deployment: &Value) -> i64 {
 
 /// Whether the job's ledger records its `triggers` triggers and its notification. (The
 /// wave patch is recorded only when nbv wrote it: one already in place is no effect.)
-fn settled(job: &NotebookValidationJob, triggers: usize) -> bool {
+pub(crate) fn settled(job: &NotebookValidationJob, triggers: usize) -> bool {
     let Some(done) = job
         .status
         .as_ref()

@@ -103,7 +103,13 @@ pub async fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
-    let client = match crate::runtime::depth::client().await {
+    // The replica's name in every request's User-Agent: the API server's audit log
+    // tells replicas apart by it.
+    let options = crate::runtime::client::ClientOptions {
+        user_agent: Some(crate::runtime::client::user_agent(&identity())),
+        ..Default::default()
+    };
+    let client = match crate::runtime::client::build(&options).await {
         Ok(c) => c,
         Err(error) => {
             tracing::error!(%error, "cannot build a Kubernetes client (no kubeconfig or in-cluster config)");

@@ -37,6 +37,15 @@ pub struct Request {
     /// The path, for requests without an object (discovery).
     #[serde(default)]
     pub request_u_r_i: String,
+    /// The client's `User-Agent` (nbv names its replica in it).
+    #[serde(default)]
+    pub user_agent: String,
+    /// When the API server received the request (RFC 3339, microseconds).
+    #[serde(default)]
+    pub request_received_timestamp: String,
+    /// When it answered it (the `ResponseComplete` stage).
+    #[serde(default)]
+    pub stage_timestamp: String,
 }
 
 /// The user of a request.
@@ -88,6 +97,24 @@ impl Request {
         self.response_status.as_ref().map_or(0, |s| s.code)
     }
 
+    /// Whether it changes something (create, update, patch, delete).
+    pub fn is_write(&self) -> bool {
+        matches!(
+            self.verb.as_str(),
+            "create" | "update" | "patch" | "delete" | "deletecollection"
+        )
+    }
+
+    /// When the API server received it.
+    pub fn received(&self) -> chrono::DateTime<chrono::Utc> {
+        timestamp(&self.request_received_timestamp)
+    }
+
+    /// When the API server had answered it.
+    pub fn answered(&self) -> chrono::DateTime<chrono::Utc> {
+        timestamp(&self.stage_timestamp)
+    }
+
     /// The name of the object, or empty (a LIST, a create).
     pub fn name(&self) -> &str {
         self.object_ref.as_ref().map_or("", |o| o.name.as_str())
@@ -99,6 +126,12 @@ impl Request {
             .as_ref()
             .map_or("", |o| o.namespace.as_str())
     }
+}
+
+fn timestamp(text: &str) -> chrono::DateTime<chrono::Utc> {
+    chrono::DateTime::parse_from_rfc3339(text)
+        .unwrap_or_else(|e| panic!("an audit timestamp, {text:?}: {e}"))
+        .to_utc()
 }
 
 impl Audit {

@@ -15,6 +15,7 @@ pub mod openshift;
 pub mod operator;
 pub mod process;
 pub mod prometheus;
+pub mod proxy;
 
 use std::future::Future;
 use std::time::Duration;

@@ -26,6 +26,9 @@ pub struct OperatorOptions {
     /// The build of nbv to run, if not `NBV_E2E_NBV` or this one (a before-and-after
     /// in one run).
     pub program: Option<PathBuf>,
+    /// The kubeconfig to run with, if not the cluster's for nbv (one that sends nbv
+    /// through a [`Proxy`](super::proxy::Proxy)).
+    pub kubeconfig: Option<PathBuf>,
 }
 
 impl OperatorOptions {
@@ -38,6 +41,7 @@ impl OperatorOptions {
             identity: format!("nbv-{namespace}"),
             extra: Vec::new(),
             program: None,
+            kubeconfig: None,
         }
     }
 
@@ -90,7 +94,13 @@ impl Operator {
             .arg("--log-format")
             .arg("text")
             .args(&options.extra)
-            .env("KUBECONFIG", cluster.operator_kubeconfig())
+            .env(
+                "KUBECONFIG",
+                options
+                    .kubeconfig
+                    .as_deref()
+                    .unwrap_or(cluster.operator_kubeconfig()),
+            )
             .env("POD_NAME", &options.identity)
             .env("RUST_LOG", "info,nbv_operator=debug")
             .env_remove("NBV_GITOPS_ONLY")

@@ -130,7 +130,7 @@ fn reply(status: StatusCode, body: Bytes) -> Response<Full<Bytes>> {
 }
 
 /// A CA and a certificate for 127.0.0.1 signed by it, in `dir`.
-fn certificates(dir: &Path) {
+pub fn certificates(dir: &Path) {
     let openssl = |args: &[&str]| {
         let output = Command::new("openssl")
             .args(args)
@@ -195,7 +195,7 @@ fn certificates(dir: &Path) {
     ]);
 }
 
-fn acceptor(dir: &Path) -> TlsAcceptor {
+pub fn acceptor(dir: &Path) -> TlsAcceptor {
     let certs: Vec<CertificateDer<'static>> = CertificateDer::pem_file_iter(dir.join("server.crt"))
         .expect("read server.crt")
         .collect::<Result<_, _>>()

@@ -1,0 +1,75 @@
+//! The operator's Kubernetes client: kube's, with the layers every request of nbv
+//! passes through.
+
+use std::time::Duration;
+
+use crate::runtime::deadline::{DeadlineLayer, REQUEST_DEADLINE};
+use crate::runtime::depth::DepthLimitLayer;
+
+/// How the client is built.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use nbv_operator::runtime::client::ClientOptions;
+///
+/// let options = ClientOptions { request_deadline: Duration::from_secs(5), ..ClientOptions::default() };
+/// assert_eq!(options.user_agent, None);
+/// ```
+#[derive(Debug, Clone)]
+pub struct ClientOptions {
+    /// How long a request other than a watch may take ([`DeadlineLayer`]).
+    pub request_deadline: Duration,
+    /// The `User-Agent` of every request, which the API server's audit log records:
+    /// with the replica's name in it, the log tells replicas apart.
+    pub user_agent: Option<String>,
+}
+
+impl Default for ClientOptions {
+    fn default() -> Self {
+        ClientOptions {
+            request_deadline: REQUEST_DEADLINE,
+            user_agent: None,
+        }
+    }
+}
+
+/// The `User-Agent` of replica `identity`: `nbv/<version> (<identity>)`.
+///
+/// # Examples
+///
+/// ```
+/// let agent = nbv_operator::runtime::client::user_agent("nbv-operator-7d9f-abcde");
+/// assert!(agent.starts_with("nbv/") && agent.ends_with(" (nbv-operator-7d9f-abcde)"));
+/// ```
+pub fn user_agent(identity: &str) -> String {
+    format!("nbv/{} ({identity})", env!("CARGO_PKG_VERSION"))
+}
+
+/// A client of the cluster kube would build (`kube::Config::infer`): answers pass
+/// through [`DepthLimitLayer`], requests other than watches fail after
+/// `options.request_deadline` ([`DeadlineLayer`], outermost, so that it bounds kube's
+/// own retries of 429 and 503 too).
+///
+/// # Errors
+///
+/// No kubeconfig and no in-cluster configuration, or one that cannot be used.
+pub async fn build(options: &ClientOptions) -> Result<kube::Client, kube::Error> {
+    let mut config = kube::Config::infer()
+        .await
+        .map_err(kube::Error::InferConfig)?;
+    // A name that is not a valid header value (never a Pod name) is left out.
+    if let Some(agent) = options
+        .user_agent
+        .as_deref()
+        .and_then(|a| http::HeaderValue::from_str(a).ok())
+    {
+        config.headers.push((http::header::USER_AGENT, agent));
+    }
+    let builder = kube::client::ClientBuilder::try_from(config)?;
+    Ok(builder
+        .with_layer(&DepthLimitLayer)
+        .with_layer(&DeadlineLayer::new(options.request_deadline))
+        .build())
+}
