@@ -29,6 +29,11 @@ fn notification(cluster: &Cluster) -> Value {
         .expect("the notification")
 }
 
+/// The notification's `app.kubernetes.io/part-of` label.
+fn part_of(event: &Value) -> Option<&str> {
+    event["metadata"]["labels"]["app.kubernetes.io/part-of"].as_str()
+}
+
 fn application_status(cluster: &Cluster) -> (String, String, String) {
     let status = job_of(cluster).status.expect("a status");
     let condition = status
@@ -62,13 +67,7 @@ fn an_application_of_another_namespace_is_refused_and_labels_nothing() {
     let mut cluster = naming_fraud(Some("team-b"));
     let done = reconcile(&mut cluster, Memory::default(), t0());
     assert!(done.result.is_ok(), "{:?}", done.result);
-    let event = notification(&cluster);
-    assert!(
-        event["metadata"]["labels"]
-            .get("app.kubernetes.io/part-of")
-            .is_none(),
-        "{event:#}"
-    );
+    assert_eq!(part_of(&notification(&cluster)), None);
     let (status, reason, message) = application_status(&cluster);
     assert_eq!(
         (status.as_str(), reason.as_str()),
@@ -94,11 +93,5 @@ fn a_part_of_label_without_an_application_labels_nothing() {
     let mut cluster = naming_fraud(None);
     let done = reconcile(&mut cluster, Memory::default(), t0());
     assert!(done.result.is_ok(), "{:?}", done.result);
-    let event = notification(&cluster);
-    assert!(
-        event["metadata"]["labels"]
-            .get("app.kubernetes.io/part-of")
-            .is_none(),
-        "{event:#}"
-    );
+    assert_eq!(part_of(&notification(&cluster)), None);
 }
