@@ -47,8 +47,8 @@ use nbv_testkit::scenario::{Scenario, ScenarioError};
 pub use mutation::Mutation;
 pub use options::Options;
 pub use random::{
-    Coverage, FailedCase, FirstViolation, RandomSummary, case_seed, random_scenario, run_one_case,
-    run_random,
+    Coverage, FailedCase, FirstViolation, PROGRESS_EVERY, Progress, RandomSummary, case_seed,
+    random_scenario, run_one_case, run_random, run_random_reporting,
 };
 pub use report::{
     ApiStats, Completion, FinalJob, GateOutcome, OperatorStats, Report, TriggerFired,

@@ -36,7 +36,8 @@ pub struct SimulateArgs {
     #[arg(long)]
     pub json: bool,
     /// Generate and run this many random scenarios, checking the invariants after
-    /// each; prints `{"cases", "violations", "first_violation", ...}`.
+    /// each; prints `{"cases", "violations", "first_violation", ...}` (and how far it
+    /// is on standard error every 1000 cases).
     #[arg(long, value_name = "N", conflicts_with = "scenario")]
     pub random: Option<u32>,
     /// Seed of the random scenarios (and of the backoff jitter).
@@ -92,7 +93,13 @@ pub fn run(args: &SimulateArgs, out: &mut impl Write, err: &mut impl Write) -> u
                 return 2;
             }
             Some(case) => simulate::run_one_case(args.seed, case, &options),
-            None => simulate::run_random(cases, args.seed, &options),
+            // A long run says how far it is, so one that is stopped still tells.
+            None => simulate::run_random_reporting(cases, args.seed, &options, &|p| {
+                eprintln!(
+                    "simulate: {}/{cases} cases played, {} failed",
+                    p.played, p.failed
+                );
+            }),
         };
         let _ = writeln!(out, "{}", summary.to_json());
         return u8::from(summary.violations > 0);

@@ -19,6 +19,7 @@
 mod generate;
 
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU32, Ordering};
 
 use nbv_testkit::invariants::Violation;
 use nbv_testkit::scenario::Action;
@@ -212,7 +213,48 @@ fn run_case(seed: u64, options: &Options) -> CaseResult {
 /// assert!(summary.coverage.completions > 0);
 /// ```
 pub fn run_random(cases: u32, seed: u64, options: &Options) -> RandomSummary {
-    run_cases(seed, 0..cases, options)
+    run_cases(seed, 0..cases, options, &|_| {})
+}
+
+/// How far a random run is, told every [`PROGRESS_EVERY`] cases.
+///
+/// # Examples
+///
+/// ```
+/// use std::sync::Mutex;
+/// use nbv_operator::simulate::{Options, Progress, PROGRESS_EVERY, run_random_reporting};
+///
+/// let told = Mutex::new(Vec::new());
+/// let summary = run_random_reporting(2, 1, &Options::default(), &|p: Progress| {
+///     told.lock().unwrap().push(p.played)
+/// });
+/// assert_eq!(summary.cases, 2);
+/// assert!(told.lock().unwrap().is_empty(), "fewer than {PROGRESS_EVERY} cases");
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Progress {
+    /// Cases played so far, on all workers.
+    pub played: u32,
+    /// Of those, the cases that broke an invariant.
+    pub failed: u32,
+}
+
+/// How many cases are played between two [`Progress`] reports.
+pub const PROGRESS_EVERY: u32 = 1000;
+
+/// [`run_random`], telling `progress` how far it is every [`PROGRESS_EVERY`] cases: a
+/// long run that is stopped still says how many cases it played, and how many failed.
+///
+/// # Examples
+///
+/// See [`Progress`].
+pub fn run_random_reporting(
+    cases: u32,
+    seed: u64,
+    options: &Options,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> RandomSummary {
+    run_cases(seed, 0..cases, options, progress)
 }
 
 /// Runs case `case` of the random scenarios of `seed` alone: what `run_random` with
@@ -229,14 +271,22 @@ pub fn run_random(cases: u32, seed: u64, options: &Options) -> RandomSummary {
 ///     - run_random(1, 1, &Options::default()).coverage.requests);
 /// ```
 pub fn run_one_case(seed: u64, case: u32, options: &Options) -> RandomSummary {
-    run_cases(seed, case..case.saturating_add(1), options)
+    run_cases(seed, case..case.saturating_add(1), options, &|_| {})
 }
 
 /// The failed cases a summary lists, at most: enough to replay each with
 /// `--case`, bounded whatever the run.
 const LISTED_FAILURES: usize = 100;
 
-fn run_cases(seed: u64, cases: std::ops::Range<u32>, options: &Options) -> RandomSummary {
+fn run_cases(
+    seed: u64,
+    cases: std::ops::Range<u32>,
+    options: &Options,
+    progress: &(dyn Fn(Progress) + Sync),
+) -> RandomSummary {
+    let played = AtomicU32::new(0);
+    let failed = AtomicU32::new(0);
+    let (played, failed) = (&played, &failed);
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 8);
@@ -251,7 +301,14 @@ fn run_cases(seed: u64, cases: std::ops::Range<u32>, options: &Options) -> Rando
                     let mut partial = RandomSummary::empty(seed);
                     for case in share {
                         let case_seed = case_seed(seed, case);
-                        partial.add(case, case_seed, run_case(case_seed, options));
+                        let result = run_case(case_seed, options);
+                        let failures = u32::from(!result.violations.is_empty());
+                        partial.add(case, case_seed, result);
+                        let failed = failed.fetch_add(failures, Ordering::Relaxed) + failures;
+                        let played = played.fetch_add(1, Ordering::Relaxed) + 1;
+                        if played % PROGRESS_EVERY == 0 {
+                            progress(Progress { played, failed });
+                        }
                     }
                     partial
                 })
