@@ -296,3 +296,58 @@ pub fn answer_with_causes(error: &kube::Error) -> ApiAnswer {
 fn json(object: &DynamicObject) -> Value {
     serde_json::to_value(object).unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use http::{Request as HttpRequest, Response as HttpResponse};
+    use kube::client::Body;
+    use nbv_core::io::{ObjectRef, Request, Response};
+    use serde_json::{Value, json};
+
+    use super::KubeIo;
+
+    /// Answers discovery of core `v1` with `pods/eviction` in `version`, then the
+    /// eviction with 201, and returns the eviction's body.
+    async fn evict_on(version: &'static str) -> Value {
+        let (mock, mut server) = tower_test::mock::pair::<HttpRequest<Body>, HttpResponse<Body>>();
+        let api = tokio::spawn(async move {
+            let (request, reply) = server.next_request().await.expect("discovery");
+            assert_eq!(request.uri().path(), "/api/v1");
+            let resources = json!({"kind": "APIResourceList", "groupVersion": "v1", "resources": [
+                {"name": "pods/eviction", "singularName": "", "namespaced": true, "group": "policy",
+                 "version": version, "kind": "Eviction", "verbs": ["create"]}]});
+            reply.send_response(
+                HttpResponse::builder()
+                    .body(Body::from(serde_json::to_vec(&resources).unwrap()))
+                    .unwrap(),
+            );
+            let (request, reply) = server.next_request().await.expect("the eviction");
+            assert_eq!(request.method(), "POST");
+            assert_eq!(request.uri().path(), "/api/v1/namespaces/ml/pods/p-1/eviction");
+            let body = request.into_body().collect_bytes().await.unwrap();
+            let status = br#"{"kind":"Status","apiVersion":"v1","status":"Success","code":201}"#;
+            reply.send_response(
+                HttpResponse::builder()
+                    .status(201)
+                    .body(Body::from(status.to_vec()))
+                    .unwrap(),
+            );
+            serde_json::from_slice::<Value>(&body).unwrap()
+        });
+        let io = KubeIo::new(kube::Client::new(mock, "default"), "nbv");
+        let evict = Request::Evict {
+            pod: ObjectRef::namespaced("v1", "Pod", "ml", "p-1"),
+            uid: "u-1".into(),
+        };
+        assert_eq!(io.run(evict).await, Response::Deleted);
+        api.await.unwrap()
+    }
+
+    #[tokio::test]
+    async fn an_eviction_is_posted_in_the_version_the_server_serves() {
+        let old = evict_on("v1beta1").await;
+        assert_eq!(old["apiVersion"], "policy/v1beta1");
+        assert_eq!(old["deleteOptions"]["preconditions"]["uid"], "u-1");
+        assert_eq!(evict_on("v1").await["apiVersion"], "policy/v1");
+    }
+}
