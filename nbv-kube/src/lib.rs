@@ -52,6 +52,8 @@ use serde_json::Value;
 pub struct KubeIo {
     client: kube::Client,
     field_manager: String,
+    /// The client evictions go through (by default the same).
+    evictions: kube::Client,
     /// The Eviction version the server serves, once discovered.
     eviction_version: std::sync::Arc<std::sync::OnceLock<&'static str>>,
 }
@@ -60,10 +62,20 @@ impl KubeIo {
     /// Requests through `client`, writing under `field_manager`.
     pub fn new(client: kube::Client, field_manager: impl Into<String>) -> Self {
         KubeIo {
+            evictions: client.clone(),
             client,
             field_manager: field_manager.into(),
             eviction_version: std::sync::Arc::default(),
         }
+    }
+
+    /// Evictions through `client`: one built without kube's retries
+    /// (`Config::default_retry` off), so that a 429 (a PodDisruptionBudget that
+    /// refuses) comes back at once for nbv-core to wait on, rather than being retried
+    /// by the client 15 times over minutes.
+    pub fn with_eviction_client(mut self, client: kube::Client) -> Self {
+        self.evictions = client;
+        self
     }
 
     /// Carries `request` out with one API call. [`Request::Cached`] is answered
@@ -191,7 +203,7 @@ impl KubeIo {
         .header(http::header::CONTENT_TYPE, "application/json")
         .body(serde_json::to_vec(&body).unwrap_or_default())
         .map_err(|e| ApiAnswer::no_answer(format!("the eviction cannot be sent: {e}")))?;
-        self.client
+        self.evictions
             .request::<Value>(request)
             .await
             .map(|_| Response::Deleted)
@@ -323,7 +335,10 @@ mod tests {
             );
             let (request, reply) = server.next_request().await.expect("the eviction");
             assert_eq!(request.method(), "POST");
-            assert_eq!(request.uri().path(), "/api/v1/namespaces/ml/pods/p-1/eviction");
+            assert_eq!(
+                request.uri().path(),
+                "/api/v1/namespaces/ml/pods/p-1/eviction"
+            );
             let body = request.into_body().collect_bytes().await.unwrap();
             let status = br#"{"kind":"Status","apiVersion":"v1","status":"Success","code":201}"#;
             reply.send_response(

@@ -5,7 +5,6 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use chrono::Utc;
 use k8s_openapi::api::core::v1::Pod;
 use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
@@ -13,7 +12,7 @@ use serde_json::json;
 use crate::support::disruption::{
     DisruptionController, Replicas, budgets, mark_ready, predictor_pod,
 };
-use crate::support::{OperatorOptions, Scenario, condition, eventually, rfc3339};
+use crate::support::{OperatorOptions, Scenario, condition};
 
 const REPLICAS: usize = 3;
 const SELECTOR: &str = "serving.kserve.io/inferenceservice=model";
@@ -43,6 +42,48 @@ fn watch_ready(pods: Api<Pod>) -> (Arc<Mutex<usize>>, tokio::task::JoinHandle<()
     (fewest, task)
 }
 
+/// [`eventually`], showing the job's status, the pods and the budget when it times out.
+async fn within<T, F, Fut>(
+    s: &Scenario,
+    job: &str,
+    what: &str,
+    timeout: Duration,
+    mut check: F,
+) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: std::future::Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + timeout;
+    loop {
+        if let Some(value) = check().await {
+            return value;
+        }
+        if tokio::time::Instant::now() > deadline {
+            let status = serde_json::to_string_pretty(&s.job(job).await.status).unwrap_or_default();
+            let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
+            let pods: Vec<_> = pods
+                .list(&ListParams::default().labels(SELECTOR))
+                .await
+                .map(|l| {
+                    l.items
+                        .into_iter()
+                        .map(|p| (p.metadata.name, p.status.and_then(|s| s.conditions)))
+                        .collect()
+                })
+                .unwrap_or_default();
+            let budget = budgets(&s.client, &s.namespace)
+                .get("model")
+                .await
+                .map(|b| b.data["status"].clone());
+            panic!(
+                "timed out after {timeout:?} waiting for {what}\njob status: {status}\npods: {pods:?}\nbudget: {budget:?}"
+            );
+        }
+        tokio::time::sleep(Duration::from_millis(250)).await;
+    }
+}
+
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serves() {
@@ -54,7 +95,9 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
                "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"}}}}}),
     )
     .await;
-    let originals: Vec<String> = (1..=REPLICAS).map(|i| format!("model-predictor-{i}")).collect();
+    let originals: Vec<String> = (1..=REPLICAS)
+        .map(|i| format!("model-predictor-{i}"))
+        .collect();
     for name in &originals {
         s.apply(predictor_pod("model", name)).await;
         mark_ready(&pods, name).await;
@@ -75,41 +118,47 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
     );
     let (fewest_ready, timeline) = watch_ready(pods.clone());
 
+    let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+    operator.metrics().await; // up and serving
     let name = "train";
-    s.apply(crate::support::job(
+    s.succeeds_elsewhere(
         name,
-        "https://git.example.com/m.git",
-        "main",
-        "t.ipynb",
         json!({"mlops.dev/on-success-trigger":
             "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: model, action: restart}"}),
-    ))
-    .await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    s.set_job_status(
-        name,
-        json!({"phase": "ValidationRunning", "observedGeneration": 1,
-               "startTime": rfc3339(Utc::now())}),
     )
     .await;
-    let operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
-    s.set_job_status(name, crate::support::ended("Succeeded", "ok")).await;
 
     // The budget forbids: nbv waits, says so, and every original pod still runs.
-    let waiting = eventually("the restart to wait for the budget", Duration::from_secs(30), || async {
-        condition(&s.job(name).await, "TargetsRestarted")
-            .filter(|(_, reason, message)| reason == "RestartWaiting" && message.contains("PodDisruptionBudget"))
-    })
+    let waiting = within(
+        &s,
+        name,
+        "the restart to wait for the budget",
+        Duration::from_secs(30),
+        || async {
+            condition(&s.job(name).await, "TargetsRestarted").filter(|(_, reason, message)| {
+                reason == "RestartWaiting" && message.contains("PodDisruptionBudget")
+            })
+        },
+    )
     .await;
     assert_eq!(waiting.0, "Unknown");
     assert!(
-        waiting.2.contains("The disruption budget model needs 3 healthy pods and has 3 currently"),
+        waiting
+            .2
+            .contains("The disruption budget model needs 3 healthy pods and has 3 currently"),
         "the condition names the budget: {}",
         waiting.2
     );
     assert_eq!(s.events(name, "RestartWaiting").await.is_empty(), false);
-    let listed = pods.list(&ListParams::default().labels(SELECTOR)).await.expect("pods");
-    assert_eq!(listed.items.len(), REPLICAS, "nothing evicted or deleted while the budget forbids");
+    let listed = pods
+        .list(&ListParams::default().labels(SELECTOR))
+        .await
+        .expect("pods");
+    assert_eq!(
+        listed.items.len(),
+        REPLICAS,
+        "nothing evicted or deleted while the budget forbids"
+    );
 
     // minAvailable = replicas - 1: one disruption at a time.
     budgets(&s.client, &s.namespace)
@@ -120,9 +169,16 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
         )
         .await
         .expect("relax the budget");
-    let done = eventually("the restart to finish", Duration::from_secs(45), || async {
-        condition(&s.job(name).await, "TargetsRestarted").filter(|(status, _, _)| status == "True")
-    })
+    let done = within(
+        &s,
+        name,
+        "the restart to finish",
+        Duration::from_secs(45),
+        || async {
+            condition(&s.job(name).await, "TargetsRestarted")
+                .filter(|(status, _, _)| status == "True")
+        },
+    )
     .await;
     assert_eq!(done.1, "RestartDone", "{done:?}");
     timeline.abort();
@@ -150,12 +206,22 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
             requests
                 .0
                 .iter()
-                .filter(|r| r.verb == "create" && r.resource() == "pods/eviction" && r.code() == code)
+                .filter(|r| {
+                    r.verb == "create" && r.resource() == "pods/eviction" && r.code() == code
+                })
                 .count()
         };
-        assert_eq!(evictions(201), REPLICAS, "each pod evicted once: {requests}");
+        assert_eq!(
+            evictions(201),
+            REPLICAS,
+            "each pod evicted once: {requests}"
+        );
         assert!(evictions(429) > 0, "the budget refused some: {requests}");
-        assert_eq!(requests.count("delete", "pods"), 0, "nbv deleted no pod: {requests}");
+        assert_eq!(
+            requests.count("delete", "pods"),
+            0,
+            "nbv deleted no pod: {requests}"
+        );
     }
     drop(operator);
     s.clean_up().await;

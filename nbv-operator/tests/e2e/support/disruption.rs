@@ -96,14 +96,21 @@ async fn sync_all(client: &kube::Client, namespace: &str) {
         let Ok(selected) = pods.list(&ListParams::default().labels(&labels)).await else {
             continue;
         };
-        let status = computed(&budget.data, &selected.items, chrono::Utc::now(), budget.metadata.generation);
+        let status = computed(
+            &budget.data,
+            &selected.items,
+            chrono::Utc::now(),
+            budget.metadata.generation,
+        );
         if budget.data["status"] == status {
             continue;
         }
         budget.data["status"] = status;
         let name = budget.metadata.name.clone().unwrap_or_default();
         // At the version read: an eviction meanwhile is a conflict, read again.
-        let _ = api.replace_status(&name, &PostParams::default(), &budget).await;
+        let _ = api
+            .replace_status(&name, &PostParams::default(), &budget)
+            .await;
     }
 }
 
@@ -120,7 +127,11 @@ fn computed(
         })
     };
     let mut disrupted = serde_json::Map::new();
-    for (pod, at) in budget["status"]["disruptedPods"].as_object().into_iter().flatten() {
+    for (pod, at) in budget["status"]["disruptedPods"]
+        .as_object()
+        .into_iter()
+        .flatten()
+    {
         let recent = at
             .as_str()
             .and_then(|t| chrono::DateTime::parse_from_rfc3339(t).ok())
@@ -140,7 +151,10 @@ fn computed(
         .count();
     let healthy = i64::try_from(healthy).unwrap_or(i64::MAX);
     let spec = &budget["spec"];
-    let desired = match (spec["minAvailable"].as_i64(), spec["maxUnavailable"].as_i64()) {
+    let desired = match (
+        spec["minAvailable"].as_i64(),
+        spec["maxUnavailable"].as_i64(),
+    ) {
         (Some(min), _) => min,
         (None, Some(max)) => (expected - max).max(0),
         // Percentages are not played here.
@@ -203,7 +217,9 @@ impl Replicas {
                         let name = pod.metadata.name.clone().unwrap_or_default();
                         if pod.metadata.deletion_timestamp.is_some() {
                             // The kubelet's confirmation of a deletion.
-                            let _ = pods.delete(&name, &DeleteParams::default().grace_period(0)).await;
+                            let _ = pods
+                                .delete(&name, &DeleteParams::default().grace_period(0))
+                                .await;
                             continue;
                         }
                         live += 1;
@@ -219,10 +235,13 @@ impl Replicas {
                     for _ in live..replicas {
                         next += 1;
                         let name = format!("{isvc}-predictor-r{next}");
-                        let body: Pod = serde_json::from_value(predictor_pod(&isvc, &name))
-                            .expect("a pod");
+                        let body: Pod =
+                            serde_json::from_value(predictor_pod(&isvc, &name)).expect("a pod");
                         if pods.create(&PostParams::default(), &body).await.is_ok() {
-                            created.lock().expect("created").insert(name, Instant::now());
+                            created
+                                .lock()
+                                .expect("created")
+                                .insert(name, Instant::now());
                         }
                     }
                 }
@@ -254,7 +273,12 @@ mod tests {
         let now = chrono::Utc::now();
         let budget = json!({"spec": {"minAvailable": 2}, "status": {"disruptedPods": {
             "c": now.to_rfc3339(), "gone": now.to_rfc3339()}}});
-        let pods = [pod("a", true), pod("b", true), pod("c", true), pod("d", false)];
+        let pods = [
+            pod("a", true),
+            pod("b", true),
+            pod("c", true),
+            pod("d", false),
+        ];
         let status = computed(&budget, &pods, now, Some(3));
         assert_eq!(status["observedGeneration"], 3);
         assert_eq!(status["expectedPods"], 4);
@@ -263,6 +287,12 @@ mod tests {
         assert_eq!(status["disruptionsAllowed"], 0);
         assert_eq!(status["disruptedPods"].as_object().unwrap().len(), 1);
         let status = computed(&json!({"spec": {"maxUnavailable": 1}}), &pods, now, Some(1));
-        assert_eq!((status["desiredHealthy"].as_i64(), status["disruptionsAllowed"].as_i64()), (Some(3), Some(0)));
+        assert_eq!(
+            (
+                status["desiredHealthy"].as_i64(),
+                status["disruptionsAllowed"].as_i64()
+            ),
+            (Some(3), Some(0))
+        );
     }
 }
