@@ -120,6 +120,8 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
 
     let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
     operator.metrics().await; // up and serving
+    // The pods predate the run's end by at least a second (timestamps are in seconds).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
     let name = "train";
     s.succeeds_elsewhere(
         name,
