@@ -118,7 +118,7 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
     );
     let (fewest_ready, timeline) = watch_ready(pods.clone());
 
-    let mut operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+    let operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
     operator.metrics().await; // up and serving
     // The pods predate the run's end by at least a second (timestamps are in seconds).
     tokio::time::sleep(Duration::from_millis(1100)).await;
@@ -151,7 +151,10 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
         "the condition names the budget: {}",
         waiting.2
     );
-    assert_eq!(s.events(name, "RestartWaiting").await.is_empty(), false);
+    assert!(
+        !s.events(name, "RestartWaiting").await.is_empty(),
+        "a RestartWaiting Event"
+    );
     let listed = pods
         .list(&ListParams::default().labels(SELECTOR))
         .await
