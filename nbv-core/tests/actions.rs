@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use k8s_openapi::api::core::v1::Pod;
-use nbv_core::actions::restart::{self, Census, Method, Owners, selector_of};
+use nbv_core::actions::restart::{self, Method, Owners, Pace, selector_of};
 use nbv_core::actions::{Already, Decision, Run, SyncReport, TriggerOutcome, refresh, sync};
 use nbv_core::sync::SyncWindow;
 use nbv_core::triggers::{TargetRef, parse_triggers};
@@ -143,45 +143,117 @@ fn a_restart_by_pods_without_a_uid_or_selector_is_refused() {
     assert_eq!(restart::pods_to_list(&json!({}), &web), Ok(None));
 }
 
-#[test]
-fn the_census_deletes_only_pods_that_predate_the_run() {
-    let census = Census::of(
-        vec![
-            pod("old", Some("2026-01-24T22:29:59Z"), false),
-            pod("same-second", Some("2026-01-24T22:30:00Z"), false),
-            pod("new", Some("2026-01-24T22:31:00Z"), false),
-            pod("unknown", None, false),
-            pod("leaving", Some("2026-01-24T20:00:00Z"), true),
-        ],
-        ended(),
+fn ready(mut pod: Pod, ready: bool) -> Pod {
+    pod.status = Some(
+        serde_json::from_value(json!({"conditions": [
+            {"type": "Ready", "status": if ready { "True" } else { "False" }}]}))
+        .unwrap(),
     );
-    let older: Vec<_> = census
-        .older
-        .iter()
-        .filter_map(|p| p.metadata.name.clone())
-        .collect();
-    assert_eq!(older, ["old"]);
-    assert_eq!((census.newer, census.terminating), (3, 1));
+    pod
+}
+
+fn at(minutes: i64) -> DateTime<Utc> {
+    ended() + Duration::minutes(minutes)
+}
+
+#[test]
+fn pacing_evicts_only_pods_that_predate_the_run_one_at_a_time() {
+    let pods = vec![
+        ready(pod("old", Some("2026-01-24T22:29:59Z"), false), true),
+        ready(
+            pod("same-second", Some("2026-01-24T22:30:00Z"), false),
+            true,
+        ),
+        ready(pod("new", Some("2026-01-24T22:31:00Z"), false), true),
+        pod("unknown", None, false),
+    ];
+    let restart::Pace::Evict(next) = restart::pace(&pods, ended(), at(2)) else {
+        panic!("one pod to evict")
+    };
+    assert_eq!((next.name.as_str(), next.uid.as_str()), ("old", "uid-old"));
+
+    // The last eviction still terminates: nothing else is evicted.
+    let mut leaving = pods.clone();
+    leaving.push(pod("leaving", Some("2026-01-24T20:00:00Z"), true));
+    assert!(matches!(
+        restart::pace(&leaving, ended(), at(2)),
+        restart::Pace::Wait { reason, .. } if reason == "pod leaving is terminating"
+    ));
+
+    // A replacement that is not Ready yet holds the next eviction back.
+    let mut replacing = pods.clone();
+    replacing[2] = ready(pod("new", Some("2026-01-24T22:31:00Z"), false), false);
+    let restart::Pace::Wait { reason, until } = restart::pace(&replacing, ended(), at(2)) else {
+        panic!("a wait")
+    };
+    assert_eq!(reason, "pod new, created after the run, is not Ready yet");
+    assert_eq!(
+        until,
+        at(2) + Duration::seconds(15),
+        "an eighth of the time since the run"
+    );
+
+    // ... for at most READY_BOUND after it was created.
+    let stuck = restart::pace(&replacing, ended(), at(12));
+    assert!(
+        matches!(&stuck, restart::Pace::Stuck(why) if why.starts_with("pod new, created after the run, did not become Ready within 10 minutes")),
+        "{stuck:?}"
+    );
+
+    // Nothing predates the run: finished, the newer pods counted.
     let isvc = target(
         "serving.kserve.io/v1beta1",
         "InferenceService",
         "predictor",
         "restart",
     );
-    let Decision::Write(deletions) = restart::pods_to_delete(&isvc, census, &run()) else {
-        panic!("one pod to delete");
+    let restart::Pace::Finished { newer } = restart::pace(&pods[1..], ended(), at(2)) else {
+        panic!("finished")
     };
-    assert_eq!(deletions.pods.len(), 1);
-    assert_eq!(deletions.pods[0].uid, "uid-old");
+    assert_eq!(newer, 3);
     assert_eq!(
-        deletions.done(0),
+        restart::finished(&isvc, &run(), 0),
         TriggerOutcome::AlreadyDone {
             reason: Already::NoPodPredatesRun,
             summary: "no pod of InferenceService ml/predictor was created before the run ended at \
-                      2026-01-24T22:30:00Z (3 newer spared, 1 already terminating)"
+                      2026-01-24T22:30:00Z"
                 .into(),
         }
     );
+}
+
+#[test]
+fn pacing_evicts_a_pod_that_serves_nothing_first_then_the_oldest() {
+    let pods = vec![
+        ready(pod("b", Some("2026-01-24T20:00:00Z"), false), true),
+        ready(pod("a", Some("2026-01-24T21:00:00Z"), false), true),
+        ready(pod("c", Some("2026-01-24T22:00:00Z"), false), false),
+    ];
+    let name = |pods: &[Pod]| match restart::pace(pods, ended(), at(1)) {
+        restart::Pace::Evict(next) => next.name,
+        other => panic!("{other:?}"),
+    };
+    assert_eq!(name(&pods), "c");
+    assert_eq!(name(&pods[..2]), "b");
+}
+
+#[test]
+fn a_budget_that_refuses_makes_the_restart_wait_with_a_growing_backoff() {
+    let message = "Cannot evict pod as it would violate the pod's disruption budget. \
+                   (The disruption budget predictor needs 2 healthy pods and has 2 currently)";
+    let wait = |now| match restart::budget_refused("p-1", message, ended(), now) {
+        restart::Pace::Wait { reason, until } => (reason, until - now),
+        other => panic!("{other:?}"),
+    };
+    let (reason, first) = wait(ended());
+    assert!(reason.contains("disruption budget predictor"), "{reason}");
+    assert!(reason.starts_with("waits for the PodDisruptionBudget to allow evicting pod p-1"));
+    assert_eq!(first, Duration::seconds(2));
+    assert_eq!(
+        wait(at(1)).1,
+        Duration::seconds(7) + Duration::milliseconds(500)
+    );
+    assert_eq!(wait(at(60)).1, Duration::seconds(30));
 }
 
 #[test]
@@ -519,21 +591,95 @@ proptest! {
             let second = decide(&after);
             prop_assert!(matches!(second, Decision::AlreadyDone { .. }), "{action}: {first:?} then {second:?}");
         }
-        // Deleting the pods a restart names leaves none to delete.
-        let pods = vec![
-            pod("a", existing.as_deref().filter(|at| DateTime::parse_from_rfc3339(at).is_ok()), false),
-            pod("b", Some("2026-01-24T21:00:00Z"), false),
-            pod("c", Some("2026-01-24T23:00:00Z"), false),
+        // Evicting the pods pacing names, each replaced, leaves none to evict.
+        let mut pods = vec![
+            ready(pod("a", existing.as_deref().filter(|at| DateTime::parse_from_rfc3339(at).is_ok()), false), true),
+            ready(pod("b", Some("2026-01-24T21:00:00Z"), false), true),
+            ready(pod("c", Some("2026-01-24T23:00:00Z"), false), true),
         ];
-        let isvc = target("serving.kserve.io/v1beta1", "InferenceService", "predictor", "restart");
-        if let Decision::Write(deletions) = restart::pods_to_delete(&isvc, Census::of(pods.clone(), ended()), &run()) {
-            let left: Vec<Pod> = pods
-                .into_iter()
-                .filter(|p| !deletions.pods.iter().any(|d| Some(&d.uid) == p.metadata.uid.as_ref()))
-                .collect();
-            let again = restart::pods_to_delete(&isvc, Census::of(left, ended()), &run());
-            let again_done = matches!(again, Decision::AlreadyDone { reason: Already::NoPodPredatesRun, .. });
-            prop_assert!(again_done, "{again:?}");
+        let mut evicted = 0;
+        while let restart::Pace::Evict(next) = restart::pace(&pods, ended(), at(1)) {
+            pods.retain(|p| p.metadata.uid.as_ref() != Some(&next.uid));
+            evicted += 1;
+            prop_assert!(evicted <= 2, "evicted {} again", next.name);
         }
+        let finished = matches!(restart::pace(&pods, ended(), at(1)), restart::Pace::Finished { .. });
+        prop_assert!(finished);
     }
+}
+
+/// A cluster of one target's pods that a paced restart evicts, in random order of
+/// events: the API server's eviction, the kubelet ending a pod, the workload's
+/// controller creating a replacement, the replacement becoming Ready.
+#[derive(Clone, Debug)]
+enum Happening {
+    /// nbv looks at the pods (and evicts what pacing names).
+    Look,
+    /// A terminating pod is gone.
+    Gone,
+    /// A replacement becomes Ready.
+    Ready,
+}
+
+fn happening() -> impl Strategy<Value = Happening> {
+    prop_oneof![
+        Just(Happening::Look),
+        Just(Happening::Gone),
+        Just(Happening::Ready)
+    ]
+}
+
+proptest! {
+    /// The pacing rule: a paced restart never has two evictions outstanding (it never
+    /// evicts while a pod terminates), never evicts while a replacement is not Ready,
+    /// never evicts a pod created after the run, and evicts each old pod once; when
+    /// the cluster replaces every pod, it finishes.
+    #[test]
+    fn a_paced_restart_never_evicts_while_the_last_eviction_is_not_replaced(
+        old in prop::collection::vec(any::<bool>(), 1..6),
+        happenings in prop::collection::vec(happening(), 0..60),
+    ) {
+        let mut pods: Vec<Pod> = old.iter().enumerate().map(|(i, is_ready)| {
+            ready(pod(&format!("old-{i}"), Some("2026-01-24T22:00:00Z"), false), *is_ready)
+        }).collect();
+        let mut evicted: Vec<String> = Vec::new();
+        let mut replacements = 0;
+        let now = at(1);
+        // Then the cluster settles: pods end and replacements become Ready.
+        let settle = std::iter::repeat_n([Happening::Gone, Happening::Ready, Happening::Look], 12).flatten();
+        for happening in happenings.into_iter().chain(settle) {
+            match happening {
+                Happening::Look => {
+                    let Pace::Evict(next) = restart::pace(&pods, ended(), now) else { continue };
+                    prop_assert!(pods.iter().all(|p| p.metadata.deletion_timestamp.is_none()),
+                        "evicted {} while another pod terminates", next.name);
+                    prop_assert!(pods.iter().filter(|p| !restart::predates(&p.metadata, ended()))
+                        .all(restart::is_ready), "evicted {} while a replacement is not Ready", next.name);
+                    prop_assert!(next.name.starts_with("old-"), "evicted {}", next.name);
+                    prop_assert!(!evicted.contains(&next.name), "evicted {} twice", next.name);
+                    evicted.push(next.name.clone());
+                    // The API server marks it terminating; its controller replaces it.
+                    let chosen = pods.iter_mut().find(|p| p.metadata.name.as_ref() == Some(&next.name)).unwrap();
+                    *chosen = pod_terminating(chosen.clone());
+                    replacements += 1;
+                    pods.push(ready(pod(&format!("new-{replacements}"), Some("2026-01-24T22:31:00Z"), false), false));
+                }
+                Happening::Gone => pods.retain(|p| p.metadata.deletion_timestamp.is_none()),
+                Happening::Ready => {
+                    if let Some(p) = pods.iter_mut().find(|p| !restart::is_ready(p) && !restart::predates(&p.metadata, ended())) {
+                        *p = ready(p.clone(), true);
+                    }
+                }
+            }
+        }
+        prop_assert_eq!(evicted.len(), old.len());
+        let finished = matches!(restart::pace(&pods, ended(), now), Pace::Finished { .. });
+        prop_assert!(finished);
+    }
+}
+
+fn pod_terminating(mut pod: Pod) -> Pod {
+    pod.metadata.deletion_timestamp =
+        Some(serde_json::from_value(json!("2026-01-24T22:31:00Z")).unwrap());
+    pod
 }

@@ -110,6 +110,52 @@ fn a_deferred_sync_is_owed_announced_once_and_looked_at_when_its_window_opens() 
     );
 }
 
+/// A restart by eviction that waits (here for a PodDisruptionBudget) is owed, says
+/// why in its `TargetsRestarted` condition, announces it once, and is looked at again
+/// when the pacing asks.
+#[test]
+fn a_waiting_restart_is_owed_and_its_condition_names_the_budget() {
+    let plan = seed_plan();
+    let budget = "waits for the PodDisruptionBudget to allow evicting pod p-1: Cannot evict pod \
+                  as it would violate the pod's disruption budget. (The disruption budget \
+                  predictor needs 2 healthy pods and has 2 currently)";
+    let (settlement, reports) = fire(&plan, |planned| match &planned.effect {
+        Effect::Trigger { trigger, .. } if trigger.to_string().starts_with("restart") => {
+            Carried::Trigger(Ok(TriggerOutcome::Deferred {
+                reason: budget.into(),
+                until: Some(t0() + Duration::seconds(4)),
+            }))
+        }
+        _ => deferred_sync(planned),
+    });
+    assert!(reports.is_empty(), "{reports:?}");
+    let change = settlement
+        .conditions(&[], t0(), Some(1))
+        .expect("new conditions");
+    let restarted = change
+        .conditions
+        .iter()
+        .find(|c| c.type_ == "TargetsRestarted")
+        .expect("the TargetsRestarted condition");
+    assert_eq!(
+        (restarted.status.as_str(), restarted.reason.as_str()),
+        ("Unknown", "RestartWaiting")
+    );
+    assert!(
+        restarted
+            .message
+            .contains("The disruption budget predictor"),
+        "{}",
+        restarted.message
+    );
+    let announced: Vec<&str> = change.announce.iter().map(|r| r.reason.as_str()).collect();
+    assert!(announced.contains(&"RestartWaiting"), "{announced:?}");
+    assert_eq!(
+        settlement.wake().requeue(t0(), &RequeuePolicy::default()),
+        StdDuration::from_secs(5)
+    );
+}
+
 /// One reconcile of `job` at `now`: each planned effect carried out as `outcome` says,
 /// then what it wrote applied to the job. Returns the job as the write left it,
 /// whether anything was written, and every Event (at once and announced).

@@ -105,6 +105,7 @@ async fn operate_with<F: Future<Output = ()>>(
         clock: Arc::new(move || clock.now()),
         instance: "nbv-operator-0".to_owned(),
         io_layer: None,
+        evictions: None,
     };
     let operator = tokio::spawn(controller::run(
         client(cluster, policy.clone()),

@@ -31,6 +31,7 @@ async fn run_for(cluster: &FakeCluster, time: Duration) {
         clock: Arc::new(move || clock.now()),
         instance: "nbv-operator-0".to_owned(),
         io_layer: None,
+        evictions: None,
     };
     let shutdown: Pin<Box<dyn Future<Output = ()> + Send + Sync>> = Box::pin(async move {
         let _ = stopped.await;

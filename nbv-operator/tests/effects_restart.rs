@@ -3,8 +3,8 @@
 mod effects_support;
 
 use effects_support::{
-    Exchange, completed_at, delete_if_same, job, pod, pod_list, rolling_restart_patch, run,
-    trigger, workload,
+    Exchange, completed_at, job, pod, pod_list, ready, rolling_restart_patch, run, trigger,
+    workload,
 };
 use nbv_core::actions::Already;
 use nbv_operator::operator::effects::{EffectError, ExecutorConfig, TriggerOutcome};
@@ -20,87 +20,149 @@ fn isvc_trigger() -> nbv_core::triggers::Trigger {
     )
 }
 
+/// What the restart waits for, once deferred.
+fn waits_for(outcome: Result<TriggerOutcome, EffectError>) -> String {
+    match outcome {
+        Ok(TriggerOutcome::Deferred {
+            reason,
+            until: Some(_),
+        }) => reason,
+        other => panic!("not deferred: {other:?}"),
+    }
+}
+
+async fn fire_isvc(
+    script: Vec<Exchange>,
+) -> (
+    Result<TriggerOutcome, EffectError>,
+    Vec<effects_support::Seen>,
+) {
+    run(ExecutorConfig::default(), script, |executor| async move {
+        executor
+            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
+            .await
+    })
+    .await
+}
+
 #[tokio::test]
-async fn inference_service_restart_deletes_only_pods_older_than_the_run() {
+async fn inference_service_restart_evicts_one_pod_older_than_the_run_never_deletes() {
     // KServe's label finds the pods: the InferenceService itself is not read.
     let script = vec![
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
             200,
             pod_list(vec![
-                pod("old-a", "2026-01-24T22:00:00Z", &[]),
+                ready(pod("old-a", "2026-01-24T22:00:00Z", &[]), true),
                 // Created after the run ended: it already serves the new model.
-                pod("new-b", "2026-01-24T22:30:30Z", &[]),
+                ready(pod("new-b", "2026-01-24T22:30:30Z", &[]), true),
                 // Created in the very second the run ended: not older, spared.
-                pod("same-second", "2026-01-24T22:30:00Z", &[]),
-                pod("old-c", "2026-01-24T22:29:59Z", &[]),
+                ready(pod("same-second", "2026-01-24T22:30:00Z", &[]), true),
+                ready(pod("old-c", "2026-01-24T22:29:59Z", &[]), true),
             ]),
         ),
-        Exchange::delete(format!("{PODS}/old-a"), delete_if_same("old-a"))
-            .reply(200, pod("old-a", "2026-01-24T22:00:00Z", &[])),
-        Exchange::delete(format!("{PODS}/old-c"), delete_if_same("old-c"))
-            .reply(200, pod("old-c", "2026-01-24T22:29:59Z", &[])),
+        // The version of the Eviction API the server serves, then one eviction: the
+        // oldest pod, guarded by its uid.
+        Exchange::core_discovery(),
+        Exchange::evict("old-a"),
     ];
-    let (outcome, seen) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, seen) = fire_isvc(script).await;
     assert_eq!(
-        outcome.expect("restart succeeds"),
-        TriggerOutcome::Done {
-            summary: "deleted 2 pods of InferenceService ml/predictor created before the run \
-                      ended at 2026-01-24T22:30:00Z (2 newer spared)"
-                .into()
-        }
+        waits_for(outcome),
+        "evicted pod old-a; the next waits until it is replaced by a Ready pod"
     );
     insta::assert_json_snapshot!(seen);
 }
 
 #[tokio::test]
-async fn inference_service_restart_repeated_for_the_same_run_deletes_nothing() {
-    let mut terminating = pod("old-a", "2026-01-24T22:00:00Z", &[]);
-    terminating["metadata"]["deletionTimestamp"] = json!("2026-01-24T22:30:02Z");
+async fn the_next_pod_waits_while_the_last_terminates_or_its_replacement_is_not_ready() {
+    let mut terminating = ready(pod("old-a", "2026-01-24T22:00:00Z", &[]), true);
+    terminating["metadata"]["deletionTimestamp"] = json!("2026-01-24T22:30:32Z");
+    let old_c = || ready(pod("old-c", "2026-01-24T22:29:59Z", &[]), true);
+    for (pods, reason) in [
+        (vec![terminating, old_c()], "pod old-a is terminating"),
+        (
+            vec![
+                ready(pod("new-b", "2026-01-24T22:30:30Z", &[]), false),
+                old_c(),
+            ],
+            "pod new-b, created after the run, is not Ready yet",
+        ),
+    ] {
+        let script = vec![
+            Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
+                .reply(200, pod_list(pods)),
+        ];
+        let (outcome, seen) = fire_isvc(script).await;
+        assert_eq!(waits_for(outcome), reason);
+        assert_eq!(seen.len(), 1, "a LIST and nothing else");
+    }
+}
+
+#[tokio::test]
+async fn inference_service_restart_finishes_once_every_pod_is_newer_and_ready() {
     let script = vec![
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
             200,
-            pod_list(vec![terminating, pod("new-b", "2026-01-24T22:30:30Z", &[])]),
+            pod_list(vec![ready(pod("new-b", "2026-01-24T22:30:30Z", &[]), true)]),
         ),
     ];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire_isvc(script).await;
     assert_eq!(
-        outcome.expect("nothing to do is success"),
-        TriggerOutcome::AlreadyDone {
-            reason: Already::NoPodPredatesRun,
-            summary: "no pod of InferenceService ml/predictor was created before the run ended \
-                      at 2026-01-24T22:30:00Z (1 newer spared, 1 already terminating)"
+        outcome.expect("restarted"),
+        TriggerOutcome::Done {
+            summary: "every pod of InferenceService ml/predictor (1, all Ready) was created \
+                      after the run ended at 2026-01-24T22:30:00Z"
                 .into()
         }
     );
 }
 
 #[tokio::test]
-async fn a_pod_gone_or_replaced_meanwhile_does_not_fail_the_restart() {
+async fn a_budget_that_refuses_defers_the_restart_naming_it_and_nothing_is_deleted() {
     let script = vec![
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
             200,
-            pod_list(vec![
-                pod("gone", "2026-01-24T22:00:00Z", &[]),
-                pod("replaced", "2026-01-24T22:00:00Z", &[]),
-                pod("old", "2026-01-24T22:00:00Z", &[]),
-            ]),
+            pod_list(vec![ready(pod("old", "2026-01-24T22:00:00Z", &[]), true)]),
         ),
-        Exchange::delete(format!("{PODS}/gone"), delete_if_same("gone")).fail(
-            404,
-            "NotFound",
-            "pods \"gone\" not found",
+        Exchange::core_discovery(),
+        Exchange::evict("old").reply(
+            429,
+            json!({"kind": "Status", "apiVersion": "v1", "status": "Failure", "code": 429,
+                   "reason": "TooManyRequests",
+                   "message": "Cannot evict pod as it would violate the pod's disruption budget.",
+                   "details": {"causes": [{"reason": "DisruptionBudget",
+                       "message": "The disruption budget predictor needs 1 healthy pods and has 1 currently"}]}}),
         ),
-        Exchange::delete(format!("{PODS}/replaced"), delete_if_same("replaced")).fail(
+    ];
+    let (outcome, _) = fire_isvc(script).await;
+    assert_eq!(
+        waits_for(outcome),
+        "waits for the PodDisruptionBudget to allow evicting pod old: Cannot evict pod as it \
+         would violate the pod's disruption budget. (The disruption budget predictor needs 1 \
+         healthy pods and has 1 currently)"
+    );
+}
+
+#[tokio::test]
+async fn a_pod_gone_or_replaced_meanwhile_counts_as_evicted() {
+    let gone = vec![
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![pod("gone", "2026-01-24T22:00:00Z", &[])]),
+        ),
+        Exchange::core_discovery(),
+        Exchange::evict("gone").fail(404, "NotFound", "pods \"gone\" not found"),
+    ];
+    let (outcome, _) = fire_isvc(gone).await;
+    assert!(waits_for(outcome).starts_with("evicted pod gone;"));
+
+    let replaced = vec![
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![pod("replaced", "2026-01-24T22:00:00Z", &[])]),
+        ),
+        Exchange::core_discovery(),
+        Exchange::evict("replaced").fail(
             409,
             "Conflict",
             "Precondition failed: UID in precondition: uid-replaced, UID in object meta: other",
@@ -111,18 +173,9 @@ async fn a_pod_gone_or_replaced_meanwhile_does_not_fail_the_restart() {
             other["metadata"]["uid"] = json!("other");
             other
         }),
-        Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).reply(200, json!({})),
     ];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
-            .await
-    })
-    .await;
-    assert!(
-        matches!(outcome, Ok(TriggerOutcome::Done { ref summary }) if summary.starts_with("deleted 1 pod of")),
-        "{outcome:?}"
-    );
+    let (outcome, _) = fire_isvc(replaced).await;
+    assert!(waits_for(outcome).starts_with("evicted pod replaced;"));
 }
 
 #[tokio::test]
@@ -130,7 +183,8 @@ async fn a_conflict_on_a_pod_that_is_still_there_is_retried_not_counted_done() {
     let script = vec![
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
             .reply(200, pod_list(vec![pod("old", "2026-01-24T22:00:00Z", &[])])),
-        Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).fail(
+        Exchange::core_discovery(),
+        Exchange::evict("old").fail(
             409,
             "Conflict",
             "Operation cannot be fulfilled on pods \"old\": please try again",
@@ -138,15 +192,10 @@ async fn a_conflict_on_a_pod_that_is_still_there_is_retried_not_counted_done() {
         // The same pod still runs: the restart has not happened.
         Exchange::get(format!("{PODS}/old")).reply(200, pod("old", "2026-01-24T22:00:00Z", &[])),
     ];
-    let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
-        executor
-            .fire_trigger(&job("ml", "train"), &isvc_trigger(), completed_at())
-            .await
-    })
-    .await;
+    let (outcome, _) = fire_isvc(script).await;
     let error = outcome.expect_err("the old pod still runs");
     assert!(error.is_retryable(), "{error:?}");
-    assert!(error.to_string().contains("delete Pod ml/old"), "{error}");
+    assert!(error.to_string().contains("evict Pod ml/old"), "{error}");
 }
 
 #[tokio::test]
@@ -173,7 +222,7 @@ async fn a_listing_that_finds_no_pod_reads_the_inference_service_and_reports_it_
 }
 
 #[tokio::test]
-async fn an_inference_service_without_pods_is_read_once_and_nothing_is_deleted() {
+async fn an_inference_service_without_pods_is_read_once_and_nothing_is_evicted() {
     let script = vec![
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
             .reply(200, pod_list(vec![])),
@@ -199,15 +248,12 @@ async fn an_inference_service_without_pods_is_read_once_and_nothing_is_deleted()
 }
 
 #[tokio::test]
-async fn a_failing_pod_deletion_is_a_retryable_error_naming_the_pod() {
+async fn a_failing_eviction_is_a_retryable_error_naming_the_pod() {
     let script = vec![
         Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor")
             .reply(200, pod_list(vec![pod("old", "2026-01-24T22:00:00Z", &[])])),
-        Exchange::delete(format!("{PODS}/old"), delete_if_same("old")).fail(
-            500,
-            "InternalError",
-            "etcdserver: request timed out",
-        ),
+        Exchange::core_discovery(),
+        Exchange::evict("old").fail(500, "InternalError", "etcdserver: request timed out"),
     ];
     let (outcome, _) = run(ExecutorConfig::default(), script, |executor| async move {
         executor
@@ -219,7 +265,7 @@ async fn a_failing_pod_deletion_is_a_retryable_error_naming_the_pod() {
     assert!(error.is_retryable());
     assert_eq!(
         error.to_string(),
-        "delete Pod ml/old failed: HTTP 500 InternalError: etcdserver: request timed out; \
+        "evict Pod ml/old failed: HTTP 500 InternalError: etcdserver: request timed out; \
          it will be retried"
     );
 }
@@ -377,16 +423,19 @@ async fn other_kinds_restart_the_old_pods_they_own_directly_or_through_a_replica
         Exchange::list(PODS, "app=web").reply(
             200,
             pod_list(vec![
-                pod("via-rs", "2026-01-24T22:00:00Z", &rs1),
-                pod("other-owner", "2026-01-24T22:00:00Z", &rs2),
-                pod(
-                    "direct",
-                    "2026-01-24T22:00:00Z",
-                    &[("argoproj.io/v1alpha1", "Rollout", "web", "rollout")],
+                ready(pod("via-rs", "2026-01-24T22:00:00Z", &rs1), true),
+                ready(pod("other-owner", "2026-01-24T22:00:00Z", &rs2), true),
+                ready(
+                    pod(
+                        "direct",
+                        "2026-01-24T22:00:00Z",
+                        &[("argoproj.io/v1alpha1", "Rollout", "web", "rollout")],
+                    ),
+                    true,
                 ),
-                pod("via-rs-new", "2026-01-24T22:45:00Z", &rs1),
-                pod("via-rs-again", "2026-01-24T22:10:00Z", &rs1),
-                pod("orphan", "2026-01-24T22:00:00Z", &[]),
+                ready(pod("via-rs-new", "2026-01-24T22:33:00Z", &rs1), true),
+                ready(pod("via-rs-again", "2026-01-24T22:10:00Z", &rs1), true),
+                ready(pod("orphan", "2026-01-24T22:00:00Z", &[]), true),
             ]),
         ),
         // Each intermediate owner is read once, whatever the number of its pods.
@@ -402,14 +451,10 @@ async fn other_kinds_restart_the_old_pods_they_own_directly_or_through_a_replica
                    "ownerReferences": [{"apiVersion": "apps/v1", "kind": "Deployment",
                                         "name": "other", "uid": "someone-else"}]}}),
         ),
-        // Ownership is decided for every old pod before the first deletion.
-        Exchange::delete(format!("{PODS}/via-rs"), delete_if_same("via-rs")).reply(200, json!({})),
-        Exchange::delete(format!("{PODS}/direct"), delete_if_same("direct")).reply(200, json!({})),
-        Exchange::delete(
-            format!("{PODS}/via-rs-again"),
-            delete_if_same("via-rs-again"),
-        )
-        .reply(200, json!({})),
+        // Ownership is decided for every pod before the first eviction, of the oldest
+        // pod the Rollout owns (not `other-owner`, not `orphan`), ties broken by name.
+        Exchange::core_discovery(),
+        Exchange::evict("direct"),
     ];
     let restart = trigger(
         "{apiVersion: argoproj.io/v1alpha1, kind: Rollout, name: web, action: restart}",
@@ -422,12 +467,8 @@ async fn other_kinds_restart_the_old_pods_they_own_directly_or_through_a_replica
     })
     .await;
     assert_eq!(
-        outcome.expect("restarted"),
-        TriggerOutcome::Done {
-            summary: "deleted 3 pods of Rollout ml/web created before the run ended at \
-                      2026-01-24T22:30:00Z (1 newer spared)"
-                .into()
-        }
+        waits_for(outcome),
+        "evicted pod direct; the next waits until it is replaced by a Ready pod"
     );
     insta::assert_json_snapshot!(seen);
 }

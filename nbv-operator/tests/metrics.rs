@@ -327,6 +327,7 @@ mod in_the_controller {
             clock: Arc::new(move || clock.now()),
             instance: "nbv-operator-0".to_owned(),
             io_layer: None,
+            evictions: None,
         };
         let operator = tokio::spawn(controller::run(cluster.client(), runtime, shutdown));
         scenario(cluster.clone(), metrics.clone()).await;

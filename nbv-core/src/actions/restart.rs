@@ -1,5 +1,5 @@
 //! The `restart` action: a rolling restart where the workload supports one, otherwise
-//! deleting the target's pods that predate the run.
+//! evicting the target's pods that predate the run, one at a time.
 //!
 //! - Deployment, StatefulSet, DaemonSet (group `apps`) restart as `kubectl rollout
 //!   restart` does it: [`rolling_restart`] patches
@@ -12,16 +12,21 @@
 //!   through one intermediate owner such as a ReplicaSet ([`Owners`]). A target without
 //!   a selector is refused: nbv never deletes every pod of a namespace.
 //!
-//! Of those pods, [`Census::of`] keeps the ones created before the run ended and not
-//! already terminating; [`pods_to_delete`] names them with their uids, so that each
-//! delete spares a namesake created since. A pod created at or after the run's end
-//! already runs the new model, which makes a repeated trigger a no-op.
+//! Of those pods, [`pace`] picks the next to evict through the Eviction API (so that
+//! PodDisruptionBudgets apply), with its uid, so that an eviction spares a namesake
+//! created since. It evicts one pod at a time, and the next only once no pod
+//! terminates and every pod created since the run is Ready; a budget that refuses
+//! ([`budget_refused`]) or a replacement that is not Ready yet makes the trigger wait
+//! and look again later. A pod created at or after the run's end already runs the new
+//! model, which makes a repeated trigger a no-op.
 
 use std::collections::HashMap;
 
 use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
-use k8s_openapi::apimachinery::pkg::apis::meta::v1::{LabelSelector, ObjectMeta, OwnerReference};
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::{
+    LabelSelector, ObjectMeta, OwnerReference, Time,
+};
 use kube::core::Selector;
 use serde::Serialize;
 use serde_json::{Value, json};
@@ -30,7 +35,6 @@ use super::{
     Already, Decision, Patch, Refused, Run, TriggerOutcome, conditional, describe, done_since,
 };
 use crate::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT};
-use crate::time::rfc3339;
 use crate::triggers::TargetRef;
 
 /// Most intermediate owners (ReplicaSets and the like) read to decide which pods a
@@ -375,46 +379,6 @@ enum Settled<'p> {
     Unknown(&'p OwnerReference),
 }
 
-/// The pods of a target, sorted by what a restart does to them.
-///
-/// # Examples
-///
-/// ```
-/// use chrono::{TimeZone, Utc};
-/// use nbv_core::actions::restart::Census;
-///
-/// let pod = |created: &str| serde_json::from_value(serde_json::json!({"metadata": {"name": created, "creationTimestamp": created}})).unwrap();
-/// let ended = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
-/// let census = Census::of(vec![pod("2026-01-24T22:00:00Z"), pod("2026-01-24T22:30:00Z")], ended);
-/// assert_eq!((census.older.len(), census.newer, census.terminating), (1, 1, 0));
-/// ```
-#[derive(Clone, Debug, Default)]
-pub struct Census {
-    /// Created before the run ended and not already terminating: to be deleted.
-    pub older: Vec<Pod>,
-    /// Created at or after the end of the run: they already run the new model.
-    pub newer: usize,
-    /// Already being deleted.
-    pub terminating: usize,
-}
-
-impl Census {
-    /// Sorts `pods` by the run that ended at `completed_at`.
-    pub fn of(pods: Vec<Pod>, completed_at: DateTime<Utc>) -> Census {
-        let mut census = Census::default();
-        for pod in pods {
-            if pod.metadata.deletion_timestamp.is_some() {
-                census.terminating += 1;
-            } else if predates(&pod.metadata, completed_at) {
-                census.older.push(pod);
-            } else {
-                census.newer += 1;
-            }
-        }
-        census
-    }
-}
-
 /// Whether the object was created before `completed_at`: such a pod still runs what
 /// was deployed before the run. One without a creation time cannot be shown to predate
 /// the run, so it is spared like a newer one.
@@ -439,7 +403,7 @@ pub fn predates(metadata: &ObjectMeta, completed_at: DateTime<Utc>) -> bool {
     })
 }
 
-/// A pod to delete, with the uid that must still be its (the delete's precondition).
+/// A pod to evict, with the uid that must still be its (the eviction's precondition).
 ///
 /// # Examples
 ///
@@ -457,128 +421,253 @@ pub struct PodRef {
     pub uid: String,
 }
 
-/// The pods a restart deletes ([`pods_to_delete`]), and how to report it once they
-/// are deleted ([`PodDeletions::done`], which has an example).
+/// How long an evicted pod may take to terminate, or a replacement to become Ready,
+/// before the restart stops and fails with the pod's name: as long as a Deployment's
+/// default `progressDeadlineSeconds`, the wait a platform already accepts for a
+/// rollout that makes no progress.
+///
+/// # Examples
+///
+/// ```
+/// assert_eq!(nbv_core::actions::restart::READY_BOUND.num_minutes(), 10);
+/// ```
+pub const READY_BOUND: chrono::Duration = chrono::Duration::minutes(10);
+
+/// The shortest and longest wait before a paced restart looks at the pods again.
+const RETRY_MIN: chrono::Duration = chrono::Duration::seconds(2);
+const RETRY_MAX: chrono::Duration = chrono::Duration::seconds(30);
+
+/// What a restart by eviction does next, decided from the target's pods as listed
+/// ([`pace`]).
 #[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-pub struct PodDeletions {
-    /// The pods to delete, each only if it still has its uid.
-    pub pods: Vec<PodRef>,
-    summary: Summary,
+#[serde(
+    tag = "pace",
+    rename_all = "camelCase",
+    rename_all_fields = "camelCase"
+)]
+pub enum Pace {
+    /// Evict this pod (one at a time, guarded by its uid).
+    Evict(PodRef),
+    /// Evict nothing yet: an eviction is still under way (a pod terminates, a
+    /// replacement is not Ready). Look again at `until`.
+    Wait {
+        /// What the restart waits for, naming the pod.
+        reason: String,
+        /// When to look again.
+        until: DateTime<Utc>,
+    },
+    /// A pod did not terminate, or a replacement did not become Ready, within
+    /// [`READY_BOUND`]: the restart stops, and this says which.
+    Stuck(String),
+    /// No pod predates the run: every pod runs what the run validated.
+    Finished {
+        /// The pods created after the run, still counted (for the summary).
+        newer: usize,
+    },
 }
 
-#[derive(Clone, Debug, PartialEq, Eq, Serialize)]
-struct Summary {
-    target: String,
-    at: String,
-    spared: String,
-}
-
-impl Summary {
-    fn none_deleted(&self) -> String {
-        let Summary { target, at, spared } = self;
-        format!("no pod of {target} was created before the run ended at {at}{spared}")
-    }
-}
-
-impl PodDeletions {
-    /// The outcome once `deleted` of the pods were deleted (the others were already
-    /// gone or replaced): already done when none was.
-    ///
-    /// # Examples
-    ///
-    /// ```
-    /// use chrono::{TimeZone, Utc};
-    /// use nbv_core::actions::{Decision, Run, TriggerOutcome, restart};
-    ///
-    /// let set = nbv_core::triggers::parse_triggers(
-    ///     "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: predictor, action: restart}", "ml").unwrap();
-    /// let run = Run::new("ml", "train", Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap());
-    /// let pod = serde_json::from_value(serde_json::json!({"metadata": {"name": "p-1", "uid": "u1",
-    ///     "creationTimestamp": "2026-01-24T22:00:00Z"}})).unwrap();
-    /// let census = restart::Census::of(vec![pod], run.completed_at);
-    /// let Decision::Write(deletions) = restart::pods_to_delete(set.triggers()[0].target(), census, &run) else { panic!() };
-    /// assert_eq!(deletions.pods[0].uid, "u1");
-    /// assert_eq!(deletions.done(1), TriggerOutcome::Done {
-    ///     summary: "deleted 1 pod of InferenceService ml/predictor created before the run ended at 2026-01-24T22:30:00Z".into(),
-    /// });
-    /// ```
-    pub fn done(&self, deleted: usize) -> TriggerOutcome {
-        let Summary { target, at, spared } = &self.summary;
-        if deleted == 0 {
-            TriggerOutcome::AlreadyDone {
-                reason: Already::NoPodPredatesRun,
-                summary: self.summary.none_deleted(),
-            }
-        } else {
-            TriggerOutcome::Done {
-                summary: format!(
-                    "deleted {deleted} pod{} of {target} created before the run ended at {at}{spared}",
-                    if deleted == 1 { "" } else { "s" },
-                ),
-            }
-        }
-    }
-}
-
-/// The pods of `census` that restarting `target` for `run` deletes (the older ones,
-/// with their uids); already done when there is none.
+/// The pacing of a restart by eviction: one pod at a time, each only once the one
+/// before is replaced.
+///
+/// Of `pods` (the target's, as listed):
+/// 1. a pod being deleted (`deletionTimestamp`) means an eviction is under way: wait
+///    until it is gone;
+/// 2. a pod created at or after the run's end that is not Ready is a replacement that
+///    does not serve yet: wait until it is Ready;
+/// 3. otherwise evict the next pod that predates the run: one that is not Ready first
+///    (it serves nothing, so evicting it costs no capacity), then the oldest, ties
+///    broken by name;
+/// 4. none left: [`Pace::Finished`].
+///
+/// So there is never more than one eviction outstanding, and no pod is evicted while
+/// a replacement is not Ready. A wait longer than [`READY_BOUND`] (since the pod's
+/// `deletionTimestamp`, or since the replacement was created) is [`Pace::Stuck`].
+/// Waits are looked at again after a backoff that grows with the time since the run
+/// ended (from 2 s to 30 s).
 ///
 /// # Examples
 ///
 /// ```
 /// use chrono::{TimeZone, Utc};
-/// use nbv_core::actions::{Already, Decision, Run, restart};
+/// use nbv_core::actions::restart::{pace, Pace};
+///
+/// let ended = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+/// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 31, 0).unwrap();
+/// let pod = |name: &str, created: &str, ready: &str| serde_json::from_value(serde_json::json!({
+///     "metadata": {"name": name, "uid": format!("u-{name}"), "creationTimestamp": created},
+///     "status": {"conditions": [{"type": "Ready", "status": ready}]}})).unwrap();
+/// let old = [pod("a", "2026-01-24T22:00:00Z", "True"), pod("b", "2026-01-24T21:00:00Z", "True")];
+/// let Pace::Evict(first) = pace(&old, ended, now) else { panic!() };
+/// assert_eq!(first.name, "b", "the oldest first");
+///
+/// let replacing = [pod("a", "2026-01-24T22:00:00Z", "True"), pod("b-2", "2026-01-24T22:30:30Z", "False")];
+/// let Pace::Wait { reason, .. } = pace(&replacing, ended, now) else { panic!() };
+/// assert_eq!(reason, "pod b-2, created after the run, is not Ready yet");
+/// ```
+pub fn pace(pods: &[Pod], completed_at: DateTime<Utc>, now: DateTime<Utc>) -> Pace {
+    let until = now + retry_after(completed_at, now);
+    let name = |pod: &Pod| pod.metadata.name.clone().unwrap_or_default();
+    let overdue = |since: DateTime<Utc>| now - since > READY_BOUND;
+    let bound = READY_BOUND.num_minutes();
+    if let Some(pod) = pods
+        .iter()
+        .find(|p| p.metadata.deletion_timestamp.is_some())
+    {
+        let since = pod.metadata.deletion_timestamp.as_ref().and_then(timestamp);
+        if since.is_some_and(overdue) {
+            return Pace::Stuck(format!(
+                "pod {} has not terminated {bound} minutes after its deletion; the pods \
+                 left are not evicted (is a finalizer or the node holding it?)",
+                name(pod)
+            ));
+        }
+        return Pace::Wait {
+            reason: format!("pod {} is terminating", name(pod)),
+            until,
+        };
+    }
+    let created = |pod: &Pod| pod.metadata.creation_timestamp.as_ref().and_then(timestamp);
+    let (mut older, newer): (Vec<&Pod>, Vec<&Pod>) = pods
+        .iter()
+        .partition(|pod| predates(&pod.metadata, completed_at));
+    // A pod without a creation time is spared like a newer one, but waited for by no
+    // one: nothing says since when it should be Ready.
+    if let Some(pod) = newer
+        .iter()
+        .find(|pod| !is_ready(pod) && created(pod).is_some())
+    {
+        if created(pod).is_some_and(overdue) {
+            return Pace::Stuck(format!(
+                "pod {}, created after the run, did not become Ready within {bound} minutes; \
+                 the pods left are not evicted",
+                name(pod)
+            ));
+        }
+        return Pace::Wait {
+            reason: format!("pod {}, created after the run, is not Ready yet", name(pod)),
+            until,
+        };
+    }
+    older.sort_by_key(|pod| (is_ready(pod), created(pod), name(pod)));
+    match older.iter().find_map(|pod| {
+        Some(PodRef {
+            name: pod.metadata.name.clone()?,
+            uid: pod.metadata.uid.clone()?,
+        })
+    }) {
+        Some(next) => Pace::Evict(next),
+        None => Pace::Finished { newer: newer.len() },
+    }
+}
+
+/// What an eviction refused with HTTP 429 means: a PodDisruptionBudget does not allow
+/// the disruption now (or the API server has not processed it yet). The restart waits
+/// and tries again later, never deleting instead; `message` is the API server's, which
+/// names the budget.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::restart::{budget_refused, Pace};
+///
+/// let ended = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+/// let message = "Cannot evict pod as it would violate the pod's disruption budget. (The disruption budget web needs 2 healthy pods and has 2 currently)";
+/// let Pace::Wait { reason, until } = budget_refused("web-1", message, ended, ended) else { panic!() };
+/// assert!(reason.starts_with("waits for the PodDisruptionBudget to allow evicting pod web-1: Cannot evict"));
+/// assert_eq!(until, ended + chrono::Duration::seconds(2));
+/// ```
+pub fn budget_refused(
+    pod: &str,
+    message: &str,
+    completed_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Pace {
+    Pace::Wait {
+        reason: format!(
+            "waits for the PodDisruptionBudget to allow evicting pod {pod}: {}",
+            crate::text::truncate(message, 512, "…")
+        ),
+        until: now + retry_after(completed_at, now),
+    }
+}
+
+/// The wait before looking again: an eighth of the time since the run ended, between
+/// [`RETRY_MIN`] and [`RETRY_MAX`], so a long restart asks the API server less often.
+fn retry_after(completed_at: DateTime<Utc>, now: DateTime<Utc>) -> chrono::Duration {
+    ((now - completed_at) / 8).clamp(RETRY_MIN, RETRY_MAX)
+}
+
+/// Whether the pod's `Ready` condition is `True`.
+///
+/// # Examples
+///
+/// ```
+/// let pod = serde_json::from_value(serde_json::json!({"status": {"conditions": [{"type": "Ready", "status": "True"}]}})).unwrap();
+/// assert!(nbv_core::actions::restart::is_ready(&pod));
+/// assert!(!nbv_core::actions::restart::is_ready(&Default::default()));
+/// ```
+pub fn is_ready(pod: &Pod) -> bool {
+    pod.status
+        .as_ref()
+        .and_then(|s| s.conditions.as_ref())
+        .is_some_and(|c| c.iter().any(|c| c.type_ == "Ready" && c.status == "True"))
+}
+
+fn timestamp(t: &Time) -> Option<DateTime<Utc>> {
+    let nanos = u32::try_from(t.0.subsec_nanosecond()).unwrap_or(0);
+    DateTime::from_timestamp(t.0.as_second(), nanos)
+}
+
+/// What a restart by eviction reports once [`pace`] finds no pod that predates the
+/// run: `newer` pods, all Ready, run what the run validated (none: there was nothing
+/// to restart).
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::{Run, TriggerOutcome, restart};
 ///
 /// let set = nbv_core::triggers::parse_triggers(
 ///     "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: predictor, action: restart}", "ml").unwrap();
 /// let run = Run::new("ml", "train", Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap());
-/// let newer = serde_json::from_value(serde_json::json!({"metadata": {"name": "p-2", "uid": "u2",
-///     "creationTimestamp": "2026-01-24T22:31:00Z"}})).unwrap();
-/// let census = restart::Census::of(vec![newer], run.completed_at);
-/// assert!(matches!(
-///     restart::pods_to_delete(set.triggers()[0].target(), census, &run),
-///     Decision::AlreadyDone { reason: Already::NoPodPredatesRun, .. }
-/// ));
+/// assert_eq!(restart::finished(set.triggers()[0].target(), &run, 2), TriggerOutcome::Done {
+///     summary: "every pod of InferenceService ml/predictor (2, all Ready) was created after the run ended at 2026-01-24T22:30:00Z".into(),
+/// });
 /// ```
-pub fn pods_to_delete(target: &TargetRef, census: Census, run: &Run) -> Decision<PodDeletions> {
-    let deletions = PodDeletions {
-        pods: census
-            .older
-            .iter()
-            .filter_map(|pod| {
-                Some(PodRef {
-                    name: pod.metadata.name.clone()?,
-                    uid: pod.metadata.uid.clone()?,
-                })
-            })
-            .collect(),
-        summary: Summary {
-            target: describe(target).to_string(),
-            at: rfc3339(run.completed_at),
-            spared: spared(&census),
-        },
-    };
-    if deletions.pods.is_empty() {
-        return Decision::AlreadyDone {
+pub fn finished(target: &TargetRef, run: &Run, newer: usize) -> TriggerOutcome {
+    let (target, at) = (describe(target), run.completed());
+    if newer == 0 {
+        TriggerOutcome::AlreadyDone {
             reason: Already::NoPodPredatesRun,
-            summary: deletions.summary.none_deleted(),
-        };
+            summary: format!("no pod of {target} was created before the run ended at {at}"),
+        }
+    } else {
+        TriggerOutcome::Done {
+            summary: format!(
+                "every pod of {target} ({newer}, all Ready) was created after the run ended at {at}"
+            ),
+        }
     }
-    Decision::Write(deletions)
 }
 
-/// `; 2 newer pods spared, 1 already terminating`, or nothing.
-fn spared(census: &Census) -> String {
-    let mut parts = Vec::new();
-    if census.newer > 0 {
-        parts.push(format!("{} newer spared", census.newer));
-    }
-    if census.terminating > 0 {
-        parts.push(format!("{} already terminating", census.terminating));
-    }
-    if parts.is_empty() {
-        String::new()
-    } else {
-        format!(" ({})", parts.join(", "))
+/// What the restart waits for once `pod` was evicted (or found gone): its
+/// replacement, looked at again after the same backoff as [`pace`]'s.
+///
+/// # Examples
+///
+/// ```
+/// use chrono::{TimeZone, Utc};
+/// use nbv_core::actions::restart::{evicted, Pace};
+///
+/// let ended = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 0).unwrap();
+/// let Pace::Wait { reason, .. } = evicted("web-1", ended, ended) else { panic!() };
+/// assert_eq!(reason, "evicted pod web-1; the next waits until it is replaced by a Ready pod");
+/// ```
+pub fn evicted(pod: &str, completed_at: DateTime<Utc>, now: DateTime<Utc>) -> Pace {
+    Pace::Wait {
+        reason: format!("evicted pod {pod}; the next waits until it is replaced by a Ready pod"),
+        until: now + retry_after(completed_at, now),
     }
 }

@@ -26,9 +26,11 @@ use super::{CarryFacts, Failure, Machine};
 ///   `resourceVersion` of a `GET` just before
 ///   ([`rolling_restart`](crate::actions::restart::rolling_restart));
 /// - `restart` of a KServe InferenceService: the pods labelled with its name that
-///   predate the run are deleted, each with its uid as precondition;
-/// - `restart` of any other kind: the pods its `spec.selector` selects, that it owns
-///   (directly or through intermediate owners) and that predate the run;
+///   predate the run are evicted (Eviction API, so PodDisruptionBudgets apply), one
+///   at a time and each with its uid as precondition, the next only once the last is
+///   replaced by a Ready pod ([`pace`](crate::actions::restart::pace));
+/// - `restart` of any other kind: the same for the pods its `spec.selector` selects
+///   and that it owns (directly or through intermediate owners);
 /// - `sync` of an Argo CD Application: the operation
 ///   [`actions::sync::decide`](crate::actions::sync::decide) builds, within the sync
 ///   windows of its AppProject;
@@ -163,7 +165,7 @@ impl Fire {
                         let target = self.trigger.target();
                         match (self.trigger.action(), application) {
                             (Action::Restart, _) => {
-                                FireState::Restart(Restart::start(target, &self.run))
+                                FireState::Restart(Restart::start(target, &self.run, self.now))
                             }
                             (_, Some(application)) => self.act_on(application),
                             (_, None) => FireState::Read(Read::target(target)),

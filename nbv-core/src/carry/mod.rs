@@ -14,8 +14,8 @@
 //! | wave annotations | [`JobPatch`] | `PATCH` (merge) the job |
 //! | trigger | [`Fire`] | the reads the confused-deputy rule needs (the Application, the target's `Namespace`), then the action's (below) |
 //! | `restart` Deployment, StatefulSet, DaemonSet | | `GET` it; `PATCH` (merge) its template's `restartedAt` with the resourceVersion read, unless it already restarted at the run's time or later |
-//! | `restart` InferenceService | | `LIST` its pods by label (`GET` it when none is found), `DELETE` those created before the run ended |
-//! | `restart` any other kind | | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners, `DELETE` the pods it owns that predate the run |
+//! | `restart` InferenceService | | `LIST` its pods by label (`GET` it when none is found); `POST` an eviction of the next pod created before the run ended, once no pod terminates and every newer pod is Ready ([`pace`](crate::actions::restart::pace)); deferred while it waits or a PodDisruptionBudget refuses (429) |
+//! | `restart` any other kind | | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners; then as an InferenceService, among the pods it owns |
 //! | `sync` Application | | read it (cache, else `GET`), its AppProject's sync windows (cache); `PATCH` (merge) the operation with the resourceVersion read, unless [`crate::actions::sync::decide`] defers or skips it |
 //! | `refresh` | | read it (an Application from the cache, anything else with `GET`); `PATCH` (merge) its annotations, unless its timestamp is the run's time or later |
 //! | sync result | [`SyncResult`] | read the Application (cache, else `GET`; again with `GET` when the sync looks replaced) |
@@ -27,7 +27,8 @@
 //! guarded by the object's uid; nothing ever replaces an object. Every effect is
 //! idempotent for its run, which covers the window between carrying an effect out and
 //! recording it: a rolling restart or a refresh writes the run's completion time only
-//! over an older one, pod deletion spares pods created after it, a sync is skipped
+//! over an older one, eviction spares pods created after it (and a pod already
+//! terminating), a sync is skipped
 //! when the Application already carries the run's marker, and a notification Event has
 //! a name derived from the run.
 //!

@@ -1,17 +1,19 @@
 //! The `restart` action as requests: what [`crate::actions::restart`] decides (a
-//! rolling restart where the workload supports one, otherwise deleting the target's
-//! pods that predate the run), read and written one request at a time.
+//! rolling restart where the workload supports one, otherwise evicting the target's
+//! pods that predate the run, one at a time), read and written one request at a time.
 
+use chrono::{DateTime, Utc};
 use k8s_openapi::api::core::v1::Pod;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference};
 use serde_json::Value;
 
 use crate::actions::restart::{
-    Census, MAX_OWNER_LOOKUPS, Owners, PodDeletions, pods_by_label, pods_to_delete, pods_to_list,
-    rolling_restart,
+    MAX_OWNER_LOOKUPS, Owners, Pace, PodRef, budget_refused, evicted, finished, pace,
+    pods_by_label, pods_to_list, rolling_restart,
 };
 use crate::actions::{Run, TriggerOutcome, describe};
 use crate::io::{ObjectRef, Request, Response, Step};
+use crate::reconcile::{AnswerClass, ApiAnswer};
 use crate::triggers::TargetRef;
 
 use super::machine::{forward, unexpected};
@@ -25,12 +27,19 @@ use super::{Failure, Machine};
 /// misspelled name finds none either and would report success for a restart that
 /// never happened. Any other kind is read first: a workload with a pod template is
 /// restarted by a patch; the pods of anything else are listed by its selector, and
-/// only those it owns (directly or through intermediate owners, read one by one) are
-/// deleted.
+/// only those it owns (directly or through intermediate owners, read one by one) count.
+///
+/// Pods are evicted, never deleted, and one per firing: [`pace`] picks the pod (or
+/// says what the restart waits for), one eviction is posted, and the trigger is
+/// deferred until the next look, which lists the pods again. Nothing is remembered
+/// between firings but what the pods show, so an operator restart resumes where the
+/// cluster stands, and no pod is evicted twice (its uid is the precondition, and a
+/// terminating pod is waited for).
 #[derive(Clone, Debug)]
 pub(super) struct Restart {
     target: TargetRef,
     run: Run,
+    now: DateTime<Utc>,
     state: State,
     /// What the shell should log (an owner bound reached).
     pub(super) warnings: Vec<String>,
@@ -57,29 +66,23 @@ enum State {
     /// `GET` an intermediate owner of some pods.
     ReadOwner {
         owners: Owners,
-        census: Census,
+        pods: Vec<Pod>,
         reference: OwnerReference,
     },
     /// Write a rolling restart.
     Patch(PatchWrite),
-    /// `DELETE` the pod at `index`, with its uid as precondition.
-    Delete {
-        deletions: PodDeletions,
-        index: usize,
-        deleted: usize,
-    },
-    /// The delete conflicted: `GET` the pod to see whether it is still the same one.
+    /// `POST` an eviction of the pod, with its uid as precondition.
+    Evict(PodRef),
+    /// The eviction conflicted: `GET` the pod to see whether it is still the same one.
     StillThere {
-        deletions: PodDeletions,
-        index: usize,
-        deleted: usize,
-        conflict: crate::reconcile::ApiAnswer,
+        pod: PodRef,
+        conflict: ApiAnswer,
     },
     Done(Result<TriggerOutcome, Failure>),
 }
 
 impl Restart {
-    pub(super) fn start(target: &TargetRef, run: &Run) -> Restart {
+    pub(super) fn start(target: &TargetRef, run: &Run, now: DateTime<Utc>) -> Restart {
         let state = match pods_by_label(target) {
             Some(query) => State::ListByLabel {
                 selector: query.label_selector,
@@ -89,6 +92,7 @@ impl Restart {
         Restart {
             target: target.clone(),
             run: run.clone(),
+            now,
             state,
             warnings: Vec::new(),
         }
@@ -117,44 +121,43 @@ impl Restart {
         }
     }
 
-    /// Deletes the pods of `census` that predate the run, or says why none is.
-    fn delete(&self, census: Census) -> State {
-        match pods_to_delete(&self.target, census, &self.run).into_write() {
-            Ok(deletions) => self.deleting(deletions, 0, 0),
-            Err(settled) => State::Done(settled.map_err(Failure::from)),
-        }
+    /// What the target's `pods` (as listed, only its own) call for next.
+    fn decide(&self, pods: &[Pod]) -> State {
+        self.paced(pace(pods, self.run.completed_at, self.now))
     }
 
-    /// The delete of the pod at `index`, or the outcome once none is left.
-    fn deleting(&self, deletions: PodDeletions, index: usize, deleted: usize) -> State {
-        if index < deletions.pods.len() {
-            State::Delete {
-                deletions,
-                index,
-                deleted,
-            }
-        } else {
-            State::Done(Ok(deletions.done(deleted)))
-        }
+    fn paced(&self, pace: Pace) -> State {
+        State::Done(match pace {
+            Pace::Evict(pod) => return State::Evict(pod),
+            Pace::Wait { reason, until } => Ok(TriggerOutcome::Deferred {
+                reason,
+                until: Some(until),
+            }),
+            Pace::Stuck(reason) => Err(Failure::invalid(
+                format!("restart {}", describe(&self.target)),
+                reason,
+            )),
+            Pace::Finished { newer } => Ok(finished(&self.target, &self.run, newer)),
+        })
     }
 
-    /// The next owner to read for `census`, or the deletions once all are settled.
-    fn owners(&mut self, owners: Owners, mut census: Census) -> State {
-        if let Some(reference) = owners.next_lookup(&census.older) {
+    /// The next owner to read for `pods`, or the decision once all are settled.
+    fn owners(&mut self, owners: Owners, pods: Vec<Pod>) -> State {
+        if let Some(reference) = owners.next_lookup(&pods) {
             return State::ReadOwner {
                 owners,
-                census,
+                pods,
                 reference,
             };
         }
-        if owners.bounded(&census.older) {
+        if owners.bounded(&pods) {
             self.warnings.push(format!(
                 "{}: more than {MAX_OWNER_LOOKUPS} intermediate owners; remaining pods are spared",
                 describe(&self.target)
             ));
         }
-        census.older = owners.owned(census.older);
-        self.delete(census)
+        let owned = owners.owned(pods);
+        self.decide(&owned)
     }
 
     /// What comes after reading the target (`object`).
@@ -194,21 +197,11 @@ impl Machine for Restart {
                 reference.name.clone(),
             ))),
             State::Patch(write) => write.next(),
-            State::Delete {
-                deletions, index, ..
-            } => {
-                let pod = &deletions.pods[*index];
-                Step::Io(Request::Delete {
-                    object: pod_ref(namespace, &pod.name),
-                    uid: Some(pod.uid.clone()),
-                })
-            }
-            State::StillThere {
-                deletions, index, ..
-            } => Step::Io(Request::Get(pod_ref(
-                namespace,
-                &deletions.pods[*index].name,
-            ))),
+            State::Evict(pod) => Step::Io(Request::Evict {
+                pod: pod_ref(namespace, &pod.name),
+                uid: pod.uid.clone(),
+            }),
+            State::StillThere { pod, .. } => Step::Io(Request::Get(pod_ref(namespace, &pod.name))),
             State::Done(result) => Step::Done(result.clone()),
         }
     }
@@ -221,14 +214,14 @@ impl Machine for Restart {
                     read: Read::get(&self.target),
                     pods,
                 },
-                Ok(pods) => self.delete(Census::of(pods, self.run.completed_at)),
+                Ok(pods) => self.decide(&pods),
                 Err(failure) => State::Done(Err(failure)),
             },
             State::ConfirmTarget { mut read, pods } => {
                 read.answer(response);
                 match read.next() {
                     Step::Io(_) => State::ConfirmTarget { read, pods },
-                    Step::Done(Ok(_)) => self.delete(Census::of(pods, self.run.completed_at)),
+                    Step::Done(Ok(_)) => self.decide(&pods),
                     Step::Done(Err(failure)) => State::Done(Err(failure)),
                 }
             }
@@ -244,18 +237,15 @@ impl Machine for Restart {
                 selector,
                 owner_uid,
             } => match self.listed(&selector, response) {
-                Ok(pods) => {
-                    let census = Census::of(pods, self.run.completed_at);
-                    match owner_uid {
-                        Some(uid) => self.owners(Owners::new(&uid), census),
-                        None => self.delete(census),
-                    }
-                }
+                Ok(pods) => match owner_uid {
+                    Some(uid) => self.owners(Owners::new(&uid), pods),
+                    None => self.decide(&pods),
+                },
                 Err(failure) => State::Done(Err(failure)),
             },
             State::ReadOwner {
                 mut owners,
-                census,
+                pods,
                 reference,
             } => {
                 let object = format!("{} {}/{}", reference.kind, self.namespace(), reference.name);
@@ -265,7 +255,7 @@ impl Machine for Restart {
                             serde_json::from_value::<ObjectMeta>(found["metadata"].clone()).ok()
                         });
                         owners.learn(&reference, metadata.as_ref());
-                        self.owners(owners, census)
+                        self.owners(owners, pods)
                     }
                     Response::Failed(answer) => {
                         State::Done(Err(Failure::of(format!("get {object}"), object, &answer)))
@@ -280,46 +270,39 @@ impl Machine for Restart {
                     Step::Io(_) => State::Patch(write),
                 }
             }
-            State::Delete {
-                deletions,
-                index,
-                deleted,
-            } => {
-                let object = format!("Pod {}/{}", self.namespace(), deletions.pods[index].name);
+            State::Evict(pod) => {
+                let object = format!("Pod {}/{}", self.namespace(), pod.name);
+                let (completed_at, now) = (self.run.completed_at, self.now);
                 match response {
                     Response::Deleted | Response::Object(_) => {
-                        self.deleting(deletions, index + 1, deleted + 1)
+                        self.paced(evicted(&pod.name, completed_at, now))
                     }
                     Response::Failed(answer) => match answer.class() {
-                        // Gone already: the old pod no longer runs.
-                        crate::reconcile::AnswerClass::NotFound => {
-                            self.deleting(deletions, index + 1, deleted)
-                        }
+                        // Gone already: the old pod no longer runs. Its replacement is
+                        // waited for all the same.
+                        AnswerClass::NotFound => self.paced(evicted(&pod.name, completed_at, now)),
+                        // A PodDisruptionBudget does not allow it now (or is not
+                        // processed yet): wait and try again, never delete instead.
+                        _ if matches!(answer, ApiAnswer::Status { code: 429, .. }) => self.paced(
+                            budget_refused(&pod.name, answer.message(), completed_at, now),
+                        ),
                         // A conflict is what a failed uid precondition answers, but not
                         // only that: only a pod of that name with another uid (or none)
                         // proves that the old pod is gone.
-                        crate::reconcile::AnswerClass::Conflict => State::StillThere {
-                            deletions,
-                            index,
-                            deleted,
+                        AnswerClass::Conflict => State::StillThere {
+                            pod,
                             conflict: answer,
                         },
                         _ => State::Done(Err(Failure::of(
-                            format!("delete {object}"),
+                            format!("evict {object}"),
                             object,
                             &answer,
                         ))),
                     },
-                    other => State::Done(Err(unexpected(&format!("delete {object}"), &other))),
+                    other => State::Done(Err(unexpected(&format!("evict {object}"), &other))),
                 }
             }
-            State::StillThere {
-                deletions,
-                index,
-                deleted,
-                conflict,
-            } => {
-                let pod = &deletions.pods[index];
+            State::StillThere { pod, conflict } => {
                 let object = format!("Pod {}/{}", self.namespace(), pod.name);
                 match response {
                     Response::Object(current) => {
@@ -329,12 +312,12 @@ impl Machine for Restart {
                         if same {
                             // Still the old pod: the restart is retried.
                             State::Done(Err(Failure::of(
-                                format!("delete {object}"),
+                                format!("evict {object}"),
                                 object,
                                 &conflict,
                             )))
                         } else {
-                            self.deleting(deletions, index + 1, deleted)
+                            self.paced(evicted(&pod.name, self.run.completed_at, self.now))
                         }
                     }
                     Response::Failed(answer) => {

@@ -117,28 +117,191 @@ fn a_rolling_restart_reads_the_workload_then_patches_it_with_the_version_read() 
     );
 }
 
+fn ready_pod(name: &str, created: &str, ready: bool) -> Value {
+    let mut pod = pod(name, created, None);
+    pod["status"] =
+        json!({"conditions": [{"type": "Ready", "status": if ready { "True" } else { "False" }}]});
+    pod
+}
+
+const LIST_PREDICTOR: &str = "LIST Pod in ml with serving.kserve.io/inferenceservice=predictor";
+
 #[test]
-fn an_inference_service_restart_lists_by_label_and_deletes_only_the_older_pods() {
+fn an_inference_service_restart_evicts_one_older_pod_and_waits_for_its_replacement() {
     let mut fire = fire(ISVC, &CarryFacts::default());
     let listed = Response::Objects(vec![
-        pod("old", "2026-01-24T22:00:00Z", None),
-        pod("new", "2026-01-24T22:30:00Z", None),
+        ready_pod("old", "2026-01-24T22:00:00Z", true),
+        ready_pod("older", "2026-01-24T21:00:00Z", true),
+        ready_pod("new", "2026-01-24T22:30:00Z", true),
     ]);
     let done = run(
         &mut fire,
         vec![
-            (
-                "LIST Pod in ml with serving.kserve.io/inferenceservice=predictor",
-                listed,
-            ),
-            ("DELETE Pod ml/old", Response::Deleted),
+            (LIST_PREDICTOR, listed),
+            ("POST Pod ml/older eviction", Response::Deleted),
         ],
+    );
+    let Ok(TriggerOutcome::Deferred {
+        reason,
+        until: Some(until),
+    }) = done
+    else {
+        panic!("{done:?}")
+    };
+    assert_eq!(
+        reason,
+        "evicted pod older; the next waits until it is replaced by a Ready pod"
+    );
+    assert!(until > now());
+}
+
+#[test]
+fn an_eviction_carries_the_pods_uid_as_precondition() {
+    let mut fire = fire(ISVC, &CarryFacts::default());
+    let _list = fire.next();
+    fire.answer(Response::Objects(vec![ready_pod(
+        "old",
+        "2026-01-24T22:00:00Z",
+        true,
+    )]));
+    assert_eq!(
+        fire.next().request(),
+        Some(&Request::Evict {
+            pod: crate::io::ObjectRef::namespaced("v1", "Pod", "ml", "old"),
+            uid: "uid-old".into(),
+        })
+    );
+}
+
+#[test]
+fn a_restart_waits_while_a_pod_terminates_or_a_replacement_is_not_ready() {
+    for (pods, waits_for) in [
+        (
+            vec![ready_pod("old", "2026-01-24T22:00:00Z", true), {
+                let mut leaving = ready_pod("gone", "2026-01-24T21:00:00Z", true);
+                leaving["metadata"]["deletionTimestamp"] = json!("2026-01-24T22:34:00Z");
+                leaving
+            }],
+            "pod gone is terminating",
+        ),
+        (
+            vec![
+                ready_pod("old", "2026-01-24T22:00:00Z", true),
+                ready_pod("new", "2026-01-24T22:33:00Z", false),
+            ],
+            "pod new, created after the run, is not Ready yet",
+        ),
+    ] {
+        let mut fire = fire(ISVC, &CarryFacts::default());
+        let done = run(&mut fire, vec![(LIST_PREDICTOR, Response::Objects(pods))]);
+        let Ok(TriggerOutcome::Deferred { reason, .. }) = done else {
+            panic!("{done:?}")
+        };
+        assert_eq!(reason, waits_for);
+    }
+}
+
+#[test]
+fn a_budget_that_refuses_defers_the_restart_and_never_deletes() {
+    let mut fire = fire(ISVC, &CarryFacts::default());
+    let refused = Response::Failed(ApiAnswer::status(
+        429,
+        "TooManyRequests",
+        "Cannot evict pod as it would violate the pod's disruption budget. \
+         (The disruption budget predictor needs 2 healthy pods and has 2 currently)",
+    ));
+    let done = run(
+        &mut fire,
+        vec![
+            (
+                LIST_PREDICTOR,
+                Response::Objects(vec![ready_pod("old", "2026-01-24T22:00:00Z", true)]),
+            ),
+            ("POST Pod ml/old eviction", refused),
+        ],
+    );
+    let Ok(TriggerOutcome::Deferred {
+        reason,
+        until: Some(_),
+    }) = done
+    else {
+        panic!("{done:?}")
+    };
+    assert!(reason.starts_with("waits for the PodDisruptionBudget to allow evicting pod old"));
+    assert!(
+        reason.contains("The disruption budget predictor needs 2 healthy pods"),
+        "{reason}"
+    );
+}
+
+#[test]
+fn an_eviction_of_a_pod_already_gone_counts_as_done() {
+    let mut fire = fire(ISVC, &CarryFacts::default());
+    let done = run(
+        &mut fire,
+        vec![
+            (
+                LIST_PREDICTOR,
+                Response::Objects(vec![ready_pod("old", "2026-01-24T22:00:00Z", true)]),
+            ),
+            ("POST Pod ml/old eviction", status(404, "NotFound")),
+        ],
+    );
+    assert!(
+        matches!(done, Ok(TriggerOutcome::Deferred { .. })),
+        "{done:?}"
+    );
+}
+
+#[test]
+fn a_restart_finishes_once_every_pod_is_newer_and_ready() {
+    let mut fire = fire(ISVC, &CarryFacts::default());
+    let done = run(
+        &mut fire,
+        vec![(
+            LIST_PREDICTOR,
+            Response::Objects(vec![
+                ready_pod("new-1", "2026-01-24T22:31:00Z", true),
+                ready_pod("new-2", "2026-01-24T22:32:00Z", true),
+            ]),
+        )],
     );
     let Ok(TriggerOutcome::Done { summary }) = done else {
         panic!("{done:?}")
     };
-    assert!(summary.starts_with("deleted 1 pod of InferenceService ml/predictor"));
-    assert!(summary.contains("1 newer spared"), "{summary}");
+    assert!(summary.starts_with("every pod of InferenceService ml/predictor (2, all Ready)"));
+}
+
+#[test]
+fn a_replacement_never_ready_stops_the_restart_naming_it() {
+    let late = Fire::start(
+        &job(),
+        &trigger(ISVC),
+        completed_at(),
+        &CarryFacts::default(),
+        completed_at() + Duration::minutes(45),
+    );
+    let mut late = late;
+    let done = run(
+        &mut late,
+        vec![(
+            LIST_PREDICTOR,
+            Response::Objects(vec![
+                ready_pod("old", "2026-01-24T22:00:00Z", true),
+                ready_pod("new", "2026-01-24T22:31:00Z", false),
+            ]),
+        )],
+    );
+    let Err(failure) = done else {
+        panic!("{done:?}")
+    };
+    assert!(!failure.is_retryable());
+    assert!(
+        failure
+            .to_string()
+            .contains("pod new, created after the run, did not become Ready within 10 minutes"),
+        "{failure}"
+    );
 }
 
 #[test]
@@ -163,7 +326,7 @@ fn a_listing_that_finds_no_pod_reads_the_target_to_report_a_misspelled_name() {
 }
 
 #[test]
-fn a_conflicting_delete_reads_the_pod_and_spares_one_that_was_replaced() {
+fn a_conflicting_eviction_reads_the_pod_and_spares_one_that_was_replaced() {
     let mut fire = fire(ISVC, &CarryFacts::default());
     let listed = Response::Objects(vec![pod("old", "2026-01-24T22:00:00Z", None)]);
     let replaced = object(json!({"metadata": {"name": "old", "uid": "another"}}));
@@ -174,18 +337,18 @@ fn a_conflicting_delete_reads_the_pod_and_spares_one_that_was_replaced() {
                 "LIST Pod in ml with serving.kserve.io/inferenceservice=predictor",
                 listed,
             ),
-            ("DELETE Pod ml/old", status(409, "Conflict")),
+            ("POST Pod ml/old eviction", status(409, "Conflict")),
             ("GET Pod ml/old", replaced),
         ],
     );
     assert!(
-        matches!(done, Ok(TriggerOutcome::AlreadyDone { .. })),
+        matches!(done, Ok(TriggerOutcome::Deferred { .. })),
         "{done:?}"
     );
 }
 
 #[test]
-fn a_conflicting_delete_of_the_same_pod_is_retried() {
+fn a_conflicting_eviction_of_the_same_pod_is_retried() {
     let mut fire = fire(ISVC, &CarryFacts::default());
     let listed = Response::Objects(vec![pod("old", "2026-01-24T22:00:00Z", None)]);
     let same = object(pod("old", "2026-01-24T22:00:00Z", None));
@@ -196,7 +359,7 @@ fn a_conflicting_delete_of_the_same_pod_is_retried() {
                 "LIST Pod in ml with serving.kserve.io/inferenceservice=predictor",
                 listed,
             ),
-            ("DELETE Pod ml/old", status(409, "Conflict")),
+            ("POST Pod ml/old eviction", status(409, "Conflict")),
             ("GET Pod ml/old", same),
         ],
     );
@@ -205,13 +368,13 @@ fn a_conflicting_delete_of_the_same_pod_is_retried() {
     };
     assert!(failure.is_retryable());
     assert!(
-        failure.to_string().contains("delete Pod ml/old"),
+        failure.to_string().contains("evict Pod ml/old"),
         "{failure}"
     );
 }
 
 #[test]
-fn the_pods_of_another_kind_are_deleted_once_their_replica_set_shows_it_owns_them() {
+fn the_pods_of_another_kind_are_evicted_once_their_replica_set_shows_it_owns_them() {
     let mut fire = fire(WIDGET, &CarryFacts::default());
     let widget = object(json!({"metadata": {"name": "w", "uid": "u-w"},
                                "spec": {"selector": {"matchLabels": {"app": "w"}}}}));
@@ -226,10 +389,13 @@ fn the_pods_of_another_kind_are_deleted_once_their_replica_set_shows_it_owns_the
                 Response::Objects(vec![pod("a", "2026-01-24T22:00:00Z", Some("rs1"))]),
             ),
             ("GET ReplicaSet ml/web-7f", replica_set),
-            ("DELETE Pod ml/a", Response::Deleted),
+            ("POST Pod ml/a eviction", Response::Deleted),
         ],
     );
-    assert!(matches!(done, Ok(TriggerOutcome::Done { .. })), "{done:?}");
+    assert!(
+        matches!(done, Ok(TriggerOutcome::Deferred { .. })),
+        "{done:?}"
+    );
 }
 
 #[test]
@@ -721,10 +887,11 @@ proptest! {
         }
     }
 
-    /// A restart never deletes a pod created at or after the run's completion (nor one
-    /// whose creation is unknown), whatever the answers.
+    /// A restart never evicts a pod created at or after the run's completion (nor one
+    /// whose creation is unknown), evicts at most one pod per firing, and never deletes
+    /// one, whatever the answers.
     #[test]
-    fn a_restart_never_deletes_a_pod_that_does_not_predate_the_run(
+    fn a_restart_never_evicts_a_pod_that_does_not_predate_the_run(
         offsets in prop::collection::vec(prop::option::of(-120i64..120), 0..6),
         answers in prop::collection::vec(any_response(), 20),
         entry in prop::sample::select(vec![ISVC, WIDGET]),
@@ -747,13 +914,17 @@ proptest! {
         let widget = object(json!({"metadata": {"name": "w", "uid": "u-w"},
                                    "spec": {"selector": {"matchLabels": {"app": "w"}}}}));
         let mut answers = answers.into_iter();
+        let mut evictions = 0;
         for _ in 0..40 {
             let Step::Io(request) = fire.next() else { break };
+            prop_assert!(!matches!(request, Request::Delete { .. }), "{request}");
             let answer = match &request {
                 Request::List { .. } => Response::Objects(pods.clone()),
                 Request::Get(object) if object.kind == "Widget" => widget.clone(),
-                Request::Delete { object, .. } => {
-                    prop_assert!(older.contains(&object.name), "deleted {}", object.name);
+                Request::Evict { pod, .. } => {
+                    prop_assert!(older.contains(&pod.name), "evicted {}", pod.name);
+                    evictions += 1;
+                    prop_assert!(evictions <= 1, "two evictions in one firing");
                     answers.next().unwrap_or(Response::Deleted)
                 }
                 _ => answers.next().unwrap_or(Response::Object(None)),

@@ -27,6 +27,9 @@ pub enum ReportReason {
     /// A `sync` trigger waits for an operation to finish or a sync window to open
     /// (Normal; once per distinct reason).
     SyncDeferred,
+    /// A `restart` by eviction waits for a replacement pod or a PodDisruptionBudget
+    /// (Normal; once per distinct reason).
+    RestartWaiting,
     /// The sync nbv started succeeded (Normal).
     SyncSucceeded,
     /// The sync nbv started failed (Warning).
@@ -59,6 +62,7 @@ impl ReportReason {
             ReportReason::InvalidAnnotation => "InvalidAnnotation",
             ReportReason::EffectAbandoned => "EffectAbandoned",
             ReportReason::SyncDeferred => "SyncDeferred",
+            ReportReason::RestartWaiting => "RestartWaiting",
             ReportReason::SyncSucceeded => "SyncSucceeded",
             ReportReason::SyncFailed => "SyncFailed",
             ReportReason::SyncReplaced => "SyncReplaced",
@@ -82,6 +86,7 @@ impl ReportReason {
         match self {
             ReportReason::TriggerSucceeded
             | ReportReason::SyncDeferred
+            | ReportReason::RestartWaiting
             | ReportReason::SyncSucceeded
             | ReportReason::SyncReplaced => EventType::Normal,
             _ => EventType::Warning,
@@ -100,6 +105,7 @@ impl ReportReason {
     pub const fn action(self) -> &'static str {
         match self {
             ReportReason::TriggerSucceeded | ReportReason::TriggerFailed => "FireTrigger",
+            ReportReason::RestartWaiting => "RestartTarget",
             ReportReason::InvalidAnnotation => "ReadAnnotations",
             ReportReason::EffectAbandoned => "RetryEffect",
             ReportReason::SyncDeferred

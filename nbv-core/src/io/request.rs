@@ -17,6 +17,7 @@ use super::ObjectRef;
 /// | [`Create`](Request::Create) | `POST` the object | [`Object`](super::Response::Object) (the stored object) |
 /// | [`Patch`](Request::Patch) | `PATCH`, JSON merge patch, nbv's field manager | [`Object`](super::Response::Object) (the stored object) |
 /// | [`Delete`](Request::Delete) | `DELETE`, with the uid as precondition | [`Deleted`](super::Response::Deleted) |
+/// | [`Evict`](Request::Evict) | `POST` the pod's `eviction` subresource (`policy/v1`, or `policy/v1beta1` where the server serves no other), with the uid as precondition | [`Deleted`](super::Response::Deleted) |
 /// | [`DeleteAll`](Request::DeleteAll) | `DELETE` the collection, by label selector, in the background | [`Objects`](super::Response::Objects) (those deleted) |
 ///
 /// Any of them may be answered [`Failed`](super::Response::Failed) with what the API
@@ -71,6 +72,15 @@ pub enum Request {
         object: ObjectRef,
         /// A precondition: the uid of the object meant.
         uid: Option<String>,
+    },
+    /// Evict a pod through the Eviction API, only if it still has `uid`: unlike a
+    /// delete, the API server refuses it (HTTP 429) while a PodDisruptionBudget does
+    /// not allow the disruption.
+    Evict {
+        /// The pod.
+        pod: ObjectRef,
+        /// A precondition: the uid of the pod meant.
+        uid: String,
     },
     /// Delete every object of `kind` (its name is empty) in its namespace whose labels
     /// match `label_selector`, their dependents in the background.
@@ -128,6 +138,7 @@ impl Request {
             Request::Create { object, .. }
             | Request::Patch { object, .. }
             | Request::Delete { object, .. } => object,
+            Request::Evict { pod, .. } => pod,
         }
     }
 
@@ -148,6 +159,7 @@ impl Request {
             Request::Create { .. }
                 | Request::Patch { .. }
                 | Request::Delete { .. }
+                | Request::Evict { .. }
                 | Request::DeleteAll { .. }
         )
     }
@@ -186,6 +198,7 @@ impl fmt::Display for Request {
                 None => write!(f, "PATCH {object}"),
             },
             Request::Delete { object, .. } => write!(f, "DELETE {object}"),
+            Request::Evict { pod, .. } => write!(f, "POST {pod} eviction"),
         }
     }
 }

@@ -84,6 +84,13 @@ impl Reason {
     pub const APPLICATION_STATUS_KEPT: Reason = Reason::known("ApplicationStatusKept");
     /// The Application the job names does not answer for the job's namespace.
     pub const PARENT_REFUSED: Reason = Reason::known("ParentRefused");
+    /// `TargetsRestarted` is `Unknown`: a restart by eviction waits (a pod terminates,
+    /// a replacement is not Ready, a PodDisruptionBudget refuses).
+    pub const RESTART_WAITING: Reason = Reason::known("RestartWaiting");
+    /// `TargetsRestarted` is `True`: every pod of the target was created after the run.
+    pub const RESTART_DONE: Reason = Reason::known("RestartDone");
+    /// `TargetsRestarted` is `False`: the restart stopped (a pod never became Ready).
+    pub const RESTART_FAILED: Reason = Reason::known("RestartFailed");
     /// `PodAdmitted` is `True`: the validation Pod was created after refusals.
     pub const POD_CREATED: Reason = Reason::known("PodCreated");
 
@@ -235,6 +242,11 @@ impl ConditionType {
     /// Where the run's Argo CD sync stands (`sync` triggers): `Unknown` while deferred
     /// or running, `True` once it succeeded, `False` once it failed.
     pub const APPLICATION_SYNCED: ConditionType = ConditionType::known("ApplicationSynced");
+    /// Where a `restart` by eviction (InferenceService, other pod owners) stands:
+    /// `Unknown` while it waits, the message saying for what (a pod that terminates, a
+    /// replacement not Ready yet, a PodDisruptionBudget); `True` once done, `False`
+    /// once it stopped.
+    pub const TARGETS_RESTARTED: ConditionType = ConditionType::known("TargetsRestarted");
     /// Whether the parent Application keeps nbv's status annotations: `False` when an
     /// ApplicationSet generates it without preserving them; the message says what to
     /// add.

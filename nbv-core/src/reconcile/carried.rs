@@ -1,8 +1,9 @@
 //! What carrying out one planned effect came to, and what that means for the job.
 
+use crate::actions::restart::Method;
 use crate::actions::{SyncReport, TriggerOutcome};
 use crate::events::{Report, ReportReason};
-use crate::phase::ConditionUpdate;
+use crate::phase::{ConditionStatus, ConditionType, ConditionUpdate, Reason};
 use crate::plan::{Effect, Outcome, PlannedEffect, SyncStage, sync_condition};
 use crate::triggers::Action;
 
@@ -124,20 +125,39 @@ impl Meaning {
         match (&planned.effect, carried) {
             (Effect::Trigger { trigger, .. }, Carried::Trigger(result)) => {
                 let is_sync = trigger.action() == Action::Sync;
+                let evicts = trigger.action() == Action::Restart
+                    && Method::of(trigger.target()) != Method::RollingRestart;
+                let restart = |status, reason, message: &str| ConditionUpdate {
+                    type_: ConditionType::TARGETS_RESTARTED,
+                    status,
+                    reason,
+                    message: message.to_owned(),
+                };
                 let wake = result
                     .as_ref()
                     .map_or_else(|_| Wake::default(), TriggerOutcome::wake);
                 let meaning = match result {
                     Ok(TriggerOutcome::Deferred { reason, .. }) => Meaning {
-                        reported: is_sync.then(|| {
-                            Reported::announced(
+                        reported: if is_sync {
+                            Some(Reported::announced(
                                 sync_condition(
                                     SyncStage::Deferred,
                                     &format!("{trigger}: {reason}"),
                                 ),
                                 ReportReason::SyncDeferred,
-                            )
-                        }),
+                            ))
+                        } else {
+                            evicts.then(|| {
+                                Reported::announced(
+                                    restart(
+                                        ConditionStatus::Unknown,
+                                        Reason::RESTART_WAITING,
+                                        &format!("{trigger}: {reason}"),
+                                    ),
+                                    ReportReason::RestartWaiting,
+                                )
+                            })
+                        },
                         owed: true,
                         ..Meaning::default()
                     },
@@ -146,20 +166,36 @@ impl Meaning {
                         let stage = done.sync_stage();
                         Meaning {
                             outcome: done.outcome(),
-                            reported: (is_sync && shows_sync)
-                                .then(|| Reported::quiet(sync_condition(stage, &message))),
+                            reported: if evicts {
+                                Some(Reported::quiet(restart(
+                                    ConditionStatus::True,
+                                    Reason::RESTART_DONE,
+                                    &message,
+                                )))
+                            } else {
+                                (is_sync && shows_sync)
+                                    .then(|| Reported::quiet(sync_condition(stage, &message)))
+                            },
                             report: Some(Report::new(ReportReason::TriggerSucceeded, message)),
                             ..Meaning::default()
                         }
                     }
-                    Err(failed) => Meaning {
-                        report: Some(Report::new(
-                            ReportReason::TriggerFailed,
-                            format!("{trigger}: {}", failed.error().unwrap_or_default()),
-                        )),
-                        outcome: Some(failed),
-                        ..Meaning::default()
-                    },
+                    Err(failed) => {
+                        let message = format!("{trigger}: {}", failed.error().unwrap_or_default());
+                        Meaning {
+                            // Only a restart that stopped: one that is retried still waits.
+                            reported: (evicts && matches!(failed, Outcome::GiveUp(_))).then(|| {
+                                Reported::quiet(restart(
+                                    ConditionStatus::False,
+                                    Reason::RESTART_FAILED,
+                                    &message,
+                                ))
+                            }),
+                            report: Some(Report::new(ReportReason::TriggerFailed, message)),
+                            outcome: Some(failed),
+                            ..Meaning::default()
+                        }
+                    }
                 };
                 Meaning { wake, ..meaning }
             }

@@ -208,6 +208,12 @@ impl Cluster {
                     Response::Deleted
                 }
             },
+            // No job asks for an eviction: only a restart trigger does.
+            Request::Evict { .. } => Response::Failed(ApiAnswer::status(
+                405,
+                "MethodNotAllowed",
+                "no eviction in this cluster",
+            )),
             Request::DeleteAll {
                 kind,
                 label_selector,

@@ -273,6 +273,11 @@ pub struct Runtime {
     /// Wraps the I/O of every reconcile: the simulation injects its faults and its
     /// deliberate bugs here. `None` in `nbv run`.
     pub io_layer: Option<IoLayer>,
+    /// The client evictions go through, when it is not `client`: `nbv run` gives one
+    /// without kube's own retries, so that a PodDisruptionBudget's 429 comes back at
+    /// once and the restart waits as nbv-core decides
+    /// ([`nbv_kube::KubeIo::with_eviction_client`]).
+    pub evictions: Option<kube::Client>,
 }
 
 /// What wraps the I/O of the reconciles (see [`Runtime::io_layer`]).
@@ -306,6 +311,7 @@ pub async fn run(
         clock,
         instance,
         io_layer,
+        evictions,
     } = runtime;
     // nbv_leader is 1 exactly while this function runs: only the Lease holder runs it.
     let _leading = metrics.leading();
@@ -349,6 +355,7 @@ pub async fn run(
     .with_applications(applications.clone(), config.application_namespaces.clone())
     .with_projects(projects)
     .with_argocd_access(access)
+    .with_eviction_client(evictions)
     .with_clock(clock.clone());
     let applications = Applications::new(
         Some(applications),

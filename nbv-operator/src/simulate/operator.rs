@@ -91,6 +91,7 @@ impl Operator {
             clock: Arc::new(move || clock.now()),
             instance: name.clone(),
             io_layer: self.mutation.map(Mutation::layer),
+            evictions: None,
         };
         let handle = tokio::spawn(controller::run(self.cluster.client(), runtime, shutdown));
         self.current = Some(Instance { stop, handle });

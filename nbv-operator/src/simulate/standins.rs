@@ -327,7 +327,10 @@ impl StandIns {
                         "metadata": {"name": pod, "namespace": namespace,
                                      "labels": {KSERVE_INFERENCESERVICE: name, "component": "predictor"}},
                         "spec": {"containers": [{"name": "kserve-container", "image": "kserve/sklearnserver:v0.15.0"}]},
-                        "status": {"phase": "Running"}
+                        // Ready at once: a restart by eviction evicts the next pod only
+                        // once the replacement serves.
+                        "status": {"phase": "Running",
+                                   "conditions": [{"type": "Ready", "status": "True"}]}
                     }))
                     .map_err(|e| e.to_string())?;
                 log.push(

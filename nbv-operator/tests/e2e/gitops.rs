@@ -370,8 +370,9 @@ async fn every_feature_in_gitops_only_mode() {
 
     let requests = s.report_requests("every feature, gitops-only");
     if let Some(requests) = requests {
-        // Each predictor pod deleted once, the Deployment restarted once.
-        assert_eq!(requests.count("delete", "pods"), 2, "{requests}");
+        // Each predictor pod evicted once (never deleted), the Deployment restarted once.
+        assert_eq!(requests.count("create", "pods/eviction"), 2, "{requests}");
+        assert_eq!(requests.count("delete", "pods"), 0, "{requests}");
         assert_eq!(requests.count("patch", "deployments"), 1, "{requests}");
     }
     assert_eq!(operator.stop(), Some(0), "a graceful stop exits 0");

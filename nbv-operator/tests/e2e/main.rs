@@ -20,6 +20,7 @@
 mod support;
 
 mod argocd;
+mod availability;
 mod builds;
 mod checks;
 mod gitops;

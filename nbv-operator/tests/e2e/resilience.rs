@@ -152,8 +152,8 @@ async fn exactly_once_across_a_sigkill_between_two_effects() {
         kill_after_first_restart(&s, round).await;
     }
     if let Some(requests) = s.report_requests("three SIGKILLs between effects") {
-        // Two predictor pods per round, each deleted once.
-        assert_eq!(requests.count("delete", "pods"), 6, "{requests}");
+        // Two predictor pods per round, each evicted once.
+        assert_eq!(requests.count("create", "pods/eviction"), 6, "{requests}");
     }
     s.clean_up().await;
 }

@@ -99,6 +99,40 @@ impl Exchange {
         }
     }
 
+    /// `GET /api/v1`: discovery of core `v1`, answered as Kubernetes 1.20 answers it
+    /// (`pods/eviction` is a `policy/v1beta1` Eviction).
+    pub fn core_discovery() -> Exchange {
+        Exchange::get("/api/v1").reply(
+            200,
+            json!({"kind": "APIResourceList", "apiVersion": "v1", "groupVersion": "v1",
+                   "resources": [
+                       {"name": "pods", "singularName": "pod", "namespaced": true, "kind": "Pod",
+                        "verbs": ["create", "delete", "get", "list", "patch", "update", "watch"]},
+                       {"name": "pods/eviction", "singularName": "", "namespaced": true,
+                        "group": "policy", "version": "v1beta1", "kind": "Eviction",
+                        "verbs": ["create"]}]}),
+        )
+    }
+
+    /// `POST` a `policy/v1beta1` Eviction of pod `name` of `ml`, guarded by the uid
+    /// [`pod`] gives it.
+    pub fn evict(name: &str) -> Exchange {
+        Exchange {
+            content_type: Some(JSON),
+            body: Some(json!({
+                "apiVersion": "policy/v1beta1", "kind": "Eviction",
+                "metadata": {"name": name, "namespace": "ml"},
+                "deleteOptions": {"preconditions": {"uid": format!("uid-{name}")}},
+            })),
+            status: 201,
+            response: json!({"kind": "Status", "apiVersion": "v1", "status": "Success"}),
+            ..Exchange::new(
+                "POST",
+                format!("/api/v1/namespaces/ml/pods/{name}/eviction"),
+            )
+        }
+    }
+
     /// `DELETE path?labelSelector=<selector>` (the selector unescaped) with exactly
     /// this `DeleteOptions` body.
     pub fn delete_all(path: impl Into<String>, selector: &str, body: Value) -> Exchange {
@@ -351,9 +385,11 @@ pub fn pod_list(pods: Vec<Value>) -> Value {
     json!({"apiVersion": "v1", "kind": "PodList", "metadata": {"resourceVersion": "7"}, "items": pods})
 }
 
-/// The delete options nbv sends for pod `name`: only if it is still the same pod.
-pub fn delete_if_same(name: &str) -> Value {
-    json!({"preconditions": {"uid": format!("uid-{name}")}})
+/// `pod` running, Ready or not.
+pub fn ready(mut pod: Value, ready: bool) -> Value {
+    pod["status"] = json!({"phase": "Running", "conditions": [
+        {"type": "Ready", "status": if ready { "True" } else { "False" }}]});
+    pod
 }
 
 /// Runs `act` with an executor over a server that plays `script`; returns what `act`

@@ -246,6 +246,7 @@ where
                 clock: Arc::new(move || clock.now()),
                 instance: "nbv-operator-0".to_owned(),
                 io_layer: None,
+                evictions: None,
             };
             controller::run(client.clone(), runtime, shutdown.clone())
         }

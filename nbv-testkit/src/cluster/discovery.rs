@@ -100,6 +100,18 @@ pub(crate) fn document(doc: &Discovery, specs: &[ApiResourceSpec]) -> Result<Val
                     "kind": spec.kind,
                     "verbs": VERBS,
                 }));
+                if spec.group.is_empty() && spec.plural == "pods" {
+                    // Kubernetes 1.20: `policy/v1beta1` Eviction (`v1` from 1.22).
+                    resources.push(json!({
+                        "name": "pods/eviction",
+                        "singularName": "",
+                        "namespaced": true,
+                        "group": "policy",
+                        "version": "v1beta1",
+                        "kind": "Eviction",
+                        "verbs": ["create"],
+                    }));
+                }
                 if spec.status_subresource {
                     resources.push(json!({
                         "name": format!("{}/status", spec.plural),

@@ -152,6 +152,9 @@ pub struct ApiError {
     pub reason: Reason,
     /// Human-readable explanation, sent as the Status `message`.
     pub message: String,
+    /// `details.causes[].message`: what the API server adds (an eviction refused by a
+    /// PodDisruptionBudget names the budget only there).
+    pub causes: Vec<String>,
 }
 
 impl ApiError {
@@ -168,7 +171,14 @@ impl ApiError {
         Self {
             reason,
             message: message.into(),
+            causes: Vec::new(),
         }
+    }
+
+    /// The same error with a `DisruptionBudget` cause in its details.
+    pub(crate) fn with_cause(mut self, cause: impl Into<String>) -> Self {
+        self.causes.push(cause.into());
+        self
     }
 
     pub(crate) fn bad_request(message: impl Into<String>) -> Self {
@@ -210,7 +220,7 @@ impl ApiError {
     /// assert_eq!(status["status"], "Failure");
     /// ```
     pub fn to_status(&self) -> Value {
-        json!({
+        let mut status = json!({
             "kind": "Status",
             "apiVersion": "v1",
             "metadata": {},
@@ -218,7 +228,16 @@ impl ApiError {
             "message": self.message,
             "reason": self.reason.as_str(),
             "code": self.reason.code().as_u16(),
-        })
+        });
+        if !self.causes.is_empty() {
+            let causes: Vec<Value> = self
+                .causes
+                .iter()
+                .map(|m| json!({"reason": "DisruptionBudget", "message": m}))
+                .collect();
+            status["details"] = json!({"causes": causes});
+        }
+        status
     }
 }
 

@@ -185,6 +185,22 @@ impl State {
                     "the status subresource supports get, update and patch",
                 ));
             }
+            Some("eviction") if spec.group.is_empty() && spec.plural == "pods" => {
+                if req.verb != Verb::Create {
+                    return Err(ApiError::new(
+                        Reason::MethodNotAllowed,
+                        "the eviction subresource supports create",
+                    ));
+                }
+                let body = req.body_json()?;
+                let ctx = WriteCtx {
+                    verb: req.verb,
+                    actor: Actor::Client,
+                    now,
+                };
+                let status = self.evict(spec, req.namespace(), req.name()?, &body, ctx)?;
+                return Ok(Outcome::Json(StatusCode::CREATED, status));
+            }
             Some(other) => {
                 return Err(ApiError::new(
                     Reason::NotFound,

@@ -40,6 +40,7 @@
 mod direct;
 mod discovery;
 mod error;
+mod eviction;
 mod faults;
 mod handler;
 mod log;

@@ -120,7 +120,8 @@ impl ApiResourceSpec {
     ///
     /// Core `v1` pods, events, namespaces, configmaps and secrets; `apps/v1` deployments,
     /// statefulsets and daemonsets; `events.k8s.io/v1` events; `coordination.k8s.io/v1`
-    /// leases; and the custom resources nbv works with: NotebookValidationJobs, Argo CD
+    /// leases; `policy/v1beta1` PodDisruptionBudgets (pods have the `eviction`
+    /// subresource); and the custom resources nbv works with: NotebookValidationJobs, Argo CD
     /// Applications (which, like the real CRD, have no status subresource) and KServe
     /// InferenceServices.
     ///
@@ -148,6 +149,14 @@ impl ApiResourceSpec {
             ns("apps", "v1", "DaemonSet", "daemonsets").with_status_subresource(),
             ns("events.k8s.io", "v1", "Event", "events"),
             ns("coordination.k8s.io", "v1", "Lease", "leases"),
+            // As Kubernetes 1.20 serves it; pods' eviction subresource honours it.
+            ns(
+                "policy",
+                "v1beta1",
+                "PodDisruptionBudget",
+                "poddisruptionbudgets",
+            )
+            .with_status_subresource(),
             ns(
                 nbv_core::api::GROUP,
                 nbv_core::api::VERSION,

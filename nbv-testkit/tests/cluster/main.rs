@@ -59,6 +59,7 @@ fn application_resource() -> ApiResource {
     )
 }
 
+mod eviction;
 mod objects;
 mod observability;
 mod writes;

@@ -116,6 +116,9 @@ pub async fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
+    // Evictions through a client that does not retry a 429 itself (see
+    // `Runtime::evictions`); without one, evictions share the client.
+    let evictions = crate::runtime::depth::client_without_retries().await.ok();
     let listener = match tokio::net::TcpListener::bind(args.metrics_addr).await {
         Ok(l) => l,
         Err(error) => {
@@ -157,6 +160,7 @@ pub async fn run(args: RunArgs) -> u8 {
                 clock: Arc::new(SystemClock),
                 instance: instance.clone(),
                 io_layer: None,
+                evictions: evictions.clone(),
             };
             controller::run(client.clone(), runtime, shutdown.clone())
         }

@@ -137,6 +137,15 @@ struct Caches {
 }
 
 impl Executor {
+    /// Evictions through `client` (when given) rather than the executor's own client
+    /// ([`nbv_kube::KubeIo::with_eviction_client`]).
+    pub fn with_eviction_client(mut self, client: Option<Client>) -> Executor {
+        if let Some(client) = client {
+            self.kube = self.kube.with_eviction_client(client);
+        }
+        self
+    }
+
     /// An executor that acts through `client`, reads every object with a GET and
     /// takes the time from the system clock.
     pub fn new(client: Client, config: ExecutorConfig) -> Executor {

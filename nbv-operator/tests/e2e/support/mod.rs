@@ -6,6 +6,7 @@ pub mod audit;
 pub mod builds;
 pub mod cluster;
 pub mod container;
+pub mod disruption;
 pub mod git;
 pub mod install;
 pub mod kubelet;
