@@ -128,9 +128,11 @@ fn the_built_in_scenario_plays_adr_049_end_to_end() {
         .expect("the status was published");
     assert!((published.at - report.completions[0].completed_at).num_seconds() <= 60);
 
-    // nbv polls nothing: after the initial sync the only LIST is the pods of the
-    // InferenceService it restarts.
-    assert_eq!(json["api"]["list_after_start"], 1);
+    // nbv polls nothing: after the initial sync the only LISTs are of the pods of the
+    // InferenceService it restarts, one per step of the restart by eviction (each of
+    // its two pods evicted, then none left from before the run).
+    assert_eq!(json["api"]["list_after_start"], 3);
+    assert_eq!(json["effects"]["events_by_reason"]["RestartWaiting"], 2);
 }
 
 #[test]
