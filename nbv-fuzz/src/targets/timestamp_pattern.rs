@@ -3,8 +3,8 @@
 //!
 //! - `TimestampPattern::new` never panics; a refusal says why.
 //! - An accepted pattern reaches the validation Pod intact: its rewritten form, which
-//!   the operator sends in `NBV_COMPARISON`, is accepted again and rewritten to itself,
-//!   and the settings read back from that JSON equal the settings sent.
+//!   the operator sends in `NBV_COMPARISON`, reads back (as the Pod reads it) and
+//!   rewrites to itself, and the settings read back from that JSON equal those sent.
 //! - An accepted pattern matches neither the empty string nor nbv's own marker.
 //! - Normalizing a text with it never panics and (with the runner's limits) stays
 //!   within the time and memory limits; each masking step at most multiplies the
@@ -81,9 +81,11 @@ pub fn run(data: &[u8]) -> Outcome {
         }
     };
     let rewritten = accepted.as_str();
-    let again = TimestampPattern::new(rewritten).unwrap_or_else(|why| {
-        panic!("{pattern:?} is accepted, its rewritten form {rewritten:?} is not: {why}")
-    });
+    // Read back as the Pod reads it.
+    let again: TimestampPattern = serde_json::from_value(serde_json::json!(rewritten))
+        .unwrap_or_else(|why| {
+            panic!("{pattern:?} is accepted, its rewritten form {rewritten:?} is not: {why}")
+        });
     assert_eq!(again.as_str(), rewritten, "rewriting {pattern:?} twice");
 
     let settings = Settings {
