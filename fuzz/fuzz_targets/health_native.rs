@@ -1,46 +1,14 @@
-//! Any JSON document as the object Argo CD hands the health check.
-//!
-//! - The native assessments (`assess`, `assess_advanced`, and `assess_with` in every
-//!   VM the native code imitates) never panic, whatever the document: wrongly typed
-//!   fields, unknown phases, huge numbers, deep nesting.
-//! - A health they return has a message that renders, and errors render.
-//! - They are deterministic: the same document gives the same result twice.
+//! `health_native` under libFuzzer; the target and its invariants are
+//! `nbv_fuzz::targets::health_native` (nbv-fuzz/src/targets/health_native.rs).
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use nbv_core::health::{NumberFormat, Semantics, Variant, assess, assess_advanced, assess_with};
-use serde_json::Value;
+use libfuzzer_sys::{Corpus, fuzz_target};
+use nbv_fuzz::Outcome;
 
-fuzz_target!(|data: &[u8]| {
-    let Ok(obj) = serde_json::from_slice::<Value>(data) else {
-        return;
-    };
-    let basic = assess(&obj);
-    assert_eq!(basic, assess_with(&obj, Variant::Basic, Semantics::ARGO_CD));
-    let advanced = assess_advanced(&obj);
-    assert_eq!(
-        advanced,
-        assess_with(&obj, Variant::Advanced, Semantics::ARGO_CD)
-    );
-    for result in [&basic, &advanced] {
-        match result {
-            Ok(health) => {
-                let _ = health.as_ref().map(|h| h.message.len());
-            }
-            Err(error) => {
-                let _ = error.to_string();
-            }
-        }
-    }
-
-    for variant in Variant::ALL {
-        for numbers in [NumberFormat::GopherLua, NumberFormat::Lua51] {
-            for open_libs in [false, true] {
-                let semantics = Semantics { numbers, open_libs };
-                let first = assess_with(&obj, variant, semantics);
-                assert_eq!(first, assess_with(&obj, variant, semantics));
-            }
-        }
+fuzz_target!(|data: &[u8]| -> Corpus {
+    match nbv_fuzz::targets::health_native::run(data) {
+        Outcome::Skipped => Corpus::Reject,
+        Outcome::Read | Outcome::Refused => Corpus::Keep,
     }
 });

@@ -1,43 +1,14 @@
-//! Any text as an Event message that may echo a clone URL or an environment.
-//!
-//! - `redact_secrets` never panics, whatever the text (multi-byte characters next to
-//!   `=`, `:` and `@` included).
-//! - No URL in the output keeps user information: wherever `://` occurs, the authority
-//!   that follows (up to `/`, whitespace or a quote, the rule `redact_secrets`
-//!   documents) has no `@`, or has exactly `***` before its last `@`.
-//! - The output is at most three times as long as the input: every `***` stands for
-//!   at least one byte of a secret, or for an empty user part that took four bytes
-//!   (`://@`). A message cannot grow without bound.
+//! `redact` under libFuzzer; the target and its invariants are
+//! `nbv_fuzz::targets::redact` (nbv-fuzz/src/targets/redact.rs).
 
 #![no_main]
 
-use libfuzzer_sys::fuzz_target;
-use nbv_core::events::redact_secrets;
+use libfuzzer_sys::{Corpus, fuzz_target};
+use nbv_fuzz::Outcome;
 
-/// The user information left in `text`'s URLs, if any: the first authority whose part
-/// before its last `@` is not `***`.
-fn leaked_userinfo(text: &str) -> Option<&str> {
-    text.match_indices("://").find_map(|(i, _)| {
-        let rest = &text[i + 3..];
-        let end = rest
-            .find(|c: char| c == '/' || c.is_whitespace() || c == '"' || c == '\'')
-            .unwrap_or(rest.len());
-        let authority = &rest[..end];
-        let at = authority.rfind('@')?;
-        (authority[..at] != *"***").then_some(&authority[..at])
-    })
-}
-
-fuzz_target!(|data: &[u8]| {
-    let Ok(text) = std::str::from_utf8(data) else {
-        return;
-    };
-    let redacted = redact_secrets(text);
-    if let Some(userinfo) = leaked_userinfo(&redacted) {
-        panic!("user information {userinfo:?} left in {redacted:?} (from {text:?})");
+fuzz_target!(|data: &[u8]| -> Corpus {
+    match nbv_fuzz::targets::redact::run(data) {
+        Outcome::Skipped => Corpus::Reject,
+        Outcome::Read | Outcome::Refused => Corpus::Keep,
     }
-    assert!(
-        redacted.len() <= 3 * text.len().max(1),
-        "{text:?} -> {redacted:?}"
-    );
 });

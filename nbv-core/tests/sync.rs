@@ -257,6 +257,38 @@ fn schedules_read_as_robfig_cron_reads_them() {
     ));
 }
 
+/// robfig splits a field's parts with `strings.FieldsFunc` (empty parts dropped) and
+/// reads numbers with `strconv.Atoi` (a leading `+` allowed, up to `i64::MAX`); nbv
+/// refused all three. Found by the `cron` fuzz target.
+#[test]
+fn empty_parts_and_plus_signs_read_as_robfig_reads_them() {
+    let utc = chrono::FixedOffset::east_opt(0).unwrap();
+    let next = |schedule: &str| {
+        Schedule::parse(schedule)
+            .unwrap_or_else(|e| panic!("{e}"))
+            .next_after(&at(12, 0).with_timezone(&utc))
+            .map(|t| t.with_timezone(&Utc))
+    };
+    assert_eq!(next("0 0, 30 2 *"), next("0 0 30 2 *"));
+    assert_eq!(next(",30,, 13,, * * *"), Some(at(13, 30)));
+    assert_eq!(next("+30 +13 * * *"), Some(at(13, 30)));
+    assert_eq!(next("*/+20 13 * * *"), Some(at(13, 0)));
+    // Steps up to i64::MAX (a step past the end selects the start), and a star
+    // ignores what follows its `-`.
+    assert_eq!(next("30/9223372036854775807 13 * * *"), Some(at(13, 30)));
+    assert_eq!(next("30 13 * * *-x-1"), Some(at(13, 30)));
+    assert!(Schedule::parse("*/9223372036854775808 * * * *").is_err());
+    for refused in [
+        "+ 0 * * *",
+        "++1 * * * *",
+        "-1 * * * *",
+        "*/-1 * * * *",
+        ", * * * *",
+    ] {
+        assert!(Schedule::parse(refused).is_err(), "{refused:?}");
+    }
+}
+
 /// The brute-force reference of "active": some start minute in (t - d, t).
 fn active_by_scan(
     minute: u32,

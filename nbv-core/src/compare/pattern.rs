@@ -13,6 +13,11 @@ use regex_lite::Regex;
 
 /// Longest custom pattern accepted, in characters.
 pub(super) const MAX_PATTERN_CHARS: usize = 256;
+/// Longest rewritten pattern read back (by the validation Pod, from
+/// `NBV_COMPARISON`): rewriting makes a pattern at most six times as long (`\w`, two
+/// characters, becomes `[0-9A-Za-z_]`), and rewriting a rewritten pattern changes
+/// nothing.
+pub(super) const MAX_REWRITTEN_CHARS: usize = 6 * MAX_PATTERN_CHARS;
 /// Largest repetition count accepted in `{n,m}`.
 const MAX_REPEAT: u32 = 1000;
 /// Characters that may be escaped with `\` (they then stand for themselves).
@@ -27,10 +32,13 @@ const WORD_CLASS: &str = "0-9A-Za-z_";
 /// `pattern` rewritten into the form both engines read alike, or what puts it outside
 /// the accepted subset.
 pub(super) fn rewrite(pattern: &str) -> Result<String, String> {
-    if pattern.chars().count() > MAX_PATTERN_CHARS {
-        return Err(format!(
-            "the pattern is longer than {MAX_PATTERN_CHARS} characters"
-        ));
+    rewrite_within(pattern, MAX_PATTERN_CHARS)
+}
+
+/// [`rewrite`], for a pattern of at most `max_chars` characters.
+pub(super) fn rewrite_within(pattern: &str, max_chars: usize) -> Result<String, String> {
+    if pattern.chars().count() > max_chars {
+        return Err(format!("the pattern is longer than {max_chars} characters"));
     }
     let chars: Vec<char> = pattern.chars().collect();
     let mut out = String::new();
@@ -295,6 +303,37 @@ mod tests {
         assert_eq!(rewrite(r"[a-z\-]").unwrap(), r"[a-z\-]");
         assert_eq!(rewrite(r"[-a]").unwrap(), r"[\-a]");
         assert!(rewrite(r"^took \S").unwrap_err().contains("\\S"));
+    }
+
+    /// A pattern within the limit could be rewritten past it (each `\d` grows by three
+    /// characters), and the validation Pod, reading the rewritten form back, refused
+    /// what the operator had accepted. Found by the `timestamp_pattern` fuzz target.
+    #[test]
+    fn the_longest_rewrite_reads_back_unchanged() {
+        for shorthand in [r"\d", r"\w", r"\s", r"[\w]", r"[\s-]"] {
+            let unit = shorthand.chars().count();
+            let pattern = shorthand.repeat(MAX_PATTERN_CHARS / unit);
+            let rewritten = rewrite(&pattern).unwrap();
+            assert!(rewritten.chars().count() > MAX_PATTERN_CHARS, "{shorthand}");
+            assert!(
+                rewritten.chars().count() <= MAX_REWRITTEN_CHARS,
+                "{shorthand}"
+            );
+            assert_eq!(
+                rewrite_within(&rewritten, MAX_REWRITTEN_CHARS).as_ref(),
+                Ok(&rewritten)
+            );
+        }
+        assert!(rewrite(&"a".repeat(MAX_PATTERN_CHARS + 1)).is_err());
+
+        // What the operator sends the Pod, the Pod reads.
+        let pattern = crate::compare::TimestampPattern::new(&r"\d".repeat(128)).unwrap();
+        let settings = crate::compare::Settings {
+            timestamp_patterns: vec![pattern],
+            ..crate::compare::Settings::default()
+        };
+        let read: crate::compare::Settings = serde_json::from_str(&settings.to_json()).unwrap();
+        assert_eq!(read, settings);
     }
 
     #[test]

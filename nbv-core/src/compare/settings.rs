@@ -297,9 +297,14 @@ impl Serialize for TimestampPattern {
     }
 }
 
+/// Reads the rewritten form, as the operator writes it in `NBV_COMPARISON`: it may be
+/// longer than the pattern the job wrote, within [`pattern::MAX_REWRITTEN_CHARS`].
 impl<'de> Deserialize<'de> for TimestampPattern {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
-        TimestampPattern::new(&text).map_err(serde::de::Error::custom)
+        let rewritten = pattern::rewrite_within(&text, pattern::MAX_REWRITTEN_CHARS)
+            .map_err(serde::de::Error::custom)?;
+        let regex = pattern::compile(&rewritten, MARKER).map_err(serde::de::Error::custom)?;
+        Ok(TimestampPattern { rewritten, regex })
     }
 }

@@ -46,6 +46,21 @@ pub enum ScheduleError {
     Duration(String),
 }
 
+/// A number as robfig reads one (Go's `strconv.Atoi` on 64 bits, then not negative):
+/// ASCII digits after an optional `+`, up to `i64::MAX` (a `-` never reaches it:
+/// ranges are split on `-` first, and a negative step is refused).
+fn number(text: &str) -> Result<u64, String> {
+    let digits = text.strip_prefix('+').unwrap_or(text);
+    if digits.is_empty() || !digits.bytes().all(|b| b.is_ascii_digit()) {
+        return Err(format!("{text:?} is not a number"));
+    }
+    digits
+        .parse::<i64>()
+        .ok()
+        .and_then(|n| u64::try_from(n).ok())
+        .ok_or_else(|| format!("{text:?} is too large"))
+}
+
 /// One field of a five-field schedule: its bounds and names.
 struct FieldSpec {
     name: &'static str,
@@ -99,17 +114,13 @@ struct FieldValues {
 }
 
 impl FieldSpec {
-    fn value(&self, text: &str) -> Result<u32, String> {
+    fn value(&self, text: &str) -> Result<u64, String> {
         let lower = text.to_ascii_lowercase();
         if let Some(index) = self.names.iter().position(|n| *n == lower) {
             // Months are named from 1 (their minimum), weekdays from 0 (theirs).
-            return Ok(index as u32 + self.min);
+            return Ok(index as u64 + u64::from(self.min));
         }
-        if text.is_empty() || !text.bytes().all(|b| b.is_ascii_digit()) {
-            return Err(format!("{text:?} is not a number"));
-        }
-        text.parse::<u32>()
-            .map_err(|_| format!("{text:?} is too large"))
+        number(text)
     }
 
     /// Reads one comma-separated part, as robfig's `getRange` does.
@@ -121,8 +132,10 @@ impl FieldSpec {
             return Err(format!("too many slashes in {part:?}"));
         }
         let bounds: Vec<&str> = range.split('-').collect();
+        let (min, max) = (u64::from(self.min), u64::from(self.max));
+        // As in robfig, a star ignores what follows a `-` (`*-5` is `*`).
         let (start, mut end, mut star) = if bounds[0] == "*" || bounds[0] == "?" {
-            (self.min, self.max, true)
+            (min, max, true)
         } else {
             let start = self.value(bounds[0])?;
             match bounds.len() {
@@ -134,15 +147,10 @@ impl FieldSpec {
         let step = match step {
             None => 1,
             Some(step) => {
-                let step = if step.bytes().all(|b| b.is_ascii_digit()) && !step.is_empty() {
-                    step.parse::<u32>()
-                        .map_err(|_| format!("step {step:?} is too large"))?
-                } else {
-                    return Err(format!("step {step:?} is not a number"));
-                };
+                let step = number(step).map_err(|why| format!("step {why}"))?;
                 // "N/step" means "N-max/step".
                 if bounds.len() == 1 {
-                    end = self.max;
+                    end = max;
                 }
                 if step > 1 {
                     star = false;
@@ -150,11 +158,11 @@ impl FieldSpec {
                 step
             }
         };
-        if start < self.min {
-            return Err(format!("{start} is below the minimum {}", self.min));
+        if start < min {
+            return Err(format!("{start} is below the minimum {min}"));
         }
-        if end > self.max {
-            return Err(format!("{end} is above the maximum {}", self.max));
+        if end > max {
+            return Err(format!("{end} is above the maximum {max}"));
         }
         if start > end {
             return Err(format!("the range starts at {start}, after its end {end}"));
@@ -162,7 +170,14 @@ impl FieldSpec {
         if step == 0 {
             return Err("the step must be a positive number".to_owned());
         }
-        into.values.extend((start..=end).step_by(step as usize));
+        // Within the field's bounds now, so every value is a small u32; a step past
+        // the end selects the start alone.
+        let step = usize::try_from(step).unwrap_or(usize::MAX);
+        into.values.extend(
+            (start..=end)
+                .step_by(step)
+                .filter_map(|v| u32::try_from(v).ok()),
+        );
         into.star |= star;
         Ok(())
     }
@@ -172,8 +187,14 @@ impl FieldSpec {
             values: Vec::new(),
             star: false,
         };
-        for part in field.split(',') {
+        // robfig splits with `strings.FieldsFunc`, which drops empty parts: `0,` is `0`.
+        for part in field.split(',').filter(|part| !part.is_empty()) {
             self.part(part, &mut values)?;
+        }
+        if values.values.is_empty() {
+            // robfig accepts a field of commas only, as a schedule that never starts
+            // (which Argo CD then reads as a window open at all times); nbv refuses it.
+            return Err("it selects no value".to_owned());
         }
         values.values.sort_unstable();
         values.values.dedup();

@@ -305,8 +305,14 @@ impl<'a> Iterator for Documents<'a> {
             Some(stopped) => Some(Err(YamlError::Bounds(stopped))),
             // The check read the whole text, yet serde_yaml_ng may find another document
             // (in a text of blanks, for one). Without a `*` in the text there is no alias
-            // to amplify; otherwise only its syntax error, if it has one, is read.
+            // to amplify; otherwise only its syntax error, if it has one, is read. One
+            // such document at most: after a syntax error the check did not see,
+            // serde_yaml_ng yields the error again for ever, and a caller that reads on
+            // past an error would never stop.
             None => {
+                if self.yielded > self.passed {
+                    return None;
+                }
                 let document = self.parsed.next()?;
                 if !self.has_alias {
                     self.done = false;

@@ -214,6 +214,33 @@ fn empty_texts_read_as_serde_yaml_ng_reads_them() {
     }
 }
 
+/// A syntax error that the bounds check does not see (an empty key, which libyaml
+/// refuses) used to make the documents endless: serde_yaml_ng repeats its error for
+/// ever, and each repetition was handed out as one more document. Found by the `yaml`
+/// fuzz target, which reads on past errors.
+#[test]
+fn the_documents_end_after_an_error_the_check_did_not_see() {
+    let text = "tests:\nexpectedHealth:\n: 65535 a]]=]]titest255s:\n";
+    assert!(
+        check(text).is_ok(),
+        "the check no longer passes it: pick another"
+    );
+    assert!(serde_yaml_ng::from_str::<Value>(text).is_err());
+    let read: Vec<bool> = documents(text)
+        .take(10)
+        .map(|d| d.and_then(|d| Ok(Value::deserialize(d)?)).is_ok())
+        .collect();
+    assert!(
+        read.len() <= 2,
+        "{} documents (or more) from one: {read:?}",
+        read.len()
+    );
+    assert!(read.iter().all(|ok| !ok), "{read:?}");
+    for text in ["", "\n", "---\n", "a: 1\n---\nb: [\n"] {
+        assert!(documents(text).take(10).count() <= 2, "{text:?}");
+    }
+}
+
 /// What each document of a text reads as, up to the first error.
 type Read = Vec<Result<Value, String>>;
 

@@ -1,0 +1,14 @@
+//! `cron` under libFuzzer; the target and its invariants are
+//! `nbv_fuzz::targets::cron` (nbv-fuzz/src/targets/cron.rs).
+
+#![no_main]
+
+use libfuzzer_sys::{Corpus, fuzz_target};
+use nbv_fuzz::Outcome;
+
+fuzz_target!(|data: &[u8]| -> Corpus {
+    match nbv_fuzz::targets::cron::run(data) {
+        Outcome::Skipped => Corpus::Reject,
+        Outcome::Read | Outcome::Refused => Corpus::Keep,
+    }
+});

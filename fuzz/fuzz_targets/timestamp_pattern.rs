@@ -1,0 +1,14 @@
+//! `timestamp_pattern` under libFuzzer; the target and its invariants are
+//! `nbv_fuzz::targets::timestamp_pattern` (nbv-fuzz/src/targets/timestamp_pattern.rs).
+
+#![no_main]
+
+use libfuzzer_sys::{Corpus, fuzz_target};
+use nbv_fuzz::Outcome;
+
+fuzz_target!(|data: &[u8]| -> Corpus {
+    match nbv_fuzz::targets::timestamp_pattern::run(data) {
+        Outcome::Skipped => Corpus::Reject,
+        Outcome::Read | Outcome::Refused => Corpus::Keep,
+    }
+});
