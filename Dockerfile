@@ -43,8 +43,8 @@ RUN apt-get update \
 #
 # 1. Dependencies only: the workspace manifests and the lock file with empty crates.
 #    This layer is rebuilt only when a Cargo.toml or Cargo.lock changes. The benchmarks
-#    are a workspace member that the image does not build; cargo only needs them to
-#    load the workspace, so they are copied as they are.
+#    and the fuzz targets are workspace members that the image does not build; cargo
+#    only needs them to load the workspace, so they are copied as they are.
 COPY Cargo.toml Cargo.lock ./
 COPY nbv-core/Cargo.toml nbv-core/
 COPY nbv-kube/Cargo.toml nbv-kube/
@@ -52,6 +52,7 @@ COPY nbv-lua/Cargo.toml nbv-lua/
 COPY nbv-operator/Cargo.toml nbv-operator/
 COPY nbv-testkit/Cargo.toml nbv-testkit/
 COPY benches benches
+COPY nbv-fuzz nbv-fuzz
 RUN mkdir -p nbv-core/src nbv-kube/src nbv-lua/src nbv-operator/src nbv-testkit/src \
     && touch nbv-core/src/lib.rs nbv-kube/src/lib.rs nbv-lua/src/lib.rs nbv-operator/src/lib.rs nbv-testkit/src/lib.rs \
     && echo 'fn main() {}' > nbv-operator/src/main.rs \
