@@ -94,12 +94,19 @@ pub fn run(args: &SimulateArgs, out: &mut impl Write, err: &mut impl Write) -> u
             }
             Some(case) => simulate::run_one_case(args.seed, case, &options),
             // A long run says how far it is, so one that is stopped still tells.
-            None => simulate::run_random_reporting(cases, args.seed, &options, &|p| {
-                eprintln!(
-                    "simulate: {}/{cases} cases played, {} failed",
-                    p.played, p.failed
-                );
-            }),
+            None => simulate::run_random_reporting(
+                cases,
+                args.seed,
+                &options,
+                simulate::PROGRESS_EVERY,
+                &mut |p| {
+                    let _ = writeln!(
+                        err,
+                        "simulate: {}/{cases} cases played, {} failed",
+                        p.played, p.failed
+                    );
+                },
+            ),
         };
         let _ = writeln!(out, "{}", summary.to_json());
         return u8::from(summary.violations > 0);

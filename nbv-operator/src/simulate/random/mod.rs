@@ -19,7 +19,7 @@
 mod generate;
 
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::mpsc;
 
 use nbv_testkit::invariants::Violation;
 use nbv_testkit::scenario::Action;
@@ -213,24 +213,10 @@ fn run_case(seed: u64, options: &Options) -> CaseResult {
 /// assert!(summary.coverage.completions > 0);
 /// ```
 pub fn run_random(cases: u32, seed: u64, options: &Options) -> RandomSummary {
-    run_cases(seed, 0..cases, options, &|_| {})
+    run_cases(seed, 0..cases, options, u32::MAX, &mut |_| {})
 }
 
-/// How far a random run is, told every [`PROGRESS_EVERY`] cases.
-///
-/// # Examples
-///
-/// ```
-/// use std::sync::Mutex;
-/// use nbv_operator::simulate::{Options, Progress, PROGRESS_EVERY, run_random_reporting};
-///
-/// let told = Mutex::new(Vec::new());
-/// let summary = run_random_reporting(2, 1, &Options::default(), &|p: Progress| {
-///     told.lock().unwrap().push(p.played)
-/// });
-/// assert_eq!(summary.cases, 2);
-/// assert!(told.lock().unwrap().is_empty(), "fewer than {PROGRESS_EVERY} cases");
-/// ```
+/// How far a random run is, told by [`run_random_reporting`].
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Progress {
     /// Cases played so far, on all workers.
@@ -239,22 +225,36 @@ pub struct Progress {
     pub failed: u32,
 }
 
-/// How many cases are played between two [`Progress`] reports.
+/// How many cases `nbv simulate --random` plays between two [`Progress`] lines.
 pub const PROGRESS_EVERY: u32 = 1000;
 
-/// [`run_random`], telling `progress` how far it is every [`PROGRESS_EVERY`] cases: a
-/// long run that is stopped still says how many cases it played, and how many failed.
+/// [`run_random`], telling `progress` how far it is every `every` cases: a long run
+/// that is stopped still says how many cases it played, and how many failed.
+/// `progress` runs on the calling thread, so it may write where that thread holds a
+/// lock (the CLI's standard error).
 ///
 /// # Examples
 ///
-/// See [`Progress`].
+/// ```
+/// use nbv_operator::simulate::{Options, Progress, run_random_reporting};
+///
+/// let caller = std::thread::current().id();
+/// let mut told = Vec::new();
+/// let summary = run_random_reporting(3, 1, &Options::default(), 2, &mut |p: Progress| {
+///     assert_eq!(std::thread::current().id(), caller);
+///     told.push(p);
+/// });
+/// assert_eq!(summary.cases, 3);
+/// assert_eq!(told, [Progress { played: 2, failed: 0 }]);
+/// ```
 pub fn run_random_reporting(
     cases: u32,
     seed: u64,
     options: &Options,
-    progress: &(dyn Fn(Progress) + Sync),
+    every: u32,
+    progress: &mut dyn FnMut(Progress),
 ) -> RandomSummary {
-    run_cases(seed, 0..cases, options, progress)
+    run_cases(seed, 0..cases, options, every, progress)
 }
 
 /// Runs case `case` of the random scenarios of `seed` alone: what `run_random` with
@@ -271,7 +271,13 @@ pub fn run_random_reporting(
 ///     - run_random(1, 1, &Options::default()).coverage.requests);
 /// ```
 pub fn run_one_case(seed: u64, case: u32, options: &Options) -> RandomSummary {
-    run_cases(seed, case..case.saturating_add(1), options, &|_| {})
+    run_cases(
+        seed,
+        case..case.saturating_add(1),
+        options,
+        u32::MAX,
+        &mut |_| {},
+    )
 }
 
 /// The failed cases a summary lists, at most: enough to replay each with
@@ -282,38 +288,48 @@ fn run_cases(
     seed: u64,
     cases: std::ops::Range<u32>,
     options: &Options,
-    progress: &(dyn Fn(Progress) + Sync),
+    every: u32,
+    progress: &mut dyn FnMut(Progress),
 ) -> RandomSummary {
-    let played = AtomicU32::new(0);
-    let failed = AtomicU32::new(0);
-    let (played, failed) = (&played, &failed);
     let workers = std::thread::available_parallelism()
         .map_or(1, usize::from)
         .clamp(1, 8);
     let all: Vec<u32> = cases.collect();
     // Each worker folds its cases into a summary as it goes; the summaries are merged
-    // in case order.
+    // in case order. Workers say when a case was played (and whether it failed); the
+    // calling thread counts and reports.
+    let (sender, outcomes) = mpsc::channel::<bool>();
     let mut partials: Vec<RandomSummary> = std::thread::scope(|scope| {
         let handles: Vec<_> = (0..workers)
             .map(|worker| {
                 let share: Vec<u32> = all.iter().copied().skip(worker).step_by(workers).collect();
+                let played = sender.clone();
                 scope.spawn(move || {
                     let mut partial = RandomSummary::empty(seed);
                     for case in share {
                         let case_seed = case_seed(seed, case);
                         let result = run_case(case_seed, options);
-                        let failures = u32::from(!result.violations.is_empty());
+                        // The caller counts; it may have stopped listening.
+                        let _ = played.send(!result.violations.is_empty());
                         partial.add(case, case_seed, result);
-                        let failed = failed.fetch_add(failures, Ordering::Relaxed) + failures;
-                        let played = played.fetch_add(1, Ordering::Relaxed) + 1;
-                        if played % PROGRESS_EVERY == 0 {
-                            progress(Progress { played, failed });
-                        }
                     }
                     partial
                 })
             })
             .collect();
+        // Ends when every worker has ended and dropped its sender.
+        drop(sender);
+        let mut told = Progress {
+            played: 0,
+            failed: 0,
+        };
+        for failed in outcomes {
+            told.played += 1;
+            told.failed += u32::from(failed);
+            if told.played.is_multiple_of(every.max(1)) {
+                progress(told);
+            }
+        }
         handles
             .into_iter()
             .zip(0..workers)
