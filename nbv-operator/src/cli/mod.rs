@@ -126,7 +126,7 @@ pub fn run(cli: Cli) -> ExitCode {
             wave,
             timeout,
         } => block_on(async move {
-            let client = match crate::runtime::depth::client().await {
+            let client = match crate::runtime::client::build(&Default::default()).await {
                 Ok(c) => c,
                 Err(e) => {
                     eprintln!("error: cannot build a Kubernetes client: {e}");

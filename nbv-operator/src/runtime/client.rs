@@ -16,6 +16,7 @@ use crate::runtime::depth::DepthLimitLayer;
 ///
 /// let options = ClientOptions { request_deadline: Duration::from_secs(5), ..ClientOptions::default() };
 /// assert_eq!(options.user_agent, None);
+/// assert!(options.retries);
 /// ```
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -24,6 +25,11 @@ pub struct ClientOptions {
     /// The `User-Agent` of every request, which the API server's audit log records:
     /// with the replica's name in it, the log tells replicas apart.
     pub user_agent: Option<String>,
+    /// Whether kube retries 429, 503 and 504 answers itself. Off for requests whose
+    /// 429 is an answer to act on, not a pause to sit out: an eviction a
+    /// PodDisruptionBudget refuses, which kube would retry 15 times over minutes,
+    /// holding the reconcile and hammering the API server.
+    pub retries: bool,
 }
 
 impl Default for ClientOptions {
@@ -31,6 +37,7 @@ impl Default for ClientOptions {
         ClientOptions {
             request_deadline: REQUEST_DEADLINE,
             user_agent: None,
+            retries: true,
         }
     }
 }
@@ -59,6 +66,7 @@ pub async fn build(options: &ClientOptions) -> Result<kube::Client, kube::Error>
     let mut config = kube::Config::infer()
         .await
         .map_err(kube::Error::InferConfig)?;
+    config.default_retry = options.retries;
     // A name that is not a valid header value (never a Pod name) is left out.
     if let Some(agent) = options
         .user_agent

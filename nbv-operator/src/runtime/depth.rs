@@ -211,31 +211,3 @@ where
         SizeHint::default()
     }
 }
-
-/// A client of the cluster kube would build (`kube::Client::try_default`), whose
-/// answers pass through [`DepthLimitLayer`] and whose requests other than watches have
-/// [`crate::runtime::deadline::REQUEST_DEADLINE`]; see [`crate::runtime::client`].
-///
-/// # Errors
-///
-/// No kubeconfig and no in-cluster configuration, or one that cannot be used.
-pub async fn client() -> Result<kube::Client, kube::Error> {
-    crate::runtime::client::build(&crate::runtime::client::ClientOptions::default()).await
-}
-
-/// [`client`], without kube's retries of 429, 503 and 504 answers: for requests whose
-/// 429 is an answer to act on, not a pause to sit out (an eviction a
-/// PodDisruptionBudget refuses, which kube would retry 15 times over minutes, holding
-/// the reconcile and hammering the API server).
-///
-/// # Errors
-///
-/// As [`client`].
-pub async fn client_without_retries() -> Result<kube::Client, kube::Error> {
-    let mut config = kube::Config::infer()
-        .await
-        .map_err(kube::Error::InferConfig)?;
-    config.default_retry = false;
-    let builder = kube::client::ClientBuilder::try_from(config)?;
-    Ok(builder.with_layer(&DepthLimitLayer).build())
-}

@@ -118,7 +118,12 @@ pub async fn run(args: RunArgs) -> u8 {
     };
     // Evictions through a client that does not retry a 429 itself (see
     // `Runtime::evictions`); without one, evictions share the client.
-    let evictions = crate::runtime::depth::client_without_retries().await.ok();
+    let evictions = crate::runtime::client::build(&crate::runtime::client::ClientOptions {
+        retries: false,
+        ..options.clone()
+    })
+    .await
+    .ok();
     let listener = match tokio::net::TcpListener::bind(args.metrics_addr).await {
         Ok(l) => l,
         Err(error) => {
