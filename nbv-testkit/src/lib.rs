@@ -5,6 +5,7 @@
 //!   with a request log, a change history and fault injection.
 //! - [`clock`]: [`clock::VirtualClock`], wall-clock time that follows Tokio's (pausable)
 //!   clock.
+//! - [`depth`]: what a reader bounding JSON nesting keeps (a test oracle).
 //! - [`fixtures`]: manifests of jobs, trigger targets, Applications and namespaces.
 //! - [`strategies`]: proptest strategies for jobs, statuses and annotations, valid and
 //!   hostile.
@@ -39,6 +40,7 @@
 
 pub mod clock;
 pub mod cluster;
+pub mod depth;
 pub mod fixtures;
 pub mod invariants;
 pub mod scenario;

@@ -21,6 +21,7 @@ use std::collections::BTreeSet;
 use kube::api::{ObjectList, ObjectMeta};
 use nbv_operator::operator::projection::{CachedApplication, LAST_APPLIED};
 use nbv_operator::runtime::depth::{DepthLimit, MAX_DEPTH};
+use nbv_testkit::depth::cut;
 use serde_json::{Map, Value, json};
 
 use super::JSON_TOKENS;
@@ -33,24 +34,6 @@ pub const TARGET: Target = Target {
     dictionary: JSON_TOKENS,
     max_len: 8192,
 };
-
-/// `value` with every value deeper than `max` levels replaced by `null`.
-pub(crate) fn cut(value: &Value, max: usize, depth: usize) -> Value {
-    let nested = matches!(value, Value::Array(_) | Value::Object(_));
-    if nested && depth + 1 > max {
-        return Value::Null;
-    }
-    match value {
-        Value::Array(items) => Value::Array(items.iter().map(|v| cut(v, max, depth + 1)).collect()),
-        Value::Object(fields) => Value::Object(
-            fields
-                .iter()
-                .map(|(k, v)| (k.clone(), cut(v, max, depth + 1)))
-                .collect(),
-        ),
-        other => other.clone(),
-    }
-}
 
 /// How deep arrays and objects nest in `value`.
 pub(crate) fn depth(value: &Value) -> usize {
@@ -77,7 +60,7 @@ pub(crate) fn through_depth_bound(data: &[u8]) -> Option<Value> {
     if let Ok(original) = serde_json::from_slice::<Value>(data) {
         assert_eq!(
             passed.as_ref(),
-            Some(&cut(&original, MAX_DEPTH, 0)),
+            Some(&cut(&original, MAX_DEPTH)),
             "the depth bound changed more than the values nested too deep"
         );
     }
