@@ -252,12 +252,24 @@ impl Triggers {
 
     /// The fewest requests a completion allows: the status, the wave patch and the
     /// notification; per trigger its Event, plus a GET and a PATCH for a rolling
-    /// restart, one label-selected LIST and a DELETE per pod for an InferenceService,
-    /// one PATCH for a sync (the Application read from the watch cache).
+    /// restart, one PATCH for a sync (the Application read from the watch cache), and
+    /// for an InferenceService restarted by eviction, per pod one label-selected LIST,
+    /// the eviction, the `TargetsRestarted` status patch and its `RestartWaiting` Event,
+    /// then a last LIST that finds no pod from before the run and the GET that tells
+    /// it from a misspelled name.
     fn limit(self) -> usize {
         match self {
             Triggers::One => 3 + 1 + 2,
-            Triggers::Three => 3 + 3 + 2 + (1 + PODS) + 1,
+            Triggers::Three => 3 + 3 + 2 + (4 * PODS + 2) + 1,
+        }
+    }
+
+    /// The job's status patches per completion: the run's end, and about one per
+    /// eviction (the restart says what it waits for).
+    fn status_patches(self) -> usize {
+        match self {
+            Triggers::One => 1,
+            Triggers::Three => 1 + PODS,
         }
     }
 }
@@ -360,7 +372,13 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
         triggers.limit(),
         all as f64 / limit as f64,
     );
-    assert_eq!(status, n, "one status patch per completion: {requests}");
+    // A restart by eviction may see a pod terminating once more, or not at all: the
+    // same 5 % as the requests.
+    let patches = triggers.status_patches() * n;
+    assert!(
+        status >= n && status as f64 <= 1.05 * patches as f64,
+        "{status} status patches for {n} completions, {patches} expected: {requests}"
+    );
     assert!(
         all as f64 <= 1.05 * limit as f64,
         "{all} requests for {n} completions, limit {limit}: {requests}"

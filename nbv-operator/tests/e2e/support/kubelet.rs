@@ -1,4 +1,5 @@
-//! The kubelet this control plane lacks, for nbv's validation Pods: it binds each Pod to
+//! The kubelet this control plane lacks, for nbv's validation Pods (and the deletion of
+//! any Pod on its node, an evicted model server's too): it binds each Pod to
 //! a node, runs the Pod's own container commands on this machine (the clone script
 //! against the suite's `git daemon`, the notebook script under a real papermill), and
 //! writes the Pod's status as a kubelet does.
@@ -97,7 +98,9 @@ async fn run(
     root: PathBuf,
 ) {
     let pods: Api<Pod> = Api::namespaced(client.clone(), &namespace);
-    let config = watcher::Config::default().labels("app.kubernetes.io/managed-by=nbv");
+    // Every pod of the namespace: like a real kubelet, it confirms the deletion of each
+    // pod on its node (an evicted model server's too), and runs only nbv's.
+    let config = watcher::Config::default();
     let mut events = watcher(pods.clone(), config).default_backoff().boxed();
     let mut running: HashMap<String, Running> = HashMap::new();
     let mut finished: HashSet<String> = HashSet::new();
@@ -116,6 +119,17 @@ async fn run(
         let name = pod.metadata.name.clone().unwrap_or_default();
         let uid = pod.metadata.uid.clone().unwrap_or_default();
         let spec = pod.spec.clone().unwrap_or_default();
+        let managed = pod
+            .metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get("app.kubernetes.io/managed-by"))
+            .is_some_and(|v| v == "nbv");
+        let leaving_node =
+            spec.node_name.as_deref() == Some(NODE) && pod.metadata.deletion_timestamp.is_some();
+        if !(managed || leaving_node) {
+            continue;
+        }
         if pod.metadata.deletion_timestamp.is_some() {
             // Stop the containers, then confirm the deletion as a kubelet does.
             if let Some(r) = running.remove(&uid) {
