@@ -295,18 +295,21 @@ fn run_cases(
         .map_or(1, usize::from)
         .clamp(1, 8);
     let all: Vec<u32> = cases.collect();
+    let shares: Vec<Vec<u32>> = (0..workers)
+        .map(|worker| all.iter().copied().skip(worker).step_by(workers).collect())
+        .collect();
     // Each worker folds its cases into a summary as it goes; the summaries are merged
     // in case order. Workers say when a case was played (and whether it failed); the
     // calling thread counts and reports.
     let (sender, outcomes) = mpsc::channel::<bool>();
     let mut partials: Vec<RandomSummary> = std::thread::scope(|scope| {
-        let handles: Vec<_> = (0..workers)
-            .map(|worker| {
-                let share: Vec<u32> = all.iter().copied().skip(worker).step_by(workers).collect();
+        let handles: Vec<_> = shares
+            .iter()
+            .map(|share| {
                 let played = sender.clone();
                 scope.spawn(move || {
                     let mut partial = RandomSummary::empty(seed);
-                    for case in share {
+                    for &case in share {
                         let case_seed = case_seed(seed, case);
                         let result = run_case(case_seed, options);
                         // The caller counts; it may have stopped listening.
@@ -332,13 +335,13 @@ fn run_cases(
         }
         handles
             .into_iter()
-            .zip(0..workers)
-            .map(|(handle, worker)| {
+            .zip(&shares)
+            .map(|(handle, share)| {
                 handle.join().unwrap_or_else(|_| {
                     // The simulator itself panicked (the operator's panics are caught and
                     // reported as violations): every case of that worker counts as failed.
                     let mut partial = RandomSummary::empty(seed);
-                    for case in all.iter().copied().skip(worker).step_by(workers) {
+                    for &case in share {
                         let result = CaseResult {
                             violations: vec![Violation {
                                 invariant: 0,
