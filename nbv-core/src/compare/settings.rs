@@ -298,7 +298,7 @@ impl Serialize for TimestampPattern {
 }
 
 /// Reads the rewritten form, as the operator writes it in `NBV_COMPARISON`: it may be
-/// longer than the pattern the job wrote, within [`pattern::MAX_REWRITTEN_CHARS`].
+/// longer than the pattern the job wrote, up to six times its length limit.
 impl<'de> Deserialize<'de> for TimestampPattern {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let text = String::deserialize(deserializer)?;
