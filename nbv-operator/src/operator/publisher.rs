@@ -190,12 +190,16 @@ impl Publisher {
             if !due.publish.is_empty() {
                 for publication in &due.publish {
                     let outcome = self.publish(publication).await;
+                    // When the answer came, not when the publication was due: the
+                    // once-a-minute limit holds between the patches as the API server
+                    // saw them, however long reading and writing took.
+                    let at = self.clock.now();
                     self.metrics.application_published(match outcome {
                         PublishOutcome::Patched => "patched",
                         PublishOutcome::Unchanged => "unchanged",
                         PublishOutcome::NotFound | PublishOutcome::Failed => "error",
                     });
-                    self.board.published(publication, now, outcome);
+                    self.board.published(publication, at, outcome);
                 }
                 // The board has scheduled them anew: ask it again.
                 continue;
