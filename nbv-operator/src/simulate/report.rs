@@ -77,7 +77,8 @@ pub struct ApiStats {
     /// Requests by verb (`get`, `list`, `watch`, `create`, `patch`, …).
     pub requests_by_verb: BTreeMap<String, usize>,
     /// Requests by verb and resource, as `get pods` or `patch applications` (the
-    /// status subresource counts as its resource's).
+    /// status subresource counts as its resource's); a discovery request by its path,
+    /// as `get discovery /api/v1`.
     pub requests_by_resource: BTreeMap<String, usize>,
     /// LIST requests after the first operator's initial sync (its first instant):
     /// relists after watch failures and restarts, and the pod lists of restarts.
@@ -106,9 +107,14 @@ impl ApiStats {
         for request in requests {
             let verb = verb_name(request.verb.kind());
             *stats.requests_by_verb.entry(verb.to_owned()).or_default() += 1;
+            // A discovery request names no resource: its path says what it reads.
+            let resource = match request.resource.as_str() {
+                "" => format!("discovery {}", request.path),
+                resource => resource.to_owned(),
+            };
             *stats
                 .requests_by_resource
-                .entry(format!("{verb} {}", request.resource))
+                .entry(format!("{verb} {resource}"))
                 .or_default() += 1;
             if request.verb.kind() == VerbKind::List && request.at > start {
                 stats.list_after_start += 1;
