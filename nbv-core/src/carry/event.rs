@@ -8,7 +8,9 @@ use k8s_openapi::jiff::Timestamp;
 use serde_json::Value;
 
 use crate::api::{API_VERSION, KIND, NotebookValidationJob};
-use crate::events::{EventType, MAX_EVENT_MESSAGE_BYTES, NotificationEvent, ReportReason};
+use crate::events::{
+    EventType, MAX_EVENT_MESSAGE_BYTES, NotificationEvent, ReportReason, report_event_name,
+};
 use crate::io::{ObjectRef, Request, Response, Step};
 use crate::reconcile::AnswerClass;
 use crate::text::truncate;
@@ -165,6 +167,8 @@ impl Machine for Notify {
 #[derive(Clone, Debug)]
 pub struct Report {
     state: Create<()>,
+    /// Named from its key: `AlreadyExists` is an earlier attempt's success.
+    once: bool,
 }
 
 impl Report {
@@ -176,14 +180,72 @@ impl Report {
         now: DateTime<Utc>,
         facts: &CarryFacts,
     ) -> Self {
+        Report::create(job, reason, message, None, now, facts)
+    }
+
+    /// Announces `report` about `job` at `now`: created once when it is a
+    /// [`Report::once`](crate::events::Report::once) (its name derived from its key, an
+    /// `AlreadyExists` answer meaning an earlier attempt created it), otherwise as
+    /// [`Report::start`] does.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use chrono::{TimeZone, Utc};
+    /// use nbv_core::carry::{CarryFacts, Machine, Report};
+    /// use nbv_core::events::{self, ReportReason};
+    /// use nbv_core::io::{Request, Response, Step};
+    /// use nbv_core::reconcile::ApiAnswer;
+    ///
+    /// let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "metadata": {"name": "train", "namespace": "ml", "uid": "u-1"},
+    ///     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
+    ///              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}}
+    /// }))?;
+    /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 30, 5).unwrap();
+    /// let once = events::Report::once(ReportReason::InvalidAnnotation, "bad", "key");
+    /// let mut report = Report::announce(&job, &once, now, &CarryFacts::default());
+    /// let Step::Io(Request::Create { body, .. }) = report.next() else { panic!() };
+    /// assert_eq!(body["metadata"]["name"], events::report_event_name("train", Some("u-1"), "key"));
+    /// report.answer(Response::Failed(ApiAnswer::status(409, "AlreadyExists", "exists")));
+    /// assert_eq!(report.next(), Step::Done(Ok(())));
+    /// # Ok::<(), serde_json::Error>(())
+    /// ```
+    pub fn announce(
+        job: &NotebookValidationJob,
+        report: &crate::events::Report,
+        now: DateTime<Utc>,
+        facts: &CarryFacts,
+    ) -> Self {
+        let once = report.once.as_deref();
+        Report::create(job, report.reason, &report.message, once, now, facts)
+    }
+
+    fn create(
+        job: &NotebookValidationJob,
+        reason: ReportReason,
+        message: &str,
+        once: Option<&str>,
+        now: DateTime<Utc>,
+        facts: &CarryFacts,
+    ) -> Self {
         let state = JobRef::of(job).and_then(|job| {
-            let prefix = truncate(&job.name, MAX_GENERATE_NAME_BYTES, "");
-            let prefix = prefix.trim_end_matches(['.', '-']);
-            let metadata = ObjectMeta {
-                generate_name: Some(format!("{prefix}.")),
-                namespace: Some(job.namespace.clone()),
-                ..ObjectMeta::default()
+            let metadata = match once {
+                Some(key) => ObjectMeta {
+                    name: Some(report_event_name(&job.name, job.uid.as_deref(), key)),
+                    namespace: Some(job.namespace.clone()),
+                    ..ObjectMeta::default()
+                },
+                None => {
+                    let prefix = truncate(&job.name, MAX_GENERATE_NAME_BYTES, "");
+                    ObjectMeta {
+                        generate_name: Some(format!("{}.", prefix.trim_end_matches(['.', '-']))),
+                        namespace: Some(job.namespace.clone()),
+                        ..ObjectMeta::default()
+                    }
+                }
             };
+            let named = metadata.name.clone().unwrap_or_default();
             let body = event_body(
                 &job,
                 facts,
@@ -197,7 +259,7 @@ impl Report {
                 },
             )?;
             Ok(Create::Post {
-                object: ObjectRef::namespaced("v1", "Event", &job.namespace, ""),
+                object: ObjectRef::namespaced("v1", "Event", &job.namespace, named),
                 name: format!(
                     "{} Event for NotebookValidationJob {}/{}",
                     reason.as_str(),
@@ -209,6 +271,7 @@ impl Report {
         });
         Report {
             state: Create::settled(state),
+            once: once.is_some(),
         }
     }
 }
@@ -221,7 +284,11 @@ impl Machine for Report {
     }
 
     fn answer(&mut self, response: Response) {
-        self.state.answer(response, |created| created);
+        let once = self.once;
+        self.state.answer(response, |created| match created {
+            Err(answer) if once && answer.class() == AnswerClass::Conflict => Ok(()),
+            other => other,
+        });
     }
 }
 

@@ -191,6 +191,31 @@ fn event_name(job: &str, reason: NotificationReason, completed_at: DateTime<Utc>
     name_with_suffix(job, &suffix)
 }
 
+/// The name of the Event of a report created once ([`Report::once`]):
+/// `<job>.<16 hex digits>`, the digits a SHA-256 of the job's uid and the report's key,
+/// the job's name cut so that the whole fits the 253-byte limit of an object name.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::events::report_event_name;
+///
+/// let name = report_event_name("train", Some("u-1"), "AnnotationsValid|absent>False");
+/// assert!(name.starts_with("train.") && name.len() == "train.".len() + 16);
+/// assert_eq!(name, report_event_name("train", Some("u-1"), "AnnotationsValid|absent>False"));
+/// assert_ne!(name, report_event_name("train", Some("u-2"), "AnnotationsValid|absent>False"));
+/// ```
+pub fn report_event_name(job: &str, uid: Option<&str>, key: &str) -> String {
+    use sha2::{Digest, Sha256};
+    let digest = Sha256::new()
+        .chain_update(uid.unwrap_or_default())
+        .chain_update([0])
+        .chain_update(key)
+        .finalize();
+    let hex: String = digest[..8].iter().map(|b| format!("{b:02x}")).collect();
+    name_with_suffix(job, &format!(".{hex}"))
+}
+
 /// The longest name of an object, in bytes.
 const MAX_NAME_BYTES: usize = 253;
 

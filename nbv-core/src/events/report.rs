@@ -134,6 +134,11 @@ pub struct Report {
     pub reason: ReportReason,
     /// The Event's message.
     pub message: String,
+    /// What makes this report one of a kind, when it must be created once however
+    /// often it is attempted: the Event's name is derived from it (with the job's
+    /// uid), so a second attempt finds it there ([`report_event_name`](super::report_event_name)).
+    /// `None`: a report of something that happened once, named by the API server.
+    pub once: Option<String>,
 }
 
 impl Report {
@@ -142,6 +147,25 @@ impl Report {
         Report {
             reason,
             message: message.into(),
+            once: None,
+        }
+    }
+
+    /// A report for `reason` saying `message`, created once for `key` (see
+    /// [`Report::once`](Report#structfield.once)).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::events::{Report, ReportReason};
+    ///
+    /// let report = Report::once(ReportReason::InvalidAnnotation, "bad", "AnnotationsValid|True>False");
+    /// assert_eq!(report.once.as_deref(), Some("AnnotationsValid|True>False"));
+    /// ```
+    pub fn once(reason: ReportReason, message: impl Into<String>, key: impl Into<String>) -> Self {
+        Report {
+            once: Some(key.into()),
+            ..Report::new(reason, message)
         }
     }
 }

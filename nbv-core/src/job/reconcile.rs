@@ -100,7 +100,8 @@ enum Stage {
 enum After {
     Plan,
     Carry(Box<Carrying>),
-    Finish,
+    /// The status write that the Events announced.
+    Persist(Box<StatusWrite>),
 }
 
 /// The plan, and how far carrying it out has come.
@@ -362,10 +363,9 @@ impl Reconcile {
 
     /// Creating the Event of `report`.
     fn report(&self, report: &crate::events::Report) -> Announcement {
-        Announcement::Report(Report::start(
+        Announcement::Report(Report::announce(
             &self.job,
-            report.reason,
-            &report.message,
+            report,
             self.now,
             &self.facts.carry,
         ))
@@ -395,7 +395,13 @@ impl Reconcile {
         match then {
             After::Plan => self.plan(),
             After::Carry(carrying) => self.carry_next(*carrying),
-            After::Finish => Then::Done(Ok(())),
+            After::Persist(write) => {
+                // With the version this reconcile last wrote or read (the wave patch's,
+                // when it made one): the conditions are shared with the phase machine.
+                let patch = write.patch(self.job.metadata.resource_version.as_deref());
+                self.stage = Stage::Persist(write);
+                Then::Ask(self.status_write(patch))
+            }
         }
     }
 
@@ -640,11 +646,11 @@ impl Reconcile {
             // still not carry its effects out again.
             self.memory.ledger = Some(ledger.clone());
         }
-        // With the version this reconcile last wrote or read (the wave patch's, when it
-        // made one): the conditions are shared with the phase machine.
-        let patch = write.patch(self.job.metadata.resource_version.as_deref());
-        self.stage = Stage::Persist(Box::new(write));
-        Then::Ask(self.status_write(patch))
+        // Announced before the write, each Event once (its name derived from the
+        // change it announces): after a write carried out whose answer was lost, the
+        // next reconcile sees no change left to announce.
+        let events = write.announce().iter().map(|r| self.report(r)).collect();
+        self.announce(events, After::Persist(Box::new(write)))
     }
 
     /// Whether the observed version is one that this process's last status write
@@ -669,8 +675,7 @@ impl Reconcile {
                     self.job.metadata.resource_version.clone(),
                 ];
                 self.memory.superseded = replaced.into_iter().flatten().collect();
-                let events = write.announce().iter().map(|r| self.report(r)).collect();
-                self.announce(events, After::Finish)
+                Then::Done(Ok(()))
             }
             // Someone wrote the job meanwhile: the ledger is recorded all the same (a
             // restart must not repeat what it records), and the next reconcile sees the

@@ -29,13 +29,13 @@ pub struct Settlement {
     wake: Wake,
 }
 
-/// The conditions to write, and the Events that announce what changed in them (to be
-/// created once the write succeeded).
+/// The conditions to write, and the Events that announce what changed in them (created
+/// just before the write, each once: see [`Report::once`]).
 #[derive(Clone, Debug, PartialEq)]
 pub struct ConditionsChange {
     /// The job's whole `status.conditions`, as it is to be written.
     pub conditions: Vec<Condition>,
-    /// Events to create after the write: one per annotation error when the
+    /// Events to create before the write: one per annotation error when the
     /// `AnnotationsValid` condition changed, and one per reported condition that
     /// announces itself and changed.
     pub announce: Vec<Report>,
@@ -110,7 +110,7 @@ impl StatusWrite {
         self.ledger.as_ref().map(ledger_patch)
     }
 
-    /// The Events to create once the write succeeded.
+    /// The Events to create just before the write, each once ([`Report::once`]).
     pub fn announce(&self) -> &[Report] {
         match &self.conditions {
             Some(change) => &change.announce,
@@ -292,10 +292,9 @@ impl Settlement {
         // One Event per new annotation problem, not per reconcile.
         if changed(before, &annotations) {
             announce.extend(self.diagnostics.iter().filter(|d| d.is_error).map(|d| {
-                Report::new(
-                    ReportReason::InvalidAnnotation,
-                    format!("{}: {}", d.annotation, d.message),
-                )
+                let message = format!("{}: {}", d.annotation, d.message);
+                let key = announcement_key(before, &annotations, generation, &message);
+                Report::once(ReportReason::InvalidAnnotation, message, key)
             }));
         }
         // And one per new state of a reported condition that announces itself, when
@@ -309,7 +308,9 @@ impl Settlement {
                 .rev()
                 .find(|u| u.type_ == reported.update.type_);
             if last == Some(&reported.update) && changed(before, &reported.update) {
-                announce.push(Report::new(reason, reported.update.message.clone()));
+                let update = &reported.update;
+                let key = announcement_key(before, update, generation, "");
+                announce.push(Report::once(reason, update.message.clone(), key));
             }
         }
         Some(ConditionsChange {
@@ -317,6 +318,37 @@ impl Settlement {
             announce,
         })
     }
+}
+
+/// What makes the announcement of `update` (with `detail`) one of a kind: the
+/// condition of its type it replaces (absent, or its state and when it last changed),
+/// the job's generation and the state announced. The announcement is created before
+/// the status write; retried after that write failed, or after it was carried out but
+/// its answer lost, it has the same key, so its Event is not created twice. The same
+/// state announced again after another change has another key.
+fn announcement_key(
+    before: &[Condition],
+    update: &ConditionUpdate,
+    generation: Option<i64>,
+    detail: &str,
+) -> String {
+    let replaced = before
+        .iter()
+        .find(|c| c.type_ == update.type_.as_str())
+        .map_or("absent".to_owned(), |c| {
+            format!(
+                "{}/{}/{}/{}",
+                c.status, c.reason, c.message, c.last_transition_time.0
+            )
+        });
+    format!(
+        "{}|{replaced}|{}|{}/{}/{}|{detail}",
+        update.type_.as_str(),
+        generation.unwrap_or_default(),
+        update.status.as_str(),
+        update.reason,
+        update.message
+    )
 }
 
 /// Whether `update` says something else than the condition of its type in `before`.

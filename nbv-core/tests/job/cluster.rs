@@ -1,7 +1,7 @@
 //! A cluster in a map, answering the job machine's requests as an API server and its
 //! watch caches would: enough to drive a reconcile in a test, with faults on demand.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 
 use nbv_core::io::{ApiAnswer, ObjectRef, Request, Response, Subresource};
 use serde_json::{Value, json};
@@ -15,6 +15,8 @@ pub struct Cluster {
     pub log: Vec<String>,
     /// Answers to give instead of the cluster's, by request number (from 0).
     pub faults: BTreeMap<usize, ApiAnswer>,
+    /// Requests carried out whose answer is lost (a 500 instead), by number.
+    pub lost: BTreeSet<usize>,
     /// Whether the shell keeps watch caches (of Pods, Applications, models).
     pub caches: bool,
     generated: u64,
@@ -100,8 +102,18 @@ impl Cluster {
             .collect()
     }
 
-    /// Answers `request`: a fault if one is set for it, else as the cluster does.
+    /// Answers `request`: a fault if one is set for it, else as the cluster does (and
+    /// then a 500 if its answer is to be lost).
     pub fn answer(&mut self, request: &Request) -> Response {
+        let number = self.log.len();
+        let served = self.serve(request);
+        if self.lost.remove(&number) {
+            return Response::Failed(ApiAnswer::status(500, "InternalError", "answer lost"));
+        }
+        served
+    }
+
+    fn serve(&mut self, request: &Request) -> Response {
         let number = self.log.len();
         self.log.push(request.to_string());
         if let Some(fault) = self.faults.remove(&number) {

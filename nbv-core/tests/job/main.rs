@@ -241,6 +241,63 @@ fn a_failed_status_write_is_retried_without_repeating_the_effects() {
     assert_eq!(ledger.done.len(), 3);
 }
 
+/// A succeeded job whose trigger annotation is malformed.
+fn with_a_malformed_trigger() -> Cluster {
+    let mut job = succeeded();
+    job["metadata"]["annotations"]["mlops.dev/on-success-trigger"] =
+        "- {kind: Deployment, action: restart}".into();
+    cluster_with(job)
+}
+
+#[test]
+fn an_annotation_problem_is_announced_once_when_the_status_write_answer_is_lost() {
+    // Where the conditions are written, without faults.
+    let mut clean = with_a_malformed_trigger();
+    reconcile(&mut clean, Memory::default(), t0());
+    assert_eq!(events(&clean, "InvalidAnnotation"), 1);
+    let write = clean
+        .log
+        .iter()
+        .rposition(|r| r.ends_with("status"))
+        .expect("a status write");
+    for lost in [true, false] {
+        let mut cluster = with_a_malformed_trigger();
+        if lost {
+            // Carried out, its answer lost: the next reconcile finds the condition
+            // written, with no change left to announce.
+            cluster.lost.insert(write);
+        } else {
+            // Not carried out: the next reconcile announces again, and finds the
+            // Event there.
+            cluster
+                .faults
+                .insert(write, ApiAnswer::status(500, "InternalError", "etcd"));
+        }
+        let failed = reconcile(&mut cluster, Memory::default(), t0());
+        assert!(failed.result.is_err(), "{:#?}", cluster.log);
+        let retried = reconcile(
+            &mut cluster,
+            failed.memory,
+            t0() + chrono::Duration::seconds(10),
+        );
+        assert!(retried.result.is_ok(), "{:?}", retried.result);
+        assert_eq!(
+            events(&cluster, "InvalidAnnotation"),
+            1,
+            "lost: {lost}\n{:#?}",
+            cluster.log
+        );
+        let condition = job_of(&cluster)
+            .status
+            .and_then(|s| s.conditions)
+            .unwrap_or_default()
+            .into_iter()
+            .find(|c| c.type_ == "AnnotationsValid")
+            .expect("the condition");
+        assert_eq!(condition.status, "False");
+    }
+}
+
 #[test]
 fn a_view_older_than_the_last_write_writes_nothing() {
     let mut cluster = cluster_with(succeeded());
