@@ -3,7 +3,7 @@
 
 use chrono::{DateTime, Duration, TimeZone, Utc};
 use k8s_openapi::api::core::v1::Pod;
-use nbv_core::actions::restart::{self, Method, Owners, Pace, selector_of};
+use nbv_core::actions::restart::{self, Method, Owners, Pace, Replicas, selector_of};
 use nbv_core::actions::{Already, Decision, Run, SyncReport, TriggerOutcome, refresh, sync};
 use nbv_core::sync::SyncWindow;
 use nbv_core::triggers::{TargetRef, parse_triggers};
@@ -167,7 +167,8 @@ fn pacing_evicts_only_pods_that_predate_the_run_one_at_a_time() {
         ready(pod("new", Some("2026-01-24T22:31:00Z"), false), true),
         pod("unknown", None, false),
     ];
-    let restart::Pace::Evict(next) = restart::pace(&pods, ended(), at(2)) else {
+    let restart::Pace::Evict(next) = restart::pace(&pods, &Replicas::default(), ended(), at(2))
+    else {
         panic!("one pod to evict")
     };
     assert_eq!((next.name.as_str(), next.uid.as_str()), ("old", "uid-old"));
@@ -176,14 +177,16 @@ fn pacing_evicts_only_pods_that_predate_the_run_one_at_a_time() {
     let mut leaving = pods.clone();
     leaving.push(pod("leaving", Some("2026-01-24T20:00:00Z"), true));
     assert!(matches!(
-        restart::pace(&leaving, ended(), at(2)),
+        restart::pace(&leaving, &Replicas::default(), ended(), at(2)),
         restart::Pace::Wait { reason, .. } if reason == "pod leaving is terminating"
     ));
 
     // A replacement that is not Ready yet holds the next eviction back.
     let mut replacing = pods.clone();
     replacing[2] = ready(pod("new", Some("2026-01-24T22:31:00Z"), false), false);
-    let restart::Pace::Wait { reason, until } = restart::pace(&replacing, ended(), at(2)) else {
+    let restart::Pace::Wait { reason, until } =
+        restart::pace(&replacing, &Replicas::default(), ended(), at(2))
+    else {
         panic!("a wait")
     };
     assert_eq!(reason, "pod new, created after the run, is not Ready yet");
@@ -194,7 +197,7 @@ fn pacing_evicts_only_pods_that_predate_the_run_one_at_a_time() {
     );
 
     // ... for at most READY_BOUND after it was created.
-    let stuck = restart::pace(&replacing, ended(), at(12));
+    let stuck = restart::pace(&replacing, &Replicas::default(), ended(), at(12));
     assert!(
         matches!(&stuck, restart::Pace::Stuck(why) if why.starts_with("pod new, created after the run, did not become Ready within 10 minutes")),
         "{stuck:?}"
@@ -207,7 +210,9 @@ fn pacing_evicts_only_pods_that_predate_the_run_one_at_a_time() {
         "predictor",
         "restart",
     );
-    let restart::Pace::Finished { newer } = restart::pace(&pods[1..], ended(), at(2)) else {
+    let restart::Pace::Finished { newer } =
+        restart::pace(&pods[1..], &Replicas::default(), ended(), at(2))
+    else {
         panic!("finished")
     };
     assert_eq!(newer, 3);
@@ -229,7 +234,7 @@ fn pacing_evicts_a_pod_that_serves_nothing_first_then_the_oldest() {
         ready(pod("a", Some("2026-01-24T21:00:00Z"), false), true),
         ready(pod("c", Some("2026-01-24T22:00:00Z"), false), false),
     ];
-    let name = |pods: &[Pod]| match restart::pace(pods, ended(), at(1)) {
+    let name = |pods: &[Pod]| match restart::pace(pods, &Replicas::default(), ended(), at(1)) {
         restart::Pace::Evict(next) => next.name,
         other => panic!("{other:?}"),
     };
@@ -598,25 +603,27 @@ proptest! {
             ready(pod("c", Some("2026-01-24T23:00:00Z"), false), true),
         ];
         let mut evicted = 0;
-        while let restart::Pace::Evict(next) = restart::pace(&pods, ended(), at(1)) {
+        while let restart::Pace::Evict(next) = restart::pace(&pods, &Replicas::default(), ended(), at(1)) {
             pods.retain(|p| p.metadata.uid.as_ref() != Some(&next.uid));
             evicted += 1;
             prop_assert!(evicted <= 2, "evicted {} again", next.name);
         }
-        let finished = matches!(restart::pace(&pods, ended(), at(1)), restart::Pace::Finished { .. });
+        let finished = matches!(restart::pace(&pods, &Replicas::default(), ended(), at(1)), restart::Pace::Finished { .. });
         prop_assert!(finished);
     }
 }
 
 /// A cluster of one target's pods that a paced restart evicts, in random order of
 /// events: the API server's eviction, the kubelet ending a pod, the workload's
-/// controller creating a replacement, the replacement becoming Ready.
+/// controller (a ReplicaSet) creating a replacement, the replacement becoming Ready.
 #[derive(Clone, Debug)]
 enum Happening {
     /// nbv looks at the pods (and evicts what pacing names).
     Look,
     /// A terminating pod is gone.
     Gone,
+    /// The ReplicaSet creates a pod if it has fewer than it wants.
+    Create,
     /// A replacement becomes Ready.
     Ready,
 }
@@ -625,46 +632,81 @@ fn happening() -> impl Strategy<Value = Happening> {
     prop_oneof![
         Just(Happening::Look),
         Just(Happening::Gone),
+        Just(Happening::Create),
         Just(Happening::Ready)
     ]
 }
 
+/// `pod` controlled by the ReplicaSet `rs1`.
+fn controlled(mut pod: Pod) -> Pod {
+    pod.metadata.owner_references = Some(vec![
+        serde_json::from_value(json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+            "name": "predictor-7f", "uid": "rs1", "controller": true}))
+        .unwrap(),
+    ]);
+    pod
+}
+
+/// What nbv knows after reading the ReplicaSet `rs1` that wants `wanted` pods.
+fn replica_set(wanted: usize) -> Replicas {
+    let mut replicas = Replicas::default();
+    replicas.learn(
+        "rs1",
+        Some(&json!({"kind": "ReplicaSet",
+            "metadata": {"name": "predictor-7f", "uid": "rs1"}, "spec": {"replicas": wanted}})),
+    );
+    replicas
+}
+
 proptest! {
     /// The pacing rule: a paced restart never has two evictions outstanding (it never
-    /// evicts while a pod terminates), never evicts while a replacement is not Ready,
-    /// never evicts a pod created after the run, and evicts each old pod once; when
-    /// the cluster replaces every pod, it finishes.
+    /// evicts while a pod terminates, nor while an evicted pod is gone but not yet
+    /// replaced), never evicts while a replacement is not Ready, never evicts a pod
+    /// created after the run, and evicts each old pod once; when the cluster replaces
+    /// every pod, it finishes.
     #[test]
     fn a_paced_restart_never_evicts_while_the_last_eviction_is_not_replaced(
         old in prop::collection::vec(any::<bool>(), 1..6),
-        happenings in prop::collection::vec(happening(), 0..60),
+        happenings in prop::collection::vec(happening(), 0..80),
     ) {
+        let wanted = old.len();
+        let replicas = replica_set(wanted);
         let mut pods: Vec<Pod> = old.iter().enumerate().map(|(i, is_ready)| {
-            ready(pod(&format!("old-{i}"), Some("2026-01-24T22:00:00Z"), false), *is_ready)
+            controlled(ready(pod(&format!("old-{i}"), Some("2026-01-24T22:00:00Z"), false), *is_ready))
         }).collect();
         let mut evicted: Vec<String> = Vec::new();
         let mut replacements = 0;
         let now = at(1);
-        // Then the cluster settles: pods end and replacements become Ready.
-        let settle = std::iter::repeat_n([Happening::Gone, Happening::Ready, Happening::Look], 12).flatten();
+        // Then the cluster settles: pods end, are replaced, and become Ready.
+        let settle = std::iter::repeat_n(
+            [Happening::Gone, Happening::Create, Happening::Ready, Happening::Look], 12).flatten();
         for happening in happenings.into_iter().chain(settle) {
             match happening {
                 Happening::Look => {
-                    let Pace::Evict(next) = restart::pace(&pods, ended(), now) else { continue };
+                    let Pace::Evict(next) = restart::pace(&pods, &replicas, ended(), now) else { continue };
                     prop_assert!(pods.iter().all(|p| p.metadata.deletion_timestamp.is_none()),
                         "evicted {} while another pod terminates", next.name);
+                    prop_assert_eq!(pods.len(), wanted,
+                        "evicted {} while an evicted pod is not replaced", next.name);
                     prop_assert!(pods.iter().filter(|p| !restart::predates(&p.metadata, ended()))
                         .all(restart::is_ready), "evicted {} while a replacement is not Ready", next.name);
                     prop_assert!(next.name.starts_with("old-"), "evicted {}", next.name);
                     prop_assert!(!evicted.contains(&next.name), "evicted {} twice", next.name);
                     evicted.push(next.name.clone());
-                    // The API server marks it terminating; its controller replaces it.
+                    // The API server marks it terminating.
                     let chosen = pods.iter_mut().find(|p| p.metadata.name.as_ref() == Some(&next.name)).unwrap();
                     *chosen = pod_terminating(chosen.clone());
-                    replacements += 1;
-                    pods.push(ready(pod(&format!("new-{replacements}"), Some("2026-01-24T22:31:00Z"), false), false));
                 }
                 Happening::Gone => pods.retain(|p| p.metadata.deletion_timestamp.is_none()),
+                Happening::Create => {
+                    // A ReplicaSet counts pods being deleted as gone (it replaces them
+                    // at once).
+                    let active = pods.iter().filter(|p| p.metadata.deletion_timestamp.is_none()).count();
+                    if active < wanted {
+                        replacements += 1;
+                        pods.push(controlled(ready(pod(&format!("new-{replacements}"), Some("2026-01-24T22:31:00Z"), false), false)));
+                    }
+                }
                 Happening::Ready => {
                     if let Some(p) = pods.iter_mut().find(|p| !restart::is_ready(p) && !restart::predates(&p.metadata, ended())) {
                         *p = ready(p.clone(), true);
@@ -673,9 +715,85 @@ proptest! {
             }
         }
         prop_assert_eq!(evicted.len(), old.len());
-        let finished = matches!(restart::pace(&pods, ended(), now), Pace::Finished { .. });
+        let finished = matches!(restart::pace(&pods, &replicas, ended(), now), Pace::Finished { .. });
         prop_assert!(finished);
     }
+}
+
+#[test]
+fn pacing_waits_for_a_controller_to_replace_an_evicted_pod() {
+    let replicas = replica_set(2);
+    // old-1 was evicted and is gone; the ReplicaSet has not created its replacement.
+    let pods = vec![controlled(ready(
+        pod("old-0", Some("2026-01-24T22:00:00Z"), false),
+        true,
+    ))];
+    let Pace::Wait { reason, .. } = restart::pace(&pods, &replicas, ended(), at(1)) else {
+        panic!("a wait")
+    };
+    assert_eq!(
+        reason,
+        "ReplicaSet predictor-7f has 1 of its 2 pods; the next pod is evicted once it has them all"
+    );
+    // Unread, the ReplicaSet is not known to want more: what the pods show is all.
+    assert!(matches!(
+        restart::pace(&pods, &Replicas::default(), ended(), at(1)),
+        Pace::Evict(_)
+    ));
+    // However long it takes (nothing shows since when the pod is missing).
+    assert!(matches!(
+        restart::pace(&pods, &replicas, ended(), at(600)),
+        Pace::Wait { .. }
+    ));
+    // With no pod left to evict the restart is done, even while a replica is missing
+    // (a quota, say): every pod there is runs what the run validated.
+    let renewed = vec![controlled(ready(
+        pod("new-1", Some("2026-01-24T22:31:00Z"), false),
+        true,
+    ))];
+    assert!(matches!(
+        restart::pace(&renewed, &replicas, ended(), at(2)),
+        Pace::Finished { newer: 1 }
+    ));
+    // Pods that ended do not count, as their ReplicaSet does not count them.
+    let mut failed = pods.clone();
+    let mut ended_pod = controlled(pod("old-9", Some("2026-01-24T22:00:00Z"), false));
+    ended_pod.status = Some(serde_json::from_value(json!({"phase": "Failed"})).unwrap());
+    failed.push(ended_pod);
+    assert!(matches!(
+        restart::pace(&failed, &replicas, ended(), at(1)),
+        Pace::Wait { .. }
+    ));
+}
+
+#[test]
+fn only_the_controllers_that_pods_name_are_read_and_compared() {
+    let pods = vec![controlled(ready(
+        pod("old-0", Some("2026-01-24T22:00:00Z"), false),
+        true,
+    ))];
+    let mut replicas = Replicas::default();
+    // A Rollout wants 3 pods but controls none of them directly: not compared.
+    replicas.learn_object(&json!({"kind": "Rollout",
+        "metadata": {"name": "web", "uid": "rollout1"}, "spec": {"replicas": 3}}));
+    let next = replicas.next_lookup(&pods).expect("the ReplicaSet to read");
+    assert_eq!(
+        (next.kind.as_str(), next.name.as_str()),
+        ("ReplicaSet", "predictor-7f")
+    );
+    // A namesake with another uid is not the controller: nothing learnt.
+    replicas.learn(
+        "rs1",
+        Some(&json!({"kind": "ReplicaSet",
+        "metadata": {"name": "predictor-7f", "uid": "rs2"}, "spec": {"replicas": 5}})),
+    );
+    assert_eq!(replicas.next_lookup(&pods), None, "read once");
+    assert_eq!(replicas.shortfall(&pods), None);
+    // Controllers of other kinds are not read.
+    let mut by_job = pods[0].clone();
+    by_job.metadata.owner_references.as_mut().unwrap()[0].kind = "Job".into();
+    by_job.metadata.owner_references.as_mut().unwrap()[0].api_version = "batch/v1".into();
+    assert_eq!(Replicas::default().next_lookup(&[by_job]), None);
 }
 
 fn pod_terminating(mut pod: Pod) -> Pod {

@@ -98,6 +98,83 @@ async fn the_next_pod_waits_while_the_last_terminates_or_its_replacement_is_not_
     }
 }
 
+const PREDICTOR_RS: &str = "/apis/apps/v1/namespaces/ml/replicasets/predictor-7f";
+
+/// A predictor pod created at `created`, controlled by the ReplicaSet `predictor-7f`.
+fn predictor_pod(name: &str, created: &str) -> serde_json::Value {
+    let rs = [("apps/v1", "ReplicaSet", "predictor-7f", "rs-1")];
+    ready(pod(name, created, &rs), true)
+}
+
+/// The ReplicaSet `predictor-7f`, wanting `replicas` pods.
+fn predictor_replica_set(replicas: u32) -> serde_json::Value {
+    json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+           "metadata": {"name": "predictor-7f", "namespace": "ml", "uid": "rs-1"},
+           "spec": {"replicas": replicas}})
+}
+
+#[tokio::test]
+async fn before_an_eviction_the_pods_replica_set_is_read_once() {
+    let script = vec![
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![
+                predictor_pod("old-a", "2026-01-24T22:00:00Z"),
+                predictor_pod("old-b", "2026-01-24T22:10:00Z"),
+            ]),
+        ),
+        Exchange::get(PREDICTOR_RS).reply(200, predictor_replica_set(2)),
+        Exchange::core_discovery(),
+        Exchange::evict("old-a"),
+    ];
+    let (outcome, seen) = fire_isvc(script).await;
+    assert_eq!(
+        waits_for(outcome),
+        "evicted pod old-a; the next waits until it is replaced by a Ready pod"
+    );
+    assert_eq!(seen.len(), 4);
+}
+
+#[tokio::test]
+async fn an_evicted_pod_not_replaced_yet_holds_the_next_eviction_back_without_a_budget() {
+    // old-a was evicted and is gone; its ReplicaSet has not created the replacement.
+    // What the pods show alone (one old pod, nothing terminating, no newer pod) would
+    // evict old-b and leave the model server with no pod at all.
+    let script = vec![
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![predictor_pod("old-b", "2026-01-24T22:10:00Z")]),
+        ),
+        Exchange::get(PREDICTOR_RS).reply(200, predictor_replica_set(2)),
+    ];
+    let (outcome, _) = fire_isvc(script).await;
+    assert_eq!(
+        waits_for(outcome),
+        "ReplicaSet predictor-7f has 1 of its 2 pods; the next pod is evicted once it has them all"
+    );
+}
+
+#[tokio::test]
+async fn a_replica_set_that_cannot_be_read_fails_the_firing_and_evicts_nothing() {
+    let script = vec![
+        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+            200,
+            pod_list(vec![predictor_pod("old-b", "2026-01-24T22:10:00Z")]),
+        ),
+        Exchange::get(PREDICTOR_RS).fail(
+            403,
+            "Forbidden",
+            "replicasets.apps \"predictor-7f\" is forbidden",
+        ),
+    ];
+    let (outcome, _) = fire_isvc(script).await;
+    let error = outcome.expect_err("forbidden");
+    assert!(
+        error.to_string().contains("ReplicaSet ml/predictor-7f"),
+        "{error}"
+    );
+}
+
 #[tokio::test]
 async fn inference_service_restart_finishes_once_every_pod_is_newer_and_ready() {
     let script = vec![

@@ -129,10 +129,36 @@ fn the_built_in_scenario_plays_adr_049_end_to_end() {
     assert!((published.at - report.completions[0].completed_at).num_seconds() <= 60);
 
     // nbv polls nothing: after the initial sync the only LISTs are of the pods of the
-    // InferenceService it restarts, one per step of the restart by eviction (each of
-    // its two pods evicted, then none left from before the run).
-    assert_eq!(json["api"]["list_after_start"], 3);
-    assert_eq!(json["effects"]["events_by_reason"]["RestartWaiting"], 2);
+    // InferenceService it restarts, one per look of the restart by eviction (each of
+    // its two pods evicted, the looks while the ReplicaSet has not replaced the first,
+    // then none left from before the run). Each new wait is announced once: evicted,
+    // the ReplicaSet short of a pod, evicted.
+    assert_eq!(json["api"]["list_after_start"], 5);
+    assert_eq!(json["effects"]["events_by_reason"]["RestartWaiting"], 3);
+    // The second pod was evicted only once the first one's replacement existed.
+    let evictions: Vec<_> = report
+        .timeline
+        .iter()
+        .filter(|e| {
+            e.text
+                .starts_with("deleted Pod self-healing-platform/predictive-analytics-predictor")
+        })
+        .map(|e| e.at)
+        .collect();
+    let replaced = report
+        .timeline
+        .iter()
+        .find(|e| {
+            e.text
+                .starts_with("started Pod self-healing-platform/predictive-analytics-predictor")
+        })
+        .map(|e| e.at)
+        .expect("a replacement");
+    assert_eq!(evictions.len(), 2);
+    assert!(
+        evictions[0] <= replaced && replaced <= evictions[1],
+        "{evictions:?}, {replaced}"
+    );
 }
 
 #[test]

@@ -56,9 +56,11 @@ impl Measured {
 /// The fewest requests a completion of `case` can cost, per completion: the status
 /// (ledger and conditions in one patch), the wave annotations and the notification
 /// Event; per trigger its Event and, for a rolling restart, a GET and a PATCH, for an
-/// InferenceService one label-selected LIST and a DELETE per pod (k), for an
-/// Application sync one PATCH (its state read from the watch cache); and one patch of
-/// the tracking Application's status for all the completions (at most one per
+/// Application sync one PATCH (its state read from the watch cache); for an
+/// InferenceService restarted by eviction, per pod (k) one label-selected LIST, a GET
+/// of the pods' ReplicaSet, the eviction, the `TargetsRestarted` status patch and its
+/// `RestartWaiting` Event, then a last LIST that finds every pod replaced; and one
+/// patch of the tracking Application's status for all the completions (at most one per
 /// Application per minute; they all complete within one).
 ///
 /// # Examples
@@ -67,15 +69,15 @@ impl Measured {
 /// use nbv_benches::requests::{Case, Triggers, limit};
 ///
 /// let case = Case { jobs: 100, completing: 100, triggers: Triggers::Three, pods: 2 };
-/// // 3 + 3 Events + (1 LIST + 2 DELETEs) + (GET + PATCH) + 1 PATCH, and 1/100 of
-/// // the Application status patch.
-/// assert!((limit(&case) - 12.01).abs() < 1e-9);
+/// // 3 + 3 Events + (5 × 2 + 1) + (GET + PATCH) + 1 PATCH, and 1/100 of the
+/// // Application status patch.
+/// assert!((limit(&case) - 20.01).abs() < 1e-9);
 /// ```
 pub fn limit(case: &Case) -> f64 {
     let triggers = match case.triggers {
         Triggers::None => 0,
         Triggers::One => 1 + 2,
-        Triggers::Three => 3 + (1 + case.pods) + 2 + 1,
+        Triggers::Three => 3 + (5 * case.pods + 1) + 2 + 1,
     };
     (3 + triggers) as f64 + 1.0 / case.completing.max(1) as f64
 }

@@ -37,6 +37,10 @@ use super::{
 use crate::annotations::{KSERVE_INFERENCESERVICE, KUBECTL_RESTARTED_AT};
 use crate::triggers::TargetRef;
 
+mod replicas;
+
+pub use replicas::Replicas;
+
 /// Most intermediate owners (ReplicaSets and the like) read to decide which pods a
 /// target owns. A target rarely has more than a few; the bound keeps a hostile or
 /// broken selector from turning one trigger into hundreds of reads.
@@ -449,7 +453,7 @@ pub enum Pace {
     /// Evict this pod (one at a time, guarded by its uid).
     Evict(PodRef),
     /// Evict nothing yet: an eviction is still under way (a pod terminates, a
-    /// replacement is not Ready). Look again at `until`.
+    /// replacement is missing or not Ready). Look again at `until`.
     Wait {
         /// What the restart waits for, naming the pod.
         reason: String,
@@ -474,14 +478,19 @@ pub enum Pace {
 ///    until it is gone;
 /// 2. a pod created at or after the run's end that is not Ready is a replacement that
 ///    does not serve yet: wait until it is Ready;
-/// 3. otherwise evict the next pod that predates the run: one that is not Ready first
+/// 3. some pod predates the run and a controller of the pods (a ReplicaSet) has fewer
+///    pods than its `spec.replicas` ([`Replicas`]): an evicted pod is gone but its
+///    replacement not created yet, so wait;
+/// 4. otherwise evict the next pod that predates the run: one that is not Ready first
 ///    (it serves nothing, so evicting it costs no capacity), then the oldest, ties
 ///    broken by name;
-/// 4. none left: [`Pace::Finished`].
+/// 5. none left: [`Pace::Finished`].
 ///
 /// So there is never more than one eviction outstanding, and no pod is evicted while
-/// a replacement is not Ready. A wait longer than [`READY_BOUND`] (since the pod's
-/// `deletionTimestamp`, or since the replacement was created) is [`Pace::Stuck`].
+/// a replacement is missing or not Ready, PodDisruptionBudget or not. A wait longer
+/// than [`READY_BOUND`] since the pod's `deletionTimestamp`, or since the replacement
+/// was created, is [`Pace::Stuck`]; a controller short of pods is waited for as long
+/// as it is, the wait naming it.
 /// Waits are looked at again after a backoff that grows with the time since the run
 /// ended (from 2 s to 30 s).
 ///
@@ -497,14 +506,19 @@ pub enum Pace {
 ///     "metadata": {"name": name, "uid": format!("u-{name}"), "creationTimestamp": created},
 ///     "status": {"conditions": [{"type": "Ready", "status": ready}]}})).unwrap();
 /// let old = [pod("a", "2026-01-24T22:00:00Z", "True"), pod("b", "2026-01-24T21:00:00Z", "True")];
-/// let Pace::Evict(first) = pace(&old, ended, now) else { panic!() };
+/// let Pace::Evict(first) = pace(&old, &Default::default(), ended, now) else { panic!() };
 /// assert_eq!(first.name, "b", "the oldest first");
 ///
 /// let replacing = [pod("a", "2026-01-24T22:00:00Z", "True"), pod("b-2", "2026-01-24T22:30:30Z", "False")];
-/// let Pace::Wait { reason, .. } = pace(&replacing, ended, now) else { panic!() };
+/// let Pace::Wait { reason, .. } = pace(&replacing, &Default::default(), ended, now) else { panic!() };
 /// assert_eq!(reason, "pod b-2, created after the run, is not Ready yet");
 /// ```
-pub fn pace(pods: &[Pod], completed_at: DateTime<Utc>, now: DateTime<Utc>) -> Pace {
+pub fn pace(
+    pods: &[Pod],
+    replicas: &Replicas,
+    completed_at: DateTime<Utc>,
+    now: DateTime<Utc>,
+) -> Pace {
     let until = now + retry_after(completed_at, now);
     let name = |pod: &Pod| pod.metadata.name.clone().unwrap_or_default();
     let overdue = |since: DateTime<Utc>| now - since > READY_BOUND;
@@ -545,6 +559,15 @@ pub fn pace(pods: &[Pod], completed_at: DateTime<Utc>, now: DateTime<Utc>) -> Pa
         }
         return Pace::Wait {
             reason: format!("pod {}, created after the run, is not Ready yet", name(pod)),
+            until,
+        };
+    }
+    // Not bounded in time: nothing shows since when a pod is missing (the restart may
+    // have waited for a budget long before), and the controller's own status says
+    // what holds it back (a quota, say).
+    if let Some(short) = replicas.shortfall(pods).filter(|_| !older.is_empty()) {
+        return Pace::Wait {
+            reason: format!("{short}; the next pod is evicted once it has them all"),
             until,
         };
     }

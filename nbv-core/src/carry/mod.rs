@@ -14,7 +14,7 @@
 //! | wave annotations | [`JobPatch`] | `PATCH` (merge) the job |
 //! | trigger | [`Fire`] | the reads the confused-deputy rule needs (the Application, the target's `Namespace`), then the action's (below) |
 //! | `restart` Deployment, StatefulSet, DaemonSet | | `GET` it; `PATCH` (merge) its template's `restartedAt` with the resourceVersion read, unless it already restarted at the run's time or later |
-//! | `restart` InferenceService | | `LIST` its pods by label (`GET` it when none is found); `POST` an eviction of the next pod created before the run ended, once no pod terminates and every newer pod is Ready ([`pace`](crate::actions::restart::pace)); deferred while it waits or a PodDisruptionBudget refuses (429) |
+//! | `restart` InferenceService | | `LIST` its pods by label (`GET` it when none is found); before an eviction `GET` each ReplicaSet (or StatefulSet) controlling them not read yet; `POST` an eviction of the next pod created before the run ended, once no pod terminates, no controller is short of pods and every newer pod is Ready ([`pace`](crate::actions::restart::pace)); deferred while it waits or a PodDisruptionBudget refuses (429) |
 //! | `restart` any other kind | | `GET` it, `LIST` pods by its `spec.selector`, `GET` intermediate owners; then as an InferenceService, among the pods it owns |
 //! | `sync` Application | | read it (cache, else `GET`), its AppProject's sync windows (cache); `PATCH` (merge) the operation with the resourceVersion read, unless [`crate::actions::sync::decide`] defers or skips it |
 //! | `refresh` | | read it (an Application from the cache, anything else with `GET`); `PATCH` (merge) its annotations, unless its timestamp is the run's time or later |

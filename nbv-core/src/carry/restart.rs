@@ -8,7 +8,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{ObjectMeta, OwnerReference}
 use serde_json::Value;
 
 use crate::actions::restart::{
-    MAX_OWNER_LOOKUPS, Owners, Pace, PodRef, budget_refused, evicted, finished, pace,
+    MAX_OWNER_LOOKUPS, Owners, Pace, PodRef, Replicas, budget_refused, evicted, finished, pace,
     pods_by_label, pods_to_list, rolling_restart,
 };
 use crate::actions::{Run, TriggerOutcome, describe};
@@ -31,16 +31,20 @@ use super::{Failure, Machine};
 ///
 /// Pods are evicted, never deleted, and one per firing: [`pace`] picks the pod (or
 /// says what the restart waits for), one eviction is posted, and the trigger is
-/// deferred until the next look, which lists the pods again. Nothing is remembered
-/// between firings but what the pods show, so an operator restart resumes where the
-/// cluster stands, and no pod is evicted twice (its uid is the precondition, and a
-/// terminating pod is waited for).
+/// deferred until the next look, which lists the pods again. Before an eviction the
+/// pods' controllers (ReplicaSets) are read, unless read already, so that a pod
+/// evicted but not yet replaced counts as missing ([`Replicas`]). Nothing is
+/// remembered between firings but what the cluster shows, so an operator restart
+/// resumes where the cluster stands, and no pod is evicted twice (its uid is the
+/// precondition, and a terminating pod is waited for).
 #[derive(Clone, Debug)]
 pub(super) struct Restart {
     target: TargetRef,
     run: Run,
     now: DateTime<Utc>,
     state: State,
+    /// What the pods' controllers want, from every object read so far.
+    replicas: Replicas,
     /// What the shell should log (an owner bound reached).
     pub(super) warnings: Vec<String>,
 }
@@ -69,6 +73,11 @@ enum State {
         pods: Vec<Pod>,
         reference: OwnerReference,
     },
+    /// `GET` a controller of some pods, for the number of pods it wants.
+    ReadController {
+        pods: Vec<Pod>,
+        reference: OwnerReference,
+    },
     /// Write a rolling restart.
     Patch(PatchWrite),
     /// `POST` an eviction of the pod, with its uid as precondition.
@@ -94,6 +103,7 @@ impl Restart {
             run: run.clone(),
             now,
             state,
+            replicas: Replicas::default(),
             warnings: Vec::new(),
         }
     }
@@ -121,9 +131,16 @@ impl Restart {
         }
     }
 
-    /// What the target's `pods` (as listed, only its own) call for next.
-    fn decide(&self, pods: &[Pod]) -> State {
-        self.paced(pace(pods, self.run.completed_at, self.now))
+    /// What the target's `pods` (as listed, only its own) call for next: before an
+    /// eviction, the controllers not read yet are read.
+    fn decide(&self, pods: Vec<Pod>) -> State {
+        let pace = pace(&pods, &self.replicas, self.run.completed_at, self.now);
+        if matches!(pace, Pace::Evict(_))
+            && let Some(reference) = self.replicas.next_lookup(&pods)
+        {
+            return State::ReadController { pods, reference };
+        }
+        self.paced(pace)
     }
 
     fn paced(&self, pace: Pace) -> State {
@@ -157,11 +174,12 @@ impl Restart {
             ));
         }
         let owned = owners.owned(pods);
-        self.decide(&owned)
+        self.decide(owned)
     }
 
     /// What comes after reading the target (`object`).
     fn read(&mut self, object: Value) -> State {
+        self.replicas.learn_object(&object);
         match pods_to_list(&object, &self.target) {
             Err(refused) => State::Done(Err(refused.into())),
             Ok(None) => State::Patch(PatchWrite::start(
@@ -190,12 +208,14 @@ impl Machine for Restart {
                 Step::Io(list(selector))
             }
             State::ConfirmTarget { read, .. } | State::ReadTarget(read) => forward(read.next()),
-            State::ReadOwner { reference, .. } => Step::Io(Request::Get(ObjectRef::namespaced(
-                reference.api_version.clone(),
-                reference.kind.clone(),
-                namespace,
-                reference.name.clone(),
-            ))),
+            State::ReadOwner { reference, .. } | State::ReadController { reference, .. } => {
+                Step::Io(Request::Get(ObjectRef::namespaced(
+                    reference.api_version.clone(),
+                    reference.kind.clone(),
+                    namespace,
+                    reference.name.clone(),
+                )))
+            }
             State::Patch(write) => write.next(),
             State::Evict(pod) => Step::Io(Request::Evict {
                 pod: pod_ref(namespace, &pod.name),
@@ -214,14 +234,14 @@ impl Machine for Restart {
                     read: Read::get(&self.target),
                     pods,
                 },
-                Ok(pods) => self.decide(&pods),
+                Ok(pods) => self.decide(pods),
                 Err(failure) => State::Done(Err(failure)),
             },
             State::ConfirmTarget { mut read, pods } => {
                 read.answer(response);
                 match read.next() {
                     Step::Io(_) => State::ConfirmTarget { read, pods },
-                    Step::Done(Ok(_)) => self.decide(&pods),
+                    Step::Done(Ok(_)) => self.decide(pods),
                     Step::Done(Err(failure)) => State::Done(Err(failure)),
                 }
             }
@@ -239,7 +259,7 @@ impl Machine for Restart {
             } => match self.listed(&selector, response) {
                 Ok(pods) => match owner_uid {
                     Some(uid) => self.owners(Owners::new(&uid), pods),
-                    None => self.decide(&pods),
+                    None => self.decide(pods),
                 },
                 Err(failure) => State::Done(Err(failure)),
             },
@@ -251,11 +271,27 @@ impl Machine for Restart {
                 let object = format!("{} {}/{}", reference.kind, self.namespace(), reference.name);
                 match response {
                     Response::Object(found) => {
+                        if let Some(found) = &found {
+                            self.replicas.learn_object(found);
+                        }
                         let metadata = found.and_then(|found| {
                             serde_json::from_value::<ObjectMeta>(found["metadata"].clone()).ok()
                         });
                         owners.learn(&reference, metadata.as_ref());
                         self.owners(owners, pods)
+                    }
+                    Response::Failed(answer) => {
+                        State::Done(Err(Failure::of(format!("get {object}"), object, &answer)))
+                    }
+                    other => State::Done(Err(unexpected(&format!("get {object}"), &other))),
+                }
+            }
+            State::ReadController { pods, reference } => {
+                let object = format!("{} {}/{}", reference.kind, self.namespace(), reference.name);
+                match response {
+                    Response::Object(found) => {
+                        self.replicas.learn(&reference.uid, found.as_ref());
+                        self.decide(pods)
                     }
                     Response::Failed(answer) => {
                         State::Done(Err(Failure::of(format!("get {object}"), object, &answer)))

@@ -88,8 +88,6 @@ pub(super) struct StandIns {
     mode: Mode,
     outcomes: Vec<PodOutcome>,
     pods: BTreeMap<(String, String), PodPlan>,
-    /// Pods each InferenceService should have (as many as it had when first seen).
-    replicas: BTreeMap<(String, String), usize>,
     next_pod: u64,
     /// When each Application's current operation, or refresh request, was first seen.
     operations: BTreeMap<(String, String), DateTime<Utc>>,
@@ -125,7 +123,6 @@ impl StandIns {
             mode,
             outcomes,
             pods: BTreeMap::new(),
-            replicas: BTreeMap::new(),
             next_pod: 0,
             operations: BTreeMap::new(),
             refreshes: BTreeMap::new(),
@@ -293,6 +290,9 @@ impl StandIns {
         Ok(())
     }
 
+    /// KServe's predictor, as its ReplicaSet keeps it: the ReplicaSet wants as many pods
+    /// as the InferenceService had when first seen (it adopts those), controls them,
+    /// and replaces each pod deleted with one that loads the current model.
     fn kserve(&mut self, cluster: &FakeCluster, log: &mut Log) -> Result<(), String> {
         let services = cluster
             .list("inferenceservices", None)
@@ -303,7 +303,7 @@ impl StandIns {
         let pods = cluster.list("pods", None).map_err(|e| e.to_string())?;
         for service in services {
             let (namespace, name) = key(&service);
-            let live = pods
+            let of_service: Vec<&Value> = pods
                 .iter()
                 .filter(|p| {
                     key(p).0 == namespace
@@ -313,19 +313,29 @@ impl StandIns {
                             == Some(name.as_str())
                         && p.pointer("/metadata/deletionTimestamp").is_none()
                 })
-                .count();
-            let wanted = *self
-                .replicas
-                .entry((namespace.clone(), name.clone()))
-                .or_insert(live);
-            for _ in live..wanted {
+                .collect();
+            let replica_set = self.replica_set(cluster, &namespace, &name, of_service.len())?;
+            let controller = json!([{"apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "name": replica_set["metadata"]["name"], "uid": replica_set["metadata"]["uid"],
+                "controller": true}]);
+            for orphan in of_service
+                .iter()
+                .filter(|p| p.pointer("/metadata/ownerReferences").is_none())
+            {
+                let mut adopted = (*orphan).clone();
+                adopted["metadata"]["ownerReferences"] = controller.clone();
+                cluster.apply_object(adopted).map_err(|e| e.to_string())?;
+            }
+            let wanted = replica_set["spec"]["replicas"].as_u64().unwrap_or(0) as usize;
+            for _ in of_service.len()..wanted {
                 self.next_pod += 1;
                 let pod = format!("{name}-predictor-{:05}", self.next_pod);
                 cluster
                     .apply_object(json!({
                         "apiVersion": "v1", "kind": "Pod",
                         "metadata": {"name": pod, "namespace": namespace,
-                                     "labels": {KSERVE_INFERENCESERVICE: name, "component": "predictor"}},
+                                     "labels": {KSERVE_INFERENCESERVICE: name, "component": "predictor"},
+                                     "ownerReferences": controller},
                         "spec": {"containers": [{"name": "kserve-container", "image": "kserve/sklearnserver:v0.15.0"}]},
                         // Ready at once: a restart by eviction evicts the next pod only
                         // once the replacement serves.
@@ -341,6 +351,32 @@ impl StandIns {
             }
         }
         Ok(())
+    }
+
+    /// The ReplicaSet behind the InferenceService `name`, created the first time with
+    /// as many replicas as it has `live` pods.
+    fn replica_set(
+        &mut self,
+        cluster: &FakeCluster,
+        namespace: &str,
+        name: &str,
+        live: usize,
+    ) -> Result<Value, String> {
+        let rs_name = format!("{name}-predictor");
+        if let Some(found) = cluster
+            .get("replicasets.apps", Some(namespace), &rs_name)
+            .map_err(|e| e.to_string())?
+        {
+            return Ok(found);
+        }
+        cluster
+            .apply_object(json!({
+                "apiVersion": "apps/v1", "kind": "ReplicaSet",
+                "metadata": {"name": rs_name, "namespace": namespace},
+                "spec": {"replicas": live,
+                         "selector": {"matchLabels": {KSERVE_INFERENCESERVICE: name}}}
+            }))
+            .map_err(|e| e.to_string())
     }
 
     fn argo_cd(

@@ -1,6 +1,7 @@
 //! A model server restarted by a trigger keeps serving: nbv evicts its pods one at a
 //! time through the real API server's Eviction API, which applies the server's
-//! PodDisruptionBudget (kept up to date by a stand-in disruption controller).
+//! PodDisruptionBudget (kept up to date by a stand-in disruption controller); without
+//! a budget, the pods' ReplicaSet tells nbv that an evicted pod is not replaced yet.
 
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
@@ -10,7 +11,7 @@ use kube::api::{Api, ListParams, Patch, PatchParams};
 use serde_json::json;
 
 use crate::support::disruption::{
-    DisruptionController, Replicas, budgets, mark_ready, predictor_pod,
+    DisruptionController, Predictor, Replicas, budgets, mark_ready, predictor_pod,
 };
 use crate::support::{OperatorOptions, Scenario, condition};
 
@@ -112,10 +113,14 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
     let _replicas = Replicas::start(
         s.client.clone(),
         &s.namespace,
-        "model",
-        REPLICAS,
-        Duration::from_secs(2),
-    );
+        Predictor {
+            isvc: "model",
+            replicas: REPLICAS,
+            create_after: Duration::ZERO,
+            ready_after: Duration::from_secs(2),
+        },
+    )
+    .await;
     let (fewest_ready, timeline) = watch_ready(pods.clone());
 
     let operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
@@ -222,6 +227,96 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
             "each pod evicted once: {requests}"
         );
         assert!(evictions(429) > 0, "the budget refused some: {requests}");
+        assert_eq!(
+            requests.count("delete", "pods"),
+            0,
+            "nbv deleted no pod: {requests}"
+        );
+    }
+    drop(operator);
+    s.clean_up().await;
+}
+
+#[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
+async fn without_a_budget_the_next_pod_waits_until_its_replica_set_replaced_the_last() {
+    let s = Scenario::new("e2e-replicas").await;
+    let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
+    s.apply(
+        json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
+               "metadata": {"name": "model"},
+               "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"}}}}}),
+    )
+    .await;
+    let originals: Vec<String> = (1..=REPLICAS)
+        .map(|i| format!("model-predictor-{i}"))
+        .collect();
+    for name in &originals {
+        s.apply(predictor_pod("model", name)).await;
+        mark_ready(&pods, name).await;
+    }
+    // No PodDisruptionBudget, and a ReplicaSet slow to replace a pod: for 3 s after an
+    // evicted pod is gone, nothing but the ReplicaSet says that one is missing.
+    let _replicas = Replicas::start(
+        s.client.clone(),
+        &s.namespace,
+        Predictor {
+            isvc: "model",
+            replicas: REPLICAS,
+            create_after: Duration::from_secs(3),
+            ready_after: Duration::from_secs(1),
+        },
+    )
+    .await;
+    let (fewest_ready, timeline) = watch_ready(pods.clone());
+    let operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+    operator.metrics().await;
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let name = "train";
+    s.succeeds_elsewhere(
+        name,
+        json!({"mlops.dev/on-success-trigger":
+            "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: model, action: restart}"}),
+    )
+    .await;
+    let done = within(
+        &s,
+        name,
+        "the restart to finish",
+        Duration::from_secs(90),
+        || async {
+            condition(&s.job(name).await, "TargetsRestarted")
+                .filter(|(status, _, _)| status == "True")
+        },
+    )
+    .await;
+    assert_eq!(done.1, "RestartDone", "{done:?}");
+    timeline.abort();
+    let fewest = *fewest_ready.lock().expect("fewest");
+    assert!(
+        fewest >= REPLICAS - 1,
+        "the model server had {fewest} Ready pods at one moment: more than one eviction \
+         outstanding"
+    );
+    let waited: Vec<String> = s
+        .events(name, "RestartWaiting")
+        .await
+        .into_iter()
+        .filter_map(|e| e.message)
+        .collect();
+    assert!(
+        waited
+            .iter()
+            .any(|m| m.contains("ReplicaSet model-predictor has 2 of its 3 pods")),
+        "the wait for the ReplicaSet was announced: {waited:?}"
+    );
+    if let Some(requests) = s.report_requests("a restart paced by a ReplicaSet, no budget") {
+        let evicted = requests
+            .0
+            .iter()
+            .filter(|r| r.verb == "create" && r.resource() == "pods/eviction" && r.code() == 201)
+            .count();
+        assert_eq!(evicted, REPLICAS, "each pod evicted once: {requests}");
         assert_eq!(
             requests.count("delete", "pods"),
             0,

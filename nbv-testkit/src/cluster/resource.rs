@@ -147,6 +147,7 @@ impl ApiResourceSpec {
             ns("apps", "v1", "Deployment", "deployments").with_status_subresource(),
             ns("apps", "v1", "StatefulSet", "statefulsets").with_status_subresource(),
             ns("apps", "v1", "DaemonSet", "daemonsets").with_status_subresource(),
+            ns("apps", "v1", "ReplicaSet", "replicasets").with_status_subresource(),
             ns("events.k8s.io", "v1", "Event", "events"),
             ns("coordination.k8s.io", "v1", "Lease", "leases"),
             // As Kubernetes 1.20 serves it; pods' eviction subresource honours it.

@@ -13,10 +13,12 @@
 //!   Entries of `disruptedPods` whose pod is gone or being deleted, or older than two
 //!   minutes, are dropped. It writes with `PUT .../status` at the version read, so an
 //!   eviction in between makes it read again.
-//! - [`Replicas`]: the Deployment behind a KServe predictor: it keeps `replicas` pods
-//!   with the InferenceService's label, creating a replacement for each pod deleted
-//!   (and confirming the deletion of a pod being deleted, as a kubelet would), and
-//!   marks a replacement Ready `ready_after` it was created.
+//! - [`Replicas`]: the ReplicaSet behind a KServe predictor: a real ReplicaSet object
+//!   (which no controller acts on here) that this stand-in plays: it adopts the pods
+//!   with the InferenceService's label, keeps `replicas` of them, creating a
+//!   replacement `create_after` a pod went missing (and confirming the deletion of a
+//!   pod being deleted, as a kubelet would), and marks a replacement Ready
+//!   `ready_after` it was created.
 //!
 //! Both poll (every 100 ms) rather than watch: a stand-in, as simple as it can be.
 
@@ -170,9 +172,21 @@ fn computed(
     })
 }
 
-/// The stand-in Deployment of a predictor; stops when dropped.
+/// The stand-in ReplicaSet of a predictor; stops when dropped.
 pub struct Replicas {
     task: JoinHandle<()>,
+}
+
+/// What [`Replicas`] keeps.
+pub struct Predictor {
+    /// The InferenceService whose label the pods carry.
+    pub isvc: &'static str,
+    /// The ReplicaSet's `spec.replicas`.
+    pub replicas: usize,
+    /// How long a pod is missing before its replacement is created.
+    pub create_after: Duration,
+    /// How long a replacement takes to become Ready.
+    pub ready_after: Duration,
 }
 
 /// One predictor pod bound to the stand-in node (deleted at once, grace period 0).
@@ -195,22 +209,47 @@ pub async fn mark_ready(pods: &Api<Pod>, pod: &str) {
         .await;
 }
 
+/// Creates the ReplicaSet `<isvc>-predictor` wanting `replicas` pods; returns the
+/// `ownerReferences` entry its pods carry.
+async fn replica_set(client: &kube::Client, namespace: &str, isvc: &str, replicas: usize) -> Value {
+    let gvk = GroupVersionKind::gvk("apps", "v1", "ReplicaSet");
+    let api: Api<DynamicObject> =
+        Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk(&gvk));
+    let labels = json!({"serving.kserve.io/inferenceservice": isvc});
+    let body: DynamicObject = serde_json::from_value(json!({
+        "apiVersion": "apps/v1", "kind": "ReplicaSet",
+        "metadata": {"name": format!("{isvc}-predictor")},
+        "spec": {"replicas": replicas, "selector": {"matchLabels": labels},
+                 "template": {"metadata": {"labels": labels},
+                              "spec": {"containers": [{"name": "kserve-container",
+                                                       "image": "kserve/sklearnserver:v0.15.0"}]}}}
+    }))
+    .expect("a ReplicaSet");
+    let created = api
+        .create(&PostParams::default(), &body)
+        .await
+        .expect("create the predictor's ReplicaSet");
+    json!({"apiVersion": "apps/v1", "kind": "ReplicaSet",
+           "name": created.metadata.name, "uid": created.metadata.uid, "controller": true})
+}
+
 impl Replicas {
-    /// Keeps `replicas` predictor pods of InferenceService `isvc` in `namespace`.
-    pub fn start(
-        client: kube::Client,
-        namespace: &str,
-        isvc: &str,
-        replicas: usize,
-        ready_after: Duration,
-    ) -> Replicas {
+    /// Creates the predictor's ReplicaSet in `namespace` and keeps its pods.
+    pub async fn start(client: kube::Client, namespace: &str, predictor: Predictor) -> Replicas {
+        let controller = replica_set(&client, namespace, predictor.isvc, predictor.replicas).await;
         let pods: Api<Pod> = Api::namespaced(client, namespace);
-        let isvc = isvc.to_owned();
         let created: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
         let task = tokio::spawn(async move {
+            let Predictor {
+                isvc,
+                replicas,
+                create_after,
+                ready_after,
+            } = predictor;
+            let selector = format!("serving.kserve.io/inferenceservice={isvc}");
             let mut next = 0;
+            let mut missing_since: Option<Instant> = None;
             loop {
-                let selector = format!("serving.kserve.io/inferenceservice={isvc}");
                 if let Ok(list) = pods.list(&ListParams::default().labels(&selector)).await {
                     let mut live = 0;
                     for pod in &list.items {
@@ -223,6 +262,12 @@ impl Replicas {
                             continue;
                         }
                         live += 1;
+                        if pod.metadata.owner_references.is_none() {
+                            let adopt = json!({"metadata": {"ownerReferences": [controller]}});
+                            let _ = pods
+                                .patch(&name, &PatchParams::default(), &Patch::Merge(&adopt))
+                                .await;
+                        }
                         let due = created
                             .lock()
                             .expect("created")
@@ -232,16 +277,24 @@ impl Replicas {
                             mark_ready(&pods, &name).await;
                         }
                     }
-                    for _ in live..replicas {
-                        next += 1;
-                        let name = format!("{isvc}-predictor-r{next}");
-                        let body: Pod =
-                            serde_json::from_value(predictor_pod(&isvc, &name)).expect("a pod");
-                        if pods.create(&PostParams::default(), &body).await.is_ok() {
-                            created
-                                .lock()
-                                .expect("created")
-                                .insert(name, Instant::now());
+                    if live >= replicas {
+                        missing_since = None;
+                    } else if missing_since.get_or_insert_with(Instant::now).elapsed()
+                        >= create_after
+                    {
+                        missing_since = None;
+                        for _ in live..replicas {
+                            next += 1;
+                            let name = format!("{isvc}-predictor-r{next}");
+                            let mut body = predictor_pod(isvc, &name);
+                            body["metadata"]["ownerReferences"] = json!([controller]);
+                            let body: Pod = serde_json::from_value(body).expect("a pod");
+                            if pods.create(&PostParams::default(), &body).await.is_ok() {
+                                created
+                                    .lock()
+                                    .expect("created")
+                                    .insert(name, Instant::now());
+                            }
                         }
                     }
                 }
