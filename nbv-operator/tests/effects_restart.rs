@@ -20,6 +20,9 @@ fn isvc_trigger() -> nbv_core::triggers::Trigger {
     )
 }
 
+/// What the restart waits for once it evicted `old-a`.
+const EVICTED_OLD_A: &str = "evicted pod old-a; the next waits until it is replaced by a Ready pod";
+
 /// What the restart waits for, once deferred.
 fn waits_for(outcome: Result<TriggerOutcome, EffectError>) -> String {
     match outcome {
@@ -66,10 +69,7 @@ async fn inference_service_restart_evicts_one_pod_older_than_the_run_never_delet
         Exchange::evict("old-a"),
     ];
     let (outcome, seen) = fire_isvc(script).await;
-    assert_eq!(
-        waits_for(outcome),
-        "evicted pod old-a; the next waits until it is replaced by a Ready pod"
-    );
+    assert_eq!(waits_for(outcome), EVICTED_OLD_A);
     insta::assert_json_snapshot!(seen);
 }
 
@@ -128,11 +128,17 @@ async fn before_an_eviction_the_pods_replica_set_is_read_once() {
         Exchange::evict("old-a"),
     ];
     let (outcome, seen) = fire_isvc(script).await;
-    assert_eq!(
-        waits_for(outcome),
-        "evicted pod old-a; the next waits until it is replaced by a Ready pod"
-    );
+    assert_eq!(waits_for(outcome), EVICTED_OLD_A);
     assert_eq!(seen.len(), 4);
+}
+
+/// The listing of the predictor's pods once `old-a` was evicted and is gone, its
+/// replacement not created yet.
+fn only_old_b_left() -> Exchange {
+    Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
+        200,
+        pod_list(vec![predictor_pod("old-b", "2026-01-24T22:10:00Z")]),
+    )
 }
 
 #[tokio::test]
@@ -141,10 +147,7 @@ async fn an_evicted_pod_not_replaced_yet_holds_the_next_eviction_back_without_a_
     // What the pods show alone (one old pod, nothing terminating, no newer pod) would
     // evict old-b and leave the model server with no pod at all.
     let script = vec![
-        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
-            200,
-            pod_list(vec![predictor_pod("old-b", "2026-01-24T22:10:00Z")]),
-        ),
+        only_old_b_left(),
         Exchange::get(PREDICTOR_RS).reply(200, predictor_replica_set(2)),
     ];
     let (outcome, _) = fire_isvc(script).await;
@@ -157,10 +160,7 @@ async fn an_evicted_pod_not_replaced_yet_holds_the_next_eviction_back_without_a_
 #[tokio::test]
 async fn a_replica_set_that_cannot_be_read_fails_the_firing_and_evicts_nothing() {
     let script = vec![
-        Exchange::list(PODS, "serving.kserve.io/inferenceservice=predictor").reply(
-            200,
-            pod_list(vec![predictor_pod("old-b", "2026-01-24T22:10:00Z")]),
-        ),
+        only_old_b_left(),
         Exchange::get(PREDICTOR_RS).fail(
             403,
             "Forbidden",

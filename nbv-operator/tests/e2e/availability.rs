@@ -13,7 +13,7 @@ use serde_json::json;
 use crate::support::disruption::{
     DisruptionController, Predictor, Replicas, budgets, mark_ready, predictor_pod,
 };
-use crate::support::{OperatorOptions, Scenario, condition};
+use crate::support::{Operator, OperatorOptions, Scenario, condition};
 
 const REPLICAS: usize = 3;
 const SELECTOR: &str = "serving.kserve.io/inferenceservice=model";
@@ -85,11 +85,8 @@ where
     }
 }
 
-#[tokio::test]
-#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
-async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serves() {
-    let s = Scenario::new("e2e-pdb").await;
-    let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
+/// The InferenceService `model` and its [`REPLICAS`] Ready predictor pods; their names.
+async fn model_server(s: &Scenario, pods: &Api<Pod>) -> Vec<String> {
     s.apply(
         json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
                "metadata": {"name": "model"},
@@ -101,8 +98,59 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
         .collect();
     for name in &originals {
         s.apply(predictor_pod("model", name)).await;
-        mark_ready(&pods, name).await;
+        mark_ready(pods, name).await;
     }
+    originals
+}
+
+/// Starts nbv, then has the job `train` succeed, with an on-success restart of the
+/// InferenceService `model`; nbv and the job's name.
+async fn train_succeeds(s: &Scenario) -> (Operator, &'static str) {
+    let operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
+    operator.metrics().await; // up and serving
+    // The pods predate the run's end by at least a second (timestamps are in seconds).
+    tokio::time::sleep(Duration::from_millis(1100)).await;
+    let name = "train";
+    s.succeeds_elsewhere(
+        name,
+        json!({"mlops.dev/on-success-trigger":
+            "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: model, action: restart}"}),
+    )
+    .await;
+    (operator, name)
+}
+
+/// Waits up to `timeout` for the job's restart to be done.
+async fn restart_done(s: &Scenario, name: &str, timeout: Duration) {
+    let done = within(s, name, "the restart to finish", timeout, || async {
+        condition(&s.job(name).await, "TargetsRestarted").filter(|(status, _, _)| status == "True")
+    })
+    .await;
+    assert_eq!(done.1, "RestartDone", "{done:?}");
+}
+
+/// Asserts that no pod of `originals` is left.
+async fn all_replaced(pods: &Api<Pod>, originals: &[String]) {
+    let left: Vec<String> = pods
+        .list(&ListParams::default().labels(SELECTOR))
+        .await
+        .expect("pods")
+        .items
+        .into_iter()
+        .filter_map(|p| p.metadata.name)
+        .collect();
+    assert!(
+        left.iter().all(|p| !originals.contains(p)),
+        "every original pod was replaced: {left:?}"
+    );
+}
+
+#[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
+async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serves() {
+    let s = Scenario::new("e2e-pdb").await;
+    let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
+    let originals = model_server(&s, &pods).await;
     // minAvailable = replicas: no disruption allowed at first.
     s.apply(json!({"apiVersion": "policy/v1beta1", "kind": "PodDisruptionBudget",
                    "metadata": {"name": "model"},
@@ -123,17 +171,7 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
     .await;
     let (fewest_ready, timeline) = watch_ready(pods.clone());
 
-    let operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
-    operator.metrics().await; // up and serving
-    // The pods predate the run's end by at least a second (timestamps are in seconds).
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let name = "train";
-    s.succeeds_elsewhere(
-        name,
-        json!({"mlops.dev/on-success-trigger":
-            "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: model, action: restart}"}),
-    )
-    .await;
+    let (operator, name) = train_succeeds(&s).await;
 
     // The budget forbids: nbv waits, says so, and every original pod still runs.
     let waiting = within(
@@ -179,32 +217,10 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
         )
         .await
         .expect("relax the budget");
-    let done = within(
-        &s,
-        name,
-        "the restart to finish",
-        Duration::from_secs(45),
-        || async {
-            condition(&s.job(name).await, "TargetsRestarted")
-                .filter(|(status, _, _)| status == "True")
-        },
-    )
-    .await;
-    assert_eq!(done.1, "RestartDone", "{done:?}");
+    restart_done(&s, name, Duration::from_secs(45)).await;
     timeline.abort();
 
-    let left: Vec<String> = pods
-        .list(&ListParams::default().labels(SELECTOR))
-        .await
-        .expect("pods")
-        .items
-        .into_iter()
-        .filter_map(|p| p.metadata.name)
-        .collect();
-    assert!(
-        left.iter().all(|p| !originals.contains(p)),
-        "every original pod was replaced: {left:?}"
-    );
+    all_replaced(&pods, &originals).await;
     let fewest = *fewest_ready.lock().expect("fewest");
     assert!(
         fewest >= REPLICAS - 1,
@@ -242,19 +258,7 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
 async fn without_a_budget_the_next_pod_waits_until_its_replica_set_replaced_the_last() {
     let s = Scenario::new("e2e-replicas").await;
     let pods: Api<Pod> = Api::namespaced(s.client.clone(), &s.namespace);
-    s.apply(
-        json!({"apiVersion": "serving.kserve.io/v1beta1", "kind": "InferenceService",
-               "metadata": {"name": "model"},
-               "spec": {"predictor": {"model": {"modelFormat": {"name": "sklearn"}}}}}),
-    )
-    .await;
-    let originals: Vec<String> = (1..=REPLICAS)
-        .map(|i| format!("model-predictor-{i}"))
-        .collect();
-    for name in &originals {
-        s.apply(predictor_pod("model", name)).await;
-        mark_ready(&pods, name).await;
-    }
+    let originals = model_server(&s, &pods).await;
     // No PodDisruptionBudget, and a ReplicaSet slow to replace a pod: for 3 s after an
     // evicted pod is gone, nothing but the ReplicaSet says that one is missing.
     let _replicas = Replicas::start(
@@ -269,29 +273,10 @@ async fn without_a_budget_the_next_pod_waits_until_its_replica_set_replaced_the_
     )
     .await;
     let (fewest_ready, timeline) = watch_ready(pods.clone());
-    let operator = s.operator(&OperatorOptions::gitops_only(&s.namespace));
-    operator.metrics().await;
-    tokio::time::sleep(Duration::from_millis(1100)).await;
-    let name = "train";
-    s.succeeds_elsewhere(
-        name,
-        json!({"mlops.dev/on-success-trigger":
-            "- {apiVersion: serving.kserve.io/v1beta1, kind: InferenceService, name: model, action: restart}"}),
-    )
-    .await;
-    let done = within(
-        &s,
-        name,
-        "the restart to finish",
-        Duration::from_secs(90),
-        || async {
-            condition(&s.job(name).await, "TargetsRestarted")
-                .filter(|(status, _, _)| status == "True")
-        },
-    )
-    .await;
-    assert_eq!(done.1, "RestartDone", "{done:?}");
+    let (operator, name) = train_succeeds(&s).await;
+    restart_done(&s, name, Duration::from_secs(90)).await;
     timeline.abort();
+    all_replaced(&pods, &originals).await;
     let fewest = *fewest_ready.lock().expect("fewest");
     assert!(
         fewest >= REPLICAS - 1,
