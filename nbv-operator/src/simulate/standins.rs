@@ -328,8 +328,7 @@ impl StandIns {
             }
             let wanted = replica_set["spec"]["replicas"].as_u64().unwrap_or(0) as usize;
             for _ in of_service.len()..wanted {
-                self.next_pod += 1;
-                let pod = format!("{name}-predictor-{:05}", self.next_pod);
+                let pod = self.free_pod_name(&pods, &namespace, &name);
                 cluster
                     .apply_object(json!({
                         "apiVersion": "v1", "kind": "Pod",
@@ -351,6 +350,21 @@ impl StandIns {
             }
         }
         Ok(())
+    }
+
+    /// The next name of a predictor pod of InferenceService `name` that no pod of
+    /// `namespace` has: a replacement never takes the place of a pod that still runs.
+    fn free_pod_name(&mut self, pods: &[Value], namespace: &str, name: &str) -> String {
+        loop {
+            self.next_pod += 1;
+            let pod = format!("{name}-predictor-{:05}", self.next_pod);
+            if !pods
+                .iter()
+                .any(|p| key(p) == (namespace.to_owned(), pod.clone()))
+            {
+                return pod;
+            }
+        }
     }
 
     /// The ReplicaSet behind the InferenceService `name`, created the first time with
