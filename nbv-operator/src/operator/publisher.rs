@@ -143,13 +143,16 @@ impl Publisher {
         None
     }
 
-    /// Publishes one Application's status.
-    async fn publish(&self, publication: &Publication) -> PublishOutcome {
+    /// Publishes one Application's status; with the outcome, when the patch was sent
+    /// (or, without a patch, when the Application was read): the once-a-minute limit
+    /// holds between the patches as they reach the API server, however long reading
+    /// the Application took.
+    async fn publish(&self, publication: &Publication) -> (PublishOutcome, DateTime<Utc>) {
         let app = &publication.app;
         let homes: Vec<&str> = self.board.homes(app).collect();
         let Some(object) = self.applications.find_read(app, homes).await else {
             tracing::warn!(application = %app, error = %format!("Application {app} not found"), "publishing the notebook status failed");
-            return PublishOutcome::NotFound;
+            return (PublishOutcome::NotFound, self.clock.now());
         };
         let current = object
             .metadata
@@ -159,10 +162,10 @@ impl Publisher {
         let custody = Custody::of(&object.to_json());
         let now = self.clock.now();
         let Some(patch) = self.board.patch(publication, &custody, current, now) else {
-            return PublishOutcome::Unchanged;
+            return (PublishOutcome::Unchanged, now);
         };
         let namespace = object.metadata.namespace.as_deref().unwrap_or_default();
-        match self
+        let outcome = match self
             .executor
             .publish_application_status(namespace, app.name(), &patch)
             .await
@@ -172,7 +175,8 @@ impl Publisher {
                 tracing::warn!(application = %app, %error, "publishing the notebook status failed");
                 PublishOutcome::Failed
             }
-        }
+        };
+        (outcome, now)
     }
 
     /// Feeds the board and publishes what is due until `shutdown` resolves (or the
@@ -189,11 +193,7 @@ impl Publisher {
             let due = self.board.due(now);
             if !due.publish.is_empty() {
                 for publication in &due.publish {
-                    let outcome = self.publish(publication).await;
-                    // When the answer came, not when the publication was due: the
-                    // once-a-minute limit holds between the patches as the API server
-                    // saw them, however long reading and writing took.
-                    let at = self.clock.now();
+                    let (outcome, at) = self.publish(publication).await;
                     self.metrics.application_published(match outcome {
                         PublishOutcome::Patched => "patched",
                         PublishOutcome::Unchanged => "unchanged",
