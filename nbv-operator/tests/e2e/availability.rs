@@ -162,7 +162,7 @@ async fn a_model_server_restart_waits_for_its_disruption_budget_and_always_serve
         s.client.clone(),
         &s.namespace,
         Predictor {
-            isvc: "model",
+            isvc: "model".into(),
             replicas: REPLICAS,
             create_after: Duration::ZERO,
             ready_after: Duration::from_secs(2),
@@ -265,7 +265,7 @@ async fn without_a_budget_the_next_pod_waits_until_its_replica_set_replaced_the_
         s.client.clone(),
         &s.namespace,
         Predictor {
-            isvc: "model",
+            isvc: "model".into(),
             replicas: REPLICAS,
             create_after: Duration::from_secs(3),
             ready_after: Duration::from_secs(1),

@@ -180,7 +180,7 @@ pub struct Replicas {
 /// What [`Replicas`] keeps.
 pub struct Predictor {
     /// The InferenceService whose label the pods carry.
-    pub isvc: &'static str,
+    pub isvc: String,
     /// The ReplicaSet's `spec.replicas`.
     pub replicas: usize,
     /// How long a pod is missing before its replacement is created.
@@ -225,6 +225,10 @@ async fn replica_set(client: &kube::Client, namespace: &str, isvc: &str, replica
                                                        "image": "kserve/sklearnserver:v0.15.0"}]}}}
     }))
     .expect("a ReplicaSet");
+    // A clean slate for a second run of the suite on the same cluster.
+    let _ = api
+        .delete(&format!("{isvc}-predictor"), &DeleteParams::default())
+        .await;
     let created = api
         .create(&PostParams::default(), &body)
         .await
@@ -236,7 +240,7 @@ async fn replica_set(client: &kube::Client, namespace: &str, isvc: &str, replica
 impl Replicas {
     /// Creates the predictor's ReplicaSet in `namespace` and keeps its pods.
     pub async fn start(client: kube::Client, namespace: &str, predictor: Predictor) -> Replicas {
-        let controller = replica_set(&client, namespace, predictor.isvc, predictor.replicas).await;
+        let controller = replica_set(&client, namespace, &predictor.isvc, predictor.replicas).await;
         let pods: Api<Pod> = Api::namespaced(client, namespace);
         let created: Arc<Mutex<HashMap<String, Instant>>> = Arc::default();
         let task = tokio::spawn(async move {
@@ -262,7 +266,13 @@ impl Replicas {
                             continue;
                         }
                         live += 1;
-                        if pod.metadata.owner_references.is_none() {
+                        let ours = pod
+                            .metadata
+                            .owner_references
+                            .iter()
+                            .flatten()
+                            .any(|r| Some(r.uid.as_str()) == controller["uid"].as_str());
+                        if !ours {
                             let adopt = json!({"metadata": {"ownerReferences": [controller]}});
                             let _ = pods
                                 .patch(&name, &PatchParams::default(), &Patch::Merge(&adopt))
@@ -286,7 +296,7 @@ impl Replicas {
                         for _ in live..replicas {
                             next += 1;
                             let name = format!("{isvc}-predictor-r{next}");
-                            let mut body = predictor_pod(isvc, &name);
+                            let mut body = predictor_pod(&isvc, &name);
                             body["metadata"]["ownerReferences"] = json!([controller]);
                             let body: Pod = serde_json::from_value(body).expect("a pod");
                             if pods.create(&PostParams::default(), &body).await.is_ok() {
