@@ -388,9 +388,13 @@ async fn completions_with_triggers_cost_the_limit(triggers: Triggers) {
         status >= triggers.status_patches() * n && status <= most,
         "{status} status patches for {n} completions, at most {most}: {requests}"
     );
+    // Those re-writes depend on timing (when nbv looks against when the kubelet ends
+    // the pod) and are bounded just above: the rest is held to the limit.
+    let timed = status - triggers.status_patches() * n;
     assert!(
-        all as f64 <= 1.05 * limit as f64,
-        "{all} requests for {n} completions, limit {limit}: {requests}"
+        (all - timed) as f64 <= 1.05 * limit as f64,
+        "{all} requests for {n} completions ({timed} status re-writes of a pod seen \
+         terminating), limit {limit}: {requests}"
     );
     s.clean_up().await;
 }
