@@ -565,7 +565,9 @@ pub fn pace(
     // Not bounded in time: nothing shows since when a pod is missing (the restart may
     // have waited for a budget long before), and the controller's own status says
     // what holds it back (a quota, say).
-    if let Some(short) = replicas.shortfall(pods).filter(|_| !older.is_empty()) {
+    if !older.is_empty()
+        && let Some(short) = replicas.shortfall(pods)
+    {
         return Pace::Wait {
             reason: format!("{short}; the next pod is evicted once it has them all"),
             until,

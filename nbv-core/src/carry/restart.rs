@@ -177,6 +177,17 @@ impl Restart {
         self.decide(owned)
     }
 
+    /// Why reading the owner `reference` (an intermediate owner or a controller) gave
+    /// no object: the `GET`'s failure, or an answer a `GET` does not give.
+    fn unread(&self, reference: &OwnerReference, response: Response) -> State {
+        let object = format!("{} {}/{}", reference.kind, self.namespace(), reference.name);
+        let request = format!("get {object}");
+        State::Done(Err(match response {
+            Response::Failed(answer) => Failure::of(request, object, &answer),
+            other => unexpected(&request, &other),
+        }))
+    }
+
     /// What comes after reading the target (`object`).
     fn read(&mut self, object: Value) -> State {
         self.replicas.learn_object(&object);
@@ -267,38 +278,26 @@ impl Machine for Restart {
                 mut owners,
                 pods,
                 reference,
-            } => {
-                let object = format!("{} {}/{}", reference.kind, self.namespace(), reference.name);
-                match response {
-                    Response::Object(found) => {
-                        if let Some(found) = &found {
-                            self.replicas.learn_object(found);
-                        }
-                        let metadata = found.and_then(|found| {
-                            serde_json::from_value::<ObjectMeta>(found["metadata"].clone()).ok()
-                        });
-                        owners.learn(&reference, metadata.as_ref());
-                        self.owners(owners, pods)
+            } => match response {
+                Response::Object(found) => {
+                    if let Some(found) = &found {
+                        self.replicas.learn_object(found);
                     }
-                    Response::Failed(answer) => {
-                        State::Done(Err(Failure::of(format!("get {object}"), object, &answer)))
-                    }
-                    other => State::Done(Err(unexpected(&format!("get {object}"), &other))),
+                    let metadata = found.and_then(|found| {
+                        serde_json::from_value::<ObjectMeta>(found["metadata"].clone()).ok()
+                    });
+                    owners.learn(&reference, metadata.as_ref());
+                    self.owners(owners, pods)
                 }
-            }
-            State::ReadController { pods, reference } => {
-                let object = format!("{} {}/{}", reference.kind, self.namespace(), reference.name);
-                match response {
-                    Response::Object(found) => {
-                        self.replicas.learn(&reference.uid, found.as_ref());
-                        self.decide(pods)
-                    }
-                    Response::Failed(answer) => {
-                        State::Done(Err(Failure::of(format!("get {object}"), object, &answer)))
-                    }
-                    other => State::Done(Err(unexpected(&format!("get {object}"), &other))),
+                other => self.unread(&reference, other),
+            },
+            State::ReadController { pods, reference } => match response {
+                Response::Object(found) => {
+                    self.replicas.learn(&reference.uid, found.as_ref());
+                    self.decide(pods)
                 }
-            }
+                other => self.unread(&reference, other),
+            },
             State::Patch(mut write) => {
                 write.answer(response);
                 match write.next() {

@@ -767,12 +767,7 @@ impl Advance {
 fn left_by_an_earlier_job(pod: &Pod, job: &str) -> bool {
     let labels = pod.metadata.labels.clone().unwrap_or_default();
     let label = |key: &str| labels.get(key).map(String::as_str);
-    let owner = pod
-        .metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|o| o.controller == Some(true));
+    let owner = crate::pod::controller_of(pod);
     label(MANAGED_BY_LABEL) == Some(MANAGED_BY)
         && label(JOB_LABEL) == Some(job_label_value(job).as_str())
         && owner.is_some_and(|o| o.kind == crate::api::KIND && o.name == job)

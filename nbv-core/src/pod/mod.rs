@@ -75,6 +75,7 @@ mod tools;
 mod unimplemented;
 
 use k8s_openapi::api::core::v1::Pod;
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 
 use crate::api::NotebookValidationJob;
 
@@ -154,9 +155,30 @@ pub fn is_controlled_by(pod: &Pod, job: &NotebookValidationJob) -> bool {
     let Some(uid) = job.metadata.uid.as_deref() else {
         return false;
     };
+    controller_of(pod).is_some_and(|owner| owner.uid == uid)
+}
+
+/// The owner reference that names `pod`'s controller (the API server allows at most
+/// one).
+///
+/// # Examples
+///
+/// ```
+/// use k8s_openapi::api::core::v1::Pod;
+/// use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
+///
+/// let mut pod = Pod::default();
+/// pod.metadata.owner_references = Some(vec![
+///     OwnerReference { name: "owner".into(), ..Default::default() },
+///     OwnerReference { name: "controller".into(), controller: Some(true), ..Default::default() },
+/// ]);
+/// assert_eq!(nbv_core::pod::controller_of(&pod).map(|o| o.name.as_str()), Some("controller"));
+/// assert_eq!(nbv_core::pod::controller_of(&Pod::default()), None);
+/// ```
+pub fn controller_of(pod: &Pod) -> Option<&OwnerReference> {
     pod.metadata
         .owner_references
         .iter()
         .flatten()
-        .any(|owner| owner.controller == Some(true) && owner.uid == uid)
+        .find(|owner| owner.controller == Some(true))
 }

@@ -12,6 +12,7 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::OwnerReference;
 use serde_json::Value;
 
 use super::MAX_OWNER_LOOKUPS;
+use crate::pod::controller_of;
 
 /// The controllers whose `spec.replicas` a restart reads when a pod names one as its
 /// controller: the workloads that keep a count of interchangeable pods (a KServe
@@ -79,10 +80,25 @@ impl Replicas {
             .cloned()
     }
 
-    /// Records what reading the object with `uid` found (`None`: it is gone). A
-    /// namesake with another uid counts as gone. Called for a lookup, this spends one
-    /// of the reads the bound allows.
+    /// Records what reading the object with `uid` for [`Replicas::next_lookup`] found
+    /// (`None`: it is gone); it spends one of the reads the bound allows. A namesake
+    /// with another uid counts as gone.
     pub fn learn(&mut self, uid: &str, found: Option<&Value>) {
+        if self.record(uid, found) {
+            self.lookups += 1;
+        }
+    }
+
+    /// Records an object read for another reason (the target, an intermediate owner),
+    /// without spending a lookup.
+    pub fn learn_object(&mut self, object: &Value) {
+        if let Some(uid) = object["metadata"]["uid"].as_str() {
+            self.record(uid, Some(object));
+        }
+    }
+
+    /// Records what was found for `uid`; whether it was not known before.
+    fn record(&mut self, uid: &str, found: Option<&Value>) -> bool {
         let found = found.filter(|o| o["metadata"]["uid"].as_str() == Some(uid));
         let text = |o: Option<&Value>, pointer: &str| {
             o.and_then(|o| o.pointer(pointer))
@@ -95,19 +111,7 @@ impl Replicas {
             name: text(found, "/metadata/name"),
             replicas: found.and_then(|o| o["spec"]["replicas"].as_u64()),
         };
-        if self.known.insert(uid.to_owned(), controller).is_none() {
-            self.lookups += 1;
-        }
-    }
-
-    /// Records an object read for another reason (the target, an intermediate owner),
-    /// without spending a lookup.
-    pub fn learn_object(&mut self, object: &Value) {
-        if let Some(uid) = object["metadata"]["uid"].as_str() {
-            let before = self.lookups;
-            self.learn(uid, Some(object));
-            self.lookups = before;
-        }
+        self.known.insert(uid.to_owned(), controller).is_none()
     }
 
     /// The first controller of `pods` that has fewer active pods than it wants, in
@@ -140,13 +144,4 @@ impl Replicas {
 fn active(pod: &Pod) -> bool {
     let phase = pod.status.as_ref().and_then(|s| s.phase.as_deref());
     pod.metadata.deletion_timestamp.is_none() && !matches!(phase, Some("Succeeded" | "Failed"))
-}
-
-/// The owner reference that names the pod's controller.
-fn controller_of(pod: &Pod) -> Option<&OwnerReference> {
-    pod.metadata
-        .owner_references
-        .iter()
-        .flatten()
-        .find(|r| r.controller == Some(true))
 }

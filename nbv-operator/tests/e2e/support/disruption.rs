@@ -212,9 +212,7 @@ pub async fn mark_ready(pods: &Api<Pod>, pod: &str) {
 /// Creates the ReplicaSet `<isvc>-predictor` wanting `replicas` pods; returns the
 /// `ownerReferences` entry its pods carry.
 async fn replica_set(client: &kube::Client, namespace: &str, isvc: &str, replicas: usize) -> Value {
-    let gvk = GroupVersionKind::gvk("apps", "v1", "ReplicaSet");
-    let api: Api<DynamicObject> =
-        Api::namespaced_with(client.clone(), namespace, &ApiResource::from_gvk(&gvk));
+    let api = super::objects::api_for(client, "apps/v1", "ReplicaSet", Some(namespace)).await;
     let labels = json!({"serving.kserve.io/inferenceservice": isvc});
     let body: DynamicObject = serde_json::from_value(json!({
         "apiVersion": "apps/v1", "kind": "ReplicaSet",
