@@ -19,6 +19,7 @@ use crate::support::container::image_digest;
 use crate::support::git::{GitServer, notebook, tempdir};
 use crate::support::kubelet::Kubelet;
 use crate::support::objects::resource;
+use crate::support::proxy::{Fault, Proxy, Rule};
 use crate::support::{Operator, OperatorOptions, Scenario, annotation, job, message, phase};
 
 /// How long a job with a build takes at most: nbv looks at a running build every 30 s,
@@ -58,6 +59,7 @@ struct Builders {
     builds: Builds,
     _kubelet: Kubelet,
     _operator: Operator,
+    _proxy: Option<Proxy>,
 }
 
 impl Builders {
@@ -67,12 +69,32 @@ impl Builders {
 
     /// The same, nbv run with more `flags`.
     async fn start_with(prefix: &str, flags: &[&str]) -> Builders {
+        Builders::started(prefix, flags, &[]).await
+    }
+
+    /// The same on a cluster that does not serve the API `groups`, as nbv sees it: nbv
+    /// runs behind a proxy that sends their requests to a group no server serves.
+    async fn start_without(prefix: &str, groups: &[&str]) -> Builders {
+        Builders::started(prefix, &[], groups).await
+    }
+
+    async fn started(prefix: &str, flags: &[&str], unserved: &[&str]) -> Builders {
         let s = Scenario::new(prefix).await;
         let git = GitServer::start();
         let url = repository(&git);
         let kubelet = Kubelet::start(s.client.clone(), &s.namespace);
         let builds = Builds::start(s.client.clone(), &s.namespace);
-        let operator = s.operator(&OperatorOptions::default_mode(&s.namespace).with(flags));
+        let mut options = OperatorOptions::default_mode(&s.namespace).with(flags);
+        let proxy = (!unserved.is_empty()).then(|| {
+            let proxy = Proxy::start(&s.cluster);
+            for group in unserved {
+                let rule = Rule::on(None, format!("/apis/{group}/"), Fault::Unserved);
+                proxy.inject(rule.times(usize::MAX));
+            }
+            options.kubeconfig = Some(proxy.kubeconfig().to_owned());
+            proxy
+        });
+        let operator = s.operator(&options);
         Builders {
             s,
             git,
@@ -80,6 +102,7 @@ impl Builders {
             builds,
             _kubelet: kubelet,
             _operator: operator,
+            _proxy: proxy,
         }
     }
 
@@ -457,14 +480,9 @@ async fn a_build_past_its_timeout_fails_the_job() {
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn s2i_without_openshift_builds_on_shipwright() {
-    let b = Builders::start("e2e-build-s2i").await;
-    // The suite installs no build.openshift.io: this is the cluster s2i falls back on.
-    assert!(
-        kube::discovery::group(&b.s.client, "build.openshift.io")
-            .await
-            .is_err(),
-        "build.openshift.io is served"
-    );
+    // The cluster s2i falls back on: nbv sees no build.openshift.io (the API server's
+    // own answer for a group it does not serve), though the suite installed one.
+    let b = Builders::start_without("e2e-build-s2i", &["build.openshift.io"]).await;
     // Shipwright's message when a strategy's step fails.
     let step_failed = "buildrun step step-build-and-push failed, for detailed information: \
                        kubectl --namespace ml logs s2i-fails-pod --container=step-build-and-push";
@@ -539,6 +557,135 @@ async fn s2i_without_openshift_builds_on_shipwright() {
         );
     }
     b.finish("two s2i builds on Shipwright").await;
+}
+
+#[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
+async fn s2i_on_openshift_is_a_build_config_and_its_build() {
+    let b = Builders::start("e2e-build-openshift").await;
+    // The last lines of a failed S2I build's log, as OpenShift keeps them.
+    let log = "ERROR: Could not find a version that satisfies the requirement pyyaml==99\n\
+               error: build error: error building at STEP \"RUN /tmp/scripts/assemble\": exit status 1";
+    b.builds
+        .hook("fails", Hook::Fail("GenericBuildFailed".into(), log.into()));
+    b.builds.hook("held", Hook::Hold);
+    for name in ["s2i", "fails", "held"] {
+        let mut config = json!({"enabled": true, "strategy": "s2i",
+                                "requirementsFile": "withreqs/requirements.txt",
+                                // Each job its own build: their inputs differ.
+                                "baseImage": format!("registry.access.redhat.com/ubi9/python-311:{name}")});
+        if name == "held" {
+            config["timeout"] = json!("1s");
+        }
+        b.job(name, "main", "withreqs/train.ipynb", config).await;
+    }
+
+    let job = b.s.ended("s2i", BUILT).await;
+    assert_succeeded(&job);
+    let builds = b.api("build.openshift.io", "v1", "Build", "builds");
+    let of_job = |objects: &[DynamicObject], job: &str| {
+        objects
+            .iter()
+            .find(|o| {
+                o.metadata
+                    .labels
+                    .as_ref()
+                    .and_then(|l| l.get("mlops.dev/job"))
+                    .map(String::as_str)
+                    == Some(job)
+            })
+            .unwrap_or_else(|| panic!("the object of {job}"))
+            .clone()
+    };
+    let all = b.list(&builds).await;
+    assert_eq!(all.len(), 3, "one Build a job");
+    let build = of_job(&all, "s2i");
+    let spec = &build.data["spec"];
+    assert_eq!(spec["strategy"]["type"], "Source", "{spec}");
+    assert_eq!(
+        spec["strategy"]["sourceStrategy"]["from"]["name"],
+        "registry.access.redhat.com/ubi9/python-311:s2i"
+    );
+    assert_eq!(spec["source"]["contextDir"], "withreqs", "{spec}");
+    assert_eq!(spec["source"]["git"]["uri"], b.url.as_str(), "{spec}");
+    let config_name =
+        build.metadata.labels.clone().unwrap_or_default()["openshift.io/build-config.name"].clone();
+    let configs = b.api("build.openshift.io", "v1", "BuildConfig", "buildconfigs");
+    let config = configs.get(&config_name).await.expect("the BuildConfig");
+    assert_eq!(config.data["spec"]["runPolicy"], "Serial");
+    assert_eq!(build.data["status"]["phase"], "Complete");
+    let digest = build.data["status"]["output"]["to"]["imageDigest"]
+        .as_str()
+        .expect("an image digest");
+    assert_eq!(digest, digest_of(spec));
+    assert_eq!(
+        b.pod_image(&job).await,
+        format!("{}@{digest}", b.repository())
+    );
+
+    let fails = b.s.ended("fails", BUILT).await;
+    assert_failed(&fails, "BuildFailed");
+    let text = message(&fails);
+    assert!(
+        text.contains("GenericBuildFailed") && text.contains("pyyaml==99"),
+        "the build's reason and log snippet: {text}"
+    );
+
+    // Past its timeout and a minute's grace, nbv cancels it as `oc cancel-build` does.
+    let held = b.s.ended("held", BUILT).await;
+    assert_failed(&held, "BuildTimedOut");
+    let held_name = of_job(&b.list(&builds).await, "held")
+        .metadata
+        .name
+        .unwrap_or_default();
+    crate::support::eventually(
+        "the held Build to end Cancelled",
+        Duration::from_secs(30),
+        || async {
+            let build = builds.get(&held_name).await.ok()?;
+            let status = &build.data["status"];
+            (status["cancelled"] == true && status["phase"] == "Cancelled").then_some(())
+        },
+    )
+    .await;
+    b.finish("three s2i builds on OpenShift").await;
+}
+
+#[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
+async fn a_strategy_whose_api_is_not_served_fails_the_job_at_once() {
+    let groups = ["tekton.dev", "shipwright.io", "build.openshift.io"];
+    let b = Builders::start_without("e2e-build-unserved", &groups).await;
+    let jobs = [
+        ("tekton", json!({"strategy": "tekton"}), "tekton.dev/v1"),
+        (
+            "shipwright",
+            json!({"strategy": "shipwright", "dockerfile": "Dockerfile"}),
+            "shipwright.io/v1beta1",
+        ),
+        (
+            "s2i",
+            json!({"strategy": "s2i", "requirementsFile": "withreqs/requirements.txt"}),
+            "shipwright.io/v1beta1",
+        ),
+    ];
+    for (name, config, _) in &jobs {
+        let mut config = config.clone();
+        config["enabled"] = json!(true);
+        b.job(name, "main", "withreqs/train.ipynb", config).await;
+    }
+    for (name, _, api) in &jobs {
+        // At once: a build not created is not looked at again 30 s later.
+        let job = b.s.ended(name, Duration::from_secs(25)).await;
+        assert_failed(&job, "BuildApiNotServed");
+        let text = message(&job);
+        assert!(
+            text.contains(&format!("strategy {name} needs the API {api}"))
+                && text.contains("podConfig.buildConfig.strategy"),
+            "names the strategy, the API and the field: {text}"
+        );
+    }
+    b.finish("three strategies whose APIs are not served").await;
 }
 
 #[tokio::test]

@@ -1,11 +1,14 @@
 //! What a user installs before nbv runs: nbv's CRD and role (`config/`), Argo CD's CRDs,
 //! KServe's InferenceService CRD, the build systems' CRDs (Tekton's and Shipwright's
-//! own, so that nbv's build objects pass their schemas) and the Shipwright build
-//! strategies nbv's builds name; installed once per test process.
+//! own, so that nbv's build objects pass their schemas; a stand-in of OpenShift's) and
+//! the Shipwright build strategies nbv's builds name; installed once per test process.
 //!
-//! OpenShift's `build.openshift.io` is not installed: OpenShift serves it from its own
-//! API server, not as CRDs, and a cluster without it is where `strategy: s2i` must fall
-//! back to Shipwright's `source-to-image` strategy (`builds.rs` proves that fallback).
+//! OpenShift serves `build.openshift.io` from its own API server, not as CRDs; the
+//! suite installs a stand-in of its BuildConfig and Build as CRDs with the fields nbv
+//! writes typed (a field OpenShift does not know is pruned, a required one refused),
+//! and without a status subresource, as OpenShift has none. A test that needs a cluster
+//! without OpenShift's builds runs nbv behind a proxy that does not serve the group
+//! (`support::proxy::Fault::Unserved`).
 
 use std::time::Duration;
 
@@ -59,6 +62,68 @@ fn without_empty_defaults(mut value: Value) -> Value {
     value
 }
 
+/// OpenShift's BuildConfig and Build (`build.openshift.io/v1`), as CRDs: the parts of
+/// their spec nbv writes, typed as OpenShift's API types them.
+fn openshift_build_crds() -> Vec<Value> {
+    let reference = json!({"type": "object", "required": ["name"],
+                           "properties": {"kind": {"type": "string"},
+                                          "name": {"type": "string"},
+                                          "namespace": {"type": "string"}}});
+    let secret = json!({"type": "object", "required": ["name"],
+                        "properties": {"name": {"type": "string"}}});
+    let common = json!({
+        "serviceAccount": {"type": "string"},
+        "completionDeadlineSeconds": {"type": "integer", "format": "int64"},
+        "source": {"type": "object", "properties": {
+            "type": {"type": "string", "enum": ["Git", "Dockerfile", "Binary", "Image", "None"]},
+            "git": {"type": "object", "required": ["uri"], "properties": {
+                "uri": {"type": "string"}, "ref": {"type": "string"}}},
+            "contextDir": {"type": "string"},
+            "sourceSecret": secret}},
+        "strategy": {"type": "object", "required": ["type"], "properties": {
+            "type": {"type": "string",
+                     "enum": ["Source", "Docker", "Custom", "JenkinsPipeline"]},
+            "sourceStrategy": {"type": "object", "required": ["from"], "properties": {
+                "from": reference, "pullSecret": secret}},
+            "dockerStrategy": {"type": "object", "properties": {
+                "dockerfilePath": {"type": "string"}, "from": reference,
+                "pullSecret": secret}}}},
+        "output": {"type": "object", "properties": {"to": reference, "pushSecret": secret}},
+    });
+    let mut config = common.clone();
+    config["runPolicy"] =
+        json!({"type": "string", "enum": ["Serial", "Parallel", "SerialLatestOnly"]});
+    config["triggers"] = json!({"type": "array", "items": {"type": "object",
+                                 "x-kubernetes-preserve-unknown-fields": true}});
+    let mut build = common;
+    build["triggeredBy"] = json!({"type": "array", "items": {"type": "object",
+                                  "properties": {"message": {"type": "string"}}}});
+    let crd = |kind: &str, plural: &str, spec: Value| {
+        json!({
+            "apiVersion": "apiextensions.k8s.io/v1",
+            "kind": "CustomResourceDefinition",
+            "metadata": {"name": format!("{plural}.build.openshift.io")},
+            "spec": {
+                "group": "build.openshift.io",
+                "scope": "Namespaced",
+                "names": {"kind": kind, "plural": plural, "singular": kind.to_lowercase(),
+                          "listKind": format!("{kind}List")},
+                "versions": [{
+                    "name": "v1", "served": true, "storage": true,
+                    "schema": {"openAPIV3Schema": {"type": "object", "properties": {
+                        "spec": {"type": "object", "properties": spec},
+                        "status": {"type": "object",
+                                   "x-kubernetes-preserve-unknown-fields": true}}}}
+                }]
+            }
+        })
+    };
+    vec![
+        crd("BuildConfig", "buildconfigs", config),
+        crd("Build", "builds", build),
+    ]
+}
+
 static INSTALLED: OnceCell<()> = OnceCell::const_new();
 
 /// Installs everything once; later calls return at once.
@@ -77,6 +142,7 @@ async fn install_everything(client: &kube::Client) {
         ));
     }
     crds.push(inference_service_crd());
+    crds.extend(openshift_build_crds());
     let reference = root.join("../shared/reference");
     for file in [
         "tekton/300-pipeline.yaml",

@@ -87,7 +87,17 @@ pub enum Fault {
     /// Answers a watch with a `200` and then nothing, ever: a watch whose connection
     /// stalled without closing.
     Silent,
+    /// Sends the request on with its API group (`/apis/GROUP/...`) replaced by one no
+    /// API server serves, and passes the API server's own answer back: the cluster
+    /// does not serve the group, as nbv sees it. It is sent as the administrator:
+    /// RBAC authorizes a group by its name, served or not, and nbv's role names the
+    /// real group, not the stand-in's, so nbv's own token would get a 403 where a
+    /// cluster without the group answers 404.
+    Unserved,
 }
+
+/// The group [`Fault::Unserved`] sends requests to: `.invalid` is never registered.
+const UNSERVED_GROUP: &str = "unserved.e2e.invalid";
 
 /// A fault for some requests: the first `times` requests whose method is `method`
 /// (any if `None`), whose path contains `path`, and which are (or are not) watches.
@@ -214,6 +224,13 @@ impl Proxy {
         };
         let upstream: http::Uri = field("server:").parse().expect("the API server's URL");
         let upstream_ca = PathBuf::from(field("certificate-authority:"));
+        let admin = std::fs::read_to_string(cluster.admin_kubeconfig())
+            .expect("read the administrator's kubeconfig");
+        let admin_token = admin
+            .lines()
+            .find_map(|l| l.trim().strip_prefix("token:").map(str::trim))
+            .expect("a token in the administrator's kubeconfig")
+            .to_owned();
         let dir = tempdir("proxy");
         certificates(&dir);
         let tls = acceptor(&dir);
@@ -257,7 +274,7 @@ impl Proxy {
                     .build()
                     .expect("the proxy's runtime");
                 runtime.block_on(async move {
-                    let upstream = Upstream::new(upstream, &upstream_ca);
+                    let upstream = Upstream::new(upstream, &upstream_ca, admin_token);
                     let listener =
                         tokio::net::TcpListener::from_std(listener).expect("a tokio listener");
                     tokio::select! {
@@ -367,10 +384,12 @@ impl Drop for Proxy {
 struct Upstream {
     base: http::Uri,
     client: Client<hyper_rustls::HttpsConnector<HttpConnector>, Full<Bytes>>,
+    /// `Authorization` of the administrator ([`Fault::Unserved`]).
+    admin: http::HeaderValue,
 }
 
 impl Upstream {
-    fn new(base: http::Uri, ca: &Path) -> Upstream {
+    fn new(base: http::Uri, ca: &Path, admin_token: String) -> Upstream {
         let mut roots = rustls::RootCertStore::empty();
         for cert in CertificateDer::pem_file_iter(ca).expect("read the API server's CA") {
             roots
@@ -391,6 +410,9 @@ impl Upstream {
         Upstream {
             base,
             client: Client::builder(TokioExecutor::new()).build(connector),
+            admin: format!("Bearer {admin_token}")
+                .parse()
+                .expect("a header value"),
         }
     }
 
@@ -497,7 +519,7 @@ async fn handle(
     kill: &Notify,
     request: Request<Incoming>,
 ) -> Answer {
-    let (parts, body) = request.into_parts();
+    let (mut parts, body) = request.into_parts();
     let path = parts.uri.path().to_owned();
     let watch = parts
         .uri
@@ -516,6 +538,11 @@ async fn handle(
         Some(Fault::Gone) => return gone(),
         Some(Fault::Silent) => return silent(),
         Some(Fault::Hang) => std::future::pending::<()>().await,
+        Some(Fault::Unserved) => {
+            parts.uri = unserved(&parts.uri);
+            let admin = upstream.admin.clone();
+            parts.headers.insert(http::header::AUTHORIZATION, admin);
+        }
         _ => {}
     }
     let answer = match upstream.send(parts, body).await {
@@ -543,6 +570,20 @@ async fn handle(
         head.headers.remove(name);
     }
     Response::from_parts(head, body.boxed())
+}
+
+/// `uri` with its API group replaced by [`UNSERVED_GROUP`]; any other path as it is.
+fn unserved(uri: &http::Uri) -> http::Uri {
+    let path = uri.path_and_query().map_or("/", |p| p.as_str());
+    match path
+        .strip_prefix("/apis/")
+        .and_then(|rest| rest.split_once('/'))
+    {
+        Some((_group, rest)) => format!("/apis/{UNSERVED_GROUP}/{rest}")
+            .parse()
+            .expect("a path"),
+        None => uri.clone(),
+    }
 }
 
 /// An error answer of the API server's shape (a `Status`).

@@ -1,14 +1,16 @@
 //! The build systems' controllers this control plane lacks, for nbv's image builds, as
 //! `kubelet.rs` plays the kubelet: Tekton's for PipelineRuns (`tekton.rs`), Shipwright's
-//! for BuildRuns (`shipwright.rs`). They watch nbv's build objects (labelled
+//! for BuildRuns (`shipwright.rs`), OpenShift's for Builds (`openshift.rs`). They watch nbv's build objects (labelled
 //! `app.kubernetes.io/managed-by: nbv`) in one namespace and write their status as the
 //! real controllers do. Kaniko builds are Pods: the kubelet runs them.
 //!
 //! A test can make the build of a job (by its `mlops.dev/job` label) stall (its build
 //! step never ends, the build's own timeout still counts), hold (the build runs
-//! forever, whatever its timeout, until cancelled) or, on Shipwright, fail.
+//! forever, whatever its timeout, until cancelled) or, on Shipwright and OpenShift,
+//! fail.
 
 mod duration;
+mod openshift;
 mod runs;
 mod shipwright;
 mod status;
@@ -32,7 +34,8 @@ pub enum Hook {
     Stall,
     /// The build runs until it is cancelled, past any timeout of its own.
     Hold,
-    /// The build fails with this reason and message (Shipwright).
+    /// The build fails with this reason and message (Shipwright; on OpenShift, the
+    /// message is the build log's last lines).
     Fail(String, String),
 }
 
@@ -48,7 +51,7 @@ impl Hooks {
     }
 }
 
-/// Tekton's and Shipwright's stand-in controllers for one namespace.
+/// The build systems' stand-in controllers for one namespace.
 pub struct Builds {
     tasks: Vec<JoinHandle<()>>,
     hooks: Hooks,
@@ -56,7 +59,7 @@ pub struct Builds {
 }
 
 impl Builds {
-    /// Starts both controllers in `namespace`.
+    /// Starts the controllers in `namespace`.
     pub fn start(client: kube::Client, namespace: &str) -> Builds {
         let hooks = Hooks::default();
         let root = tempdir("builds");
@@ -67,7 +70,12 @@ impl Builds {
                 hooks.clone(),
                 root.clone(),
             )),
-            tokio::spawn(shipwright::run(client, namespace.to_owned(), hooks.clone())),
+            tokio::spawn(shipwright::run(
+                client.clone(),
+                namespace.to_owned(),
+                hooks.clone(),
+            )),
+            tokio::spawn(openshift::run(client, namespace.to_owned(), hooks.clone())),
         ];
         Builds { tasks, hooks, root }
     }

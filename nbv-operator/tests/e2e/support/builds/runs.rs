@@ -1,4 +1,4 @@
-//! What both controllers do with their objects: watch nbv's, run each once, pass on a
+//! What every build controller does with its objects: watch nbv's, run each once, pass on a
 //! cancellation to the run under way, and stop a run whose object is deleted.
 
 use std::collections::{HashMap, HashSet};
@@ -49,7 +49,11 @@ pub async fn run_each<F>(
             }
             continue;
         }
-        if !seen.insert(uid.clone()) || object.data["status"]["completionTime"].is_string() {
+        let status = &object.data["status"];
+        // Tekton's and Shipwright's `completionTime`, OpenShift's `completionTimestamp`.
+        let finished =
+            status["completionTime"].is_string() || status["completionTimestamp"].is_string();
+        if !seen.insert(uid.clone()) || finished {
             continue;
         }
         let (cancel, cancelled_rx) = watch::channel(cancel_now);

@@ -8,15 +8,28 @@ use serde_json::{Value, json};
 
 use crate::support::container::now;
 
-/// Writes `status` (a merge patch) on `name`; retried while the API server refuses
-/// it, as a controller requeues.
+/// Writes `status` (a merge patch) on `name`'s status subresource; retried while the
+/// API server refuses it, as a controller requeues.
 pub async fn write(api: &Api<DynamicObject>, name: &str, status: Value) {
-    let patch = json!({"status": status});
+    patch_retried(api, name, status, true).await;
+}
+
+/// The same for a kind without a status subresource (OpenShift's Builds: their
+/// controller, and `oc cancel-build`, write `status` with the object).
+pub async fn write_object(api: &Api<DynamicObject>, name: &str, status: Value) {
+    patch_retried(api, name, status, false).await;
+}
+
+async fn patch_retried(api: &Api<DynamicObject>, name: &str, status: Value, subresource: bool) {
+    let patch = Patch::Merge(json!({"status": status}));
+    let params = PatchParams::default();
     for _ in 0..120 {
-        match api
-            .patch_status(name, &PatchParams::default(), &Patch::Merge(&patch))
-            .await
-        {
+        let written = if subresource {
+            api.patch_status(name, &params, &patch).await
+        } else {
+            api.patch(name, &params, &patch).await
+        };
+        match written {
             Ok(_) => return,
             Err(kube::Error::Api(e)) if e.code == 404 => return,
             Err(e) => {
