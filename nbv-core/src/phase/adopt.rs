@@ -15,7 +15,9 @@ use crate::api::{NotebookValidationJobStatus, Phase, UnknownPhase};
 #[cfg(test)]
 use super::RetryPolicy;
 use super::conditions::dedupe_conditions;
-use super::record::{default_message, ready_status, set_ready};
+use super::record::{
+    default_message, ready_status, run_conditions, run_conditions_agree, set_ready,
+};
 use super::{ConditionType, Reason, RunState, find_condition, truncate_message};
 
 /// Reads a phase given as a string (from a `DynamicObject`, a label, a command-line
@@ -83,20 +85,26 @@ pub(super) fn settle(
     let conditions = status.conditions.get_or_insert_with(Vec::new);
     dedupe_conditions(conditions);
     for condition in conditions.iter_mut() {
-        let ours = condition.type_ == ConditionType::READY.as_str()
-            || condition.type_ == ConditionType::RETRYING.as_str();
+        let ours = run_conditions(phase)
+            .iter()
+            .map(|(type_, _)| type_)
+            .chain([&ConditionType::RETRYING])
+            .any(|type_| condition.type_ == type_.as_str());
         if ours {
             condition.observed_generation = generation;
         }
     }
-    let ready_agrees = find_condition(conditions, &ConditionType::READY)
-        .is_some_and(|ready| ready.status == ready_status(phase).as_str());
-    if !ready_agrees {
-        let reason = match phase {
-            Phase::Succeeded => Reason::VALIDATION_SUCCEEDED,
-            Phase::Failed => Reason::VALIDATION_FAILED,
-            other => Reason::of_phase(other),
-        };
+    if !run_conditions_agree(conditions, phase) {
+        // A `Ready` that agrees keeps its reason (a status written before `Reconciling`
+        // and `Stalled` existed gets them with it).
+        let reason = find_condition(conditions, &ConditionType::READY)
+            .filter(|ready| ready.status == ready_status(phase).as_str())
+            .and_then(|ready| Reason::new(&ready.reason).ok())
+            .unwrap_or(match phase {
+                Phase::Succeeded => Reason::VALIDATION_SUCCEEDED,
+                Phase::Failed => Reason::VALIDATION_FAILED,
+                other => Reason::of_phase(other),
+            });
         set_ready(status, &reason, now);
     }
 }

@@ -230,6 +230,12 @@ pub struct ConditionType(Cow<'static, str>);
 impl ConditionType {
     /// `True` when the run succeeded, `False` when it failed, `Unknown` while it runs.
     pub const READY: ConditionType = ConditionType::known("Ready");
+    /// kstatus's condition for work under way: `True` while the run is in progress,
+    /// `False` once it has ended (with `Ready`'s reason and message).
+    pub const RECONCILING: ConditionType = ConditionType::known("Reconciling");
+    /// kstatus's condition for a failure that needs a person: `True` once the run has
+    /// failed, `False` otherwise (with `Ready`'s reason and message).
+    pub const STALLED: ConditionType = ConditionType::known("Stalled");
     /// Present once a run has scheduled a retry: `True` while a retry waits or runs,
     /// `False` once the run has ended.
     pub const RETRYING: ConditionType = ConditionType::known("Retrying");

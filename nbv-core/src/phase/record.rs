@@ -1,9 +1,11 @@
 //! Reading and writing a run's record in the status: the current attempt, when a
-//! retry is due, the phase's `Ready` condition and message.
+//! retry is due, the run's conditions (`Ready`, `Reconciling`, `Stalled`) and message.
 
 use std::time::Duration;
 
 use chrono::{DateTime, TimeDelta, Utc};
+
+use k8s_openapi::apimachinery::pkg::apis::meta::v1::Condition;
 
 use crate::api::{BuildPhase, CellResult, NotebookValidationJobStatus, Phase};
 
@@ -75,21 +77,45 @@ pub(super) fn ready_status(phase: Phase) -> ConditionStatus {
     }
 }
 
-/// Sets `Ready` from the phase, with the status message as its message.
+/// The conditions that say where the run stands, and their status in `phase`: `Ready`,
+/// and kstatus's `Reconciling` and `Stalled`, so that `kubectl wait` and kstatus-based
+/// tools (Flux, kpt, cli-utils) tell a run in progress from a failed one.
+pub(super) fn run_conditions(phase: Phase) -> [(ConditionType, ConditionStatus); 3] {
+    let phase = phase.migrated();
+    let ended = phase.is_terminal();
+    [
+        (ConditionType::READY, ready_status(phase)),
+        (ConditionType::RECONCILING, holds(!ended)),
+        (ConditionType::STALLED, holds(phase == Phase::Failed)),
+    ]
+}
+
+fn holds(holds: bool) -> ConditionStatus {
+    if holds {
+        ConditionStatus::True
+    } else {
+        ConditionStatus::False
+    }
+}
+
+/// Whether `conditions` hold the run conditions of `phase`, each with its status.
+pub(super) fn run_conditions_agree(conditions: &[Condition], phase: Phase) -> bool {
+    run_conditions(phase).iter().all(|(type_, status)| {
+        find_condition(conditions, type_).is_some_and(|c| c.status == status.as_str())
+    })
+}
+
+/// Sets the run conditions from the phase, with `reason` and the status message.
 pub(super) fn set_ready(s: &mut Status, reason: &Reason, now: DateTime<Utc>) {
-    let status = ready_status(s.phase.unwrap_or(Phase::Initializing));
+    let phase = s.phase.unwrap_or(Phase::Initializing);
     let message = s.message.clone().unwrap_or_default();
     let generation = s.observed_generation;
     let conditions = s.conditions.get_or_insert_with(Vec::new);
-    set_condition(
-        conditions,
-        &ConditionType::READY,
-        status,
-        reason,
-        &message,
-        now,
-        generation,
-    );
+    for (type_, status) in run_conditions(phase) {
+        set_condition(
+            conditions, &type_, status, reason, &message, now, generation,
+        );
+    }
 }
 
 pub(super) fn set_retrying(

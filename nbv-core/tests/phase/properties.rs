@@ -417,7 +417,30 @@ fn assert_consistent(s: &Status, policy: &RetryPolicy) -> Result<(), TestCaseErr
         "Ready disagrees with {}",
         phase
     );
+    let verdict = match phase {
+        Phase::Succeeded => "Current",
+        Phase::Failed => "Failed",
+        _ => "InProgress",
+    };
+    prop_assert_eq!(kstatus(s), verdict, "kstatus disagrees with {}", phase);
     Ok(())
+}
+
+/// kstatus's verdict on a custom resource whose `metadata.generation` is the status's
+/// `observedGeneration`, by its generic rules (cli-utils `pkg/kstatus/status`):
+/// `Reconciling=True` is InProgress, then `Stalled=True` Failed, anything else Current.
+fn kstatus(s: &Status) -> &'static str {
+    let conditions = s.conditions.as_deref().unwrap_or_default();
+    let holds = |type_: &ConditionType| {
+        find_condition(conditions, type_).is_some_and(|c| c.status == "True")
+    };
+    if holds(&ConditionType::RECONCILING) {
+        "InProgress"
+    } else if holds(&ConditionType::STALLED) {
+        "Failed"
+    } else {
+        "Current"
+    }
 }
 
 fn run_fields_reset(

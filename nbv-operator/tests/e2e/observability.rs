@@ -1,7 +1,8 @@
 //! Observing nbv the way the field does, on the real API server: Debian's Prometheus
 //! scrapes `nbv run` and evaluates nbv's alert rules, a failing job makes its alert
 //! fire, every query of the Grafana dashboard returns data, a stopped operator is seen
-//! down; and `kubectl wait --for=condition=Ready` waits for a run.
+//! down; and `kubectl wait` waits for a run: `--for=condition=Ready` for success,
+//! `Stalled` for failure, `Reconciling=false` for either.
 
 use std::path::Path;
 use std::process::Output;
@@ -181,16 +182,22 @@ async fn prometheus_scrapes_nbv_run_fires_an_alert_and_answers_the_dashboard() {
     s.clean_up().await;
 }
 
-/// `kubectl wait --for=condition=Ready` on a job, as a process, with the
+/// `kubectl wait --for=condition=CONDITION` on a job, as a process, with the
 /// administrator's kubeconfig.
-fn kubectl_wait(namespace: &str, kubeconfig: &Path, job: &str, timeout: &str) -> Output {
+fn kubectl_wait(
+    namespace: &str,
+    kubeconfig: &Path,
+    job: &str,
+    condition: &str,
+    timeout: &str,
+) -> Output {
     std::process::Command::new("kubectl")
         .args([
             "wait",
             "--namespace",
             namespace,
             &format!("notebookvalidationjob/{job}"),
-            "--for=condition=Ready",
+            &format!("--for=condition={condition}"),
             &format!("--timeout={timeout}"),
         ])
         .env("KUBECONFIG", kubeconfig)
@@ -198,9 +205,14 @@ fn kubectl_wait(namespace: &str, kubeconfig: &Path, job: &str, timeout: &str) ->
         .expect("run kubectl (Debian's kubernetes-client: scripts/monitoring-tools install)")
 }
 
+/// Whether `kubectl wait` said the condition was met.
+fn met(output: &Output) -> bool {
+    output.status.success() && String::from_utf8_lossy(&output.stdout).contains("condition met")
+}
+
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
-async fn kubectl_wait_for_condition_ready_waits_for_a_successful_run() {
+async fn kubectl_wait_tells_success_from_failure() {
     let s = Scenario::new("e2e-kubectl-wait").await;
     let git = GitServer::start();
     let url = repository(&git, "models");
@@ -213,10 +225,11 @@ async fn kubectl_wait_for_condition_ready_waits_for_a_successful_run() {
 
     // Started while the run is in progress: returns when Ready turns True.
     let (ns, kubeconfig) = (s.namespace.clone(), s.cluster.admin_kubeconfig().to_owned());
-    let waited =
-        tokio::task::spawn_blocking(move || kubectl_wait(&ns, &kubeconfig, "passes", "150s"))
-            .await
-            .expect("kubectl wait ran");
+    let waited = tokio::task::spawn_blocking(move || {
+        kubectl_wait(&ns, &kubeconfig, "passes", "Ready", "150s")
+    })
+    .await
+    .expect("kubectl wait ran");
     assert!(
         waited.status.success(),
         "kubectl wait failed: {}{}",
@@ -238,10 +251,23 @@ async fn kubectl_wait_for_condition_ready_waits_for_a_successful_run() {
         (job.status.and_then(|s| s.phase) == Some(nbv_core::api::Phase::Failed)).then_some(())
     })
     .await;
-    let failed = kubectl_wait(&s.namespace, s.cluster.admin_kubeconfig(), "raises", "5s");
+    let admin = s.cluster.admin_kubeconfig();
+    let wait = |job: &str, condition: &str| kubectl_wait(&s.namespace, admin, job, condition, "5s");
     assert!(
-        !failed.status.success(),
-        "kubectl wait succeeded on a failed run"
+        !met(&wait("raises", "Ready")),
+        "kubectl wait for Ready succeeded on a failed run"
     );
+    // kstatus's conditions: a failure is Stalled, and neither run is Reconciling any more.
+    assert!(met(&wait("raises", "Stalled")), "a failed run is Stalled");
+    assert!(
+        !met(&wait("passes", "Stalled")),
+        "a run that passed is not Stalled"
+    );
+    for job in ["passes", "raises"] {
+        assert!(
+            met(&wait(job, "Reconciling=false")),
+            "{job} is still Reconciling"
+        );
+    }
     s.clean_up().await;
 }
