@@ -104,8 +104,10 @@ fn the_ratios_alerts_use_exist_before_any_event() {
     ] {
         assert_eq!(sample(&text, series), Some(0.0), "{series} in\n{text}");
     }
-    // Families whose labels come from callers appear with their first series.
-    assert!(!text.contains("argocd_triggers"), "{text}");
+    // Families labelled by free-form values appear with their first series.
+    for family in ["nbv_reconcile_errors", "nbv_application_status_patches"] {
+        assert!(!text.contains(family), "{family} in\n{text}");
+    }
 }
 
 #[test]
@@ -175,12 +177,24 @@ fn label_values_are_escaped() {
 }
 
 const ACTIONS: [&str; 3] = ["restart", "sync", "refresh"];
-const STATUSES: [TriggerStatus; 4] = [
-    TriggerStatus::Succeeded,
-    TriggerStatus::Failed,
-    TriggerStatus::Refused,
-    TriggerStatus::Deferred,
-];
+const STATUSES: [TriggerStatus; 4] = TriggerStatus::ALL;
+
+/// An alert on `increase(argocd_triggers_total{status="failure"}[15m])` sees a first
+/// failure only if the series existed before it, at zero.
+#[test]
+fn every_trigger_series_is_exposed_at_zero_before_the_first_trigger() {
+    let text = Metrics::new().encode();
+    for action in nbv_core::triggers::Action::ALL {
+        for status in TriggerStatus::ALL {
+            let series = format!(
+                "argocd_triggers_total{{action=\"{}\",status=\"{}\"}}",
+                action.as_str(),
+                status.as_str()
+            );
+            assert_eq!(sample(&text, &series), Some(0.0), "{series}:\n{text}");
+        }
+    }
+}
 
 proptest! {
     /// Every call is counted exactly once, under its own labels.
@@ -213,8 +227,8 @@ proptest! {
                     "argocd_triggers_total{{action=\"{name}\",status=\"{}\"}}",
                     value.as_str()
                 );
-                let count = expected_triggers.get(&(action, status)).copied();
-                prop_assert_eq!(sample(&text, &series), count.map(|c| c as f64), "{}", series);
+                let count = expected_triggers.get(&(action, status)).copied().unwrap_or(0);
+                prop_assert_eq!(sample(&text, &series), Some(count as f64), "{}", series);
             }
         }
         for phase in ["Succeeded", "Failed"] {

@@ -82,6 +82,14 @@ pub enum TriggerStatus {
 }
 
 impl TriggerStatus {
+    /// Every status, in the order of the `status` label's documentation.
+    pub const ALL: [TriggerStatus; 4] = [
+        TriggerStatus::Succeeded,
+        TriggerStatus::Failed,
+        TriggerStatus::Refused,
+        TriggerStatus::Deferred,
+    ];
+
     /// The label value.
     ///
     /// # Examples
@@ -257,11 +265,13 @@ impl Metrics {
 
     /// A registry with every family registered.
     ///
-    /// The outcomes that alerts divide by (`phase` `Succeeded` and `Failed`, reconcile
-    /// `ok` and `error`) start at zero, so a ratio exists before the first event. The
-    /// families labelled by callers (`argocd_triggers_total`,
-    /// `nbv_reconcile_errors_total`, `nbv_application_status_patches_total`) appear in
-    /// the exposition with their first series.
+    /// Every series whose labels are known in advance starts at zero: the outcomes
+    /// that alerts divide by (`phase` `Succeeded` and `Failed`, reconcile `ok` and
+    /// `error`), and `argocd_triggers_total` for every action and status. A series
+    /// that appeared with its first event would hide that event from `increase()`, so
+    /// an alert on it would miss the first failure of each process. The families
+    /// labelled by free-form values (`nbv_reconcile_errors_total`,
+    /// `nbv_application_status_patches_total`) appear with their first series.
     ///
     /// # Examples
     ///
@@ -269,6 +279,7 @@ impl Metrics {
     /// let text = nbv_operator::operator::metrics::Metrics::new().encode();
     /// assert!(text.contains("# TYPE notebook_validation_duration_seconds histogram"));
     /// assert!(text.contains("nbv_reconcile_total{outcome=\"error\"} 0"));
+    /// assert!(text.contains("argocd_triggers_total{action=\"restart\",status=\"failure\"} 0"));
     /// ```
     pub fn new() -> Self {
         Self::with_options(MetricsOptions::default())
@@ -348,6 +359,16 @@ impl Metrics {
                 outcome: outcome.as_str(),
             }));
         }
+        let trigger_actions = LabelBudget::default();
+        for action in nbv_core::triggers::Action::ALL {
+            let action = trigger_actions.admit(action.as_str());
+            for status in TriggerStatus::ALL {
+                drop(triggers.get_or_create(&TriggerLabels {
+                    action: action.clone(),
+                    status: status.as_str(),
+                }));
+            }
+        }
 
         Metrics {
             registry,
@@ -359,7 +380,7 @@ impl Metrics {
             reconcile_duration,
             reconcile_errors,
             application_patches,
-            trigger_actions: LabelBudget::default(),
+            trigger_actions,
             error_kinds: LabelBudget::default(),
             patch_results: LabelBudget::default(),
             upstream,
