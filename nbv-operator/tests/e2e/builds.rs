@@ -241,6 +241,22 @@ fn replay(url: &str, git_ref: &str, task: &Value) -> (String, String) {
     (digest, String::from_utf8_lossy(&output.stdout).into_owned())
 }
 
+/// The object of `objects` that belongs to job `job` (its `mlops.dev/job` label).
+fn of_job(objects: &[DynamicObject], job: &str) -> DynamicObject {
+    objects
+        .iter()
+        .find(|o| {
+            o.metadata
+                .labels
+                .as_ref()
+                .and_then(|l| l.get("mlops.dev/job"))
+                .map(String::as_str)
+                == Some(job)
+        })
+        .unwrap_or_else(|| panic!("the build object of job {job}"))
+        .clone()
+}
+
 fn is_digest(text: &str) -> bool {
     text.strip_prefix("sha256:")
         .is_some_and(|hex| hex.len() == 64 && hex.bytes().all(|b| b.is_ascii_hexdigit()))
@@ -441,19 +457,7 @@ async fn a_build_past_its_timeout_fails_the_job() {
     );
 
     let runs = b.list(&b.pipeline_runs()).await;
-    let run_of = |job: &str| {
-        runs.iter()
-            .find(|r| {
-                r.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get("mlops.dev/job"))
-                    .map(String::as_str)
-                    == Some(job)
-            })
-            .unwrap_or_else(|| panic!("the PipelineRun of {job}"))
-            .clone()
-    };
+    let run_of = |job: &str| of_job(&runs, job);
     let stalled = run_of("stalls");
     assert_eq!(stalled.data["spec"]["timeouts"]["pipeline"], "1s");
     let (_, reason, _) = succeeded(&stalled);
@@ -507,17 +511,7 @@ async fn s2i_without_openshift_builds_on_shipwright() {
         .list(&b.api("shipwright.io", "v1beta1", "BuildRun", "buildruns"))
         .await;
     assert_eq!(runs.len(), 2, "one BuildRun a job");
-    let run = runs
-        .iter()
-        .find(|r| {
-            r.metadata
-                .labels
-                .as_ref()
-                .and_then(|l| l.get("mlops.dev/job"))
-                .map(String::as_str)
-                == Some("s2i")
-        })
-        .expect("the BuildRun of s2i");
+    let run = of_job(&runs, "s2i");
     let labels = run.metadata.labels.clone().unwrap_or_default();
     assert_eq!(
         labels.get("mlops.dev/build-strategy").map(String::as_str),
@@ -583,20 +577,6 @@ async fn s2i_on_openshift_is_a_build_config_and_its_build() {
     let job = b.s.ended("s2i", BUILT).await;
     assert_succeeded(&job);
     let builds = b.api("build.openshift.io", "v1", "Build", "builds");
-    let of_job = |objects: &[DynamicObject], job: &str| {
-        objects
-            .iter()
-            .find(|o| {
-                o.metadata
-                    .labels
-                    .as_ref()
-                    .and_then(|l| l.get("mlops.dev/job"))
-                    .map(String::as_str)
-                    == Some(job)
-            })
-            .unwrap_or_else(|| panic!("the object of {job}"))
-            .clone()
-    };
     let all = b.list(&builds).await;
     assert_eq!(all.len(), 3, "one Build a job");
     let build = of_job(&all, "s2i");
