@@ -73,7 +73,9 @@ fn the_exposition_after_a_fixed_sequence_of_calls() {
     insta::assert_snapshot!(sorted_within_families(&metrics.encode()));
 }
 
-/// The exposition with the sample lines of each family sorted, comments kept in place.
+/// The exposition with the sample lines of each family sorted, comments kept in place,
+/// and the values of the process's own figures (`process_*`, measured at the scrape)
+/// masked.
 fn sorted_within_families(text: &str) -> String {
     let mut out = Vec::new();
     let mut samples = Vec::new();
@@ -81,14 +83,62 @@ fn sorted_within_families(text: &str) -> String {
         if line.starts_with('#') {
             samples.sort_unstable();
             out.append(&mut samples);
-            out.push(line);
+            out.push(line.to_owned());
+        } else if line.starts_with("process_") {
+            let name = line.split(' ').next().unwrap_or(line);
+            samples.push(format!("{name} <measured>"));
         } else {
-            samples.push(line);
+            samples.push(line.to_owned());
         }
     }
     samples.sort_unstable();
     out.append(&mut samples);
     out.join("\n")
+}
+
+/// What every operator exposes, at the first scrape: the process's figures, the
+/// build, and the client's requests once one was made.
+#[test]
+fn the_process_the_build_and_the_clients_requests_are_exposed() {
+    let metrics = Metrics::new();
+    metrics
+        .api_requests()
+        .count(&http::Method::GET, "10.0.0.1:6443", Some(200));
+    let text = metrics.encode();
+    assert_eq!(
+        sample(
+            &text,
+            &format!(
+                "nbv_build_info{{version=\"{}\"}}",
+                env!("CARGO_PKG_VERSION")
+            )
+        ),
+        Some(1.0)
+    );
+    assert_eq!(
+        sample(
+            &text,
+            "rest_client_requests_total{code=\"200\",host=\"10.0.0.1:6443\",method=\"GET\"}"
+        ),
+        Some(1.0)
+    );
+    for gauge in [
+        "process_resident_memory_bytes",
+        "process_virtual_memory_bytes",
+        "process_open_fds",
+        "process_start_time_seconds",
+        "process_threads",
+    ] {
+        assert!(
+            sample(&text, gauge).is_some_and(|v| v > 0.0),
+            "{gauge} in\n{text}"
+        );
+    }
+    assert!(sample(&text, "process_cpu_seconds_total").is_some_and(|v| v >= 0.0));
+    assert!(
+        text.contains("# TYPE process_cpu_seconds counter\n"),
+        "{text}"
+    );
 }
 
 #[test]

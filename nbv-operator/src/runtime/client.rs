@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use crate::runtime::deadline::{DeadlineLayer, REQUEST_DEADLINE};
 use crate::runtime::depth::DepthLimitLayer;
+use crate::runtime::requests::{ApiRequests, RequestsLayer};
 
 /// How the client is built.
 ///
@@ -30,6 +31,8 @@ pub struct ClientOptions {
     /// PodDisruptionBudget refuses, which kube would retry 15 times over minutes,
     /// holding the reconcile and hammering the API server.
     pub retries: bool,
+    /// Where each request is counted (`rest_client_requests_total`), if anywhere.
+    pub requests: Option<ApiRequests>,
 }
 
 impl Default for ClientOptions {
@@ -38,6 +41,7 @@ impl Default for ClientOptions {
             request_deadline: REQUEST_DEADLINE,
             user_agent: None,
             retries: true,
+            requests: None,
         }
     }
 }
@@ -56,8 +60,9 @@ pub fn user_agent(identity: &str) -> String {
 
 /// A client of the cluster kube would build (`kube::Config::infer`): answers pass
 /// through [`DepthLimitLayer`], requests other than watches fail after
-/// `options.request_deadline` ([`DeadlineLayer`], outermost, so that it bounds kube's
-/// own retries of 429 and 503 too).
+/// `options.request_deadline` ([`DeadlineLayer`], so that it bounds kube's own
+/// retries of 429 and 503 too), and each request is counted in `options.requests`
+/// ([`RequestsLayer`], outermost, so that it sees the deadline's failures too).
 ///
 /// # Errors
 ///
@@ -75,9 +80,13 @@ pub async fn build(options: &ClientOptions) -> Result<kube::Client, kube::Error>
     {
         config.headers.push((http::header::USER_AGENT, agent));
     }
-    let builder = kube::client::ClientBuilder::try_from(config)?;
-    Ok(builder
+    let builder = kube::client::ClientBuilder::try_from(config)?
         .with_layer(&DepthLimitLayer)
-        .with_layer(&DeadlineLayer::new(options.request_deadline))
-        .build())
+        .with_layer(&DeadlineLayer::new(options.request_deadline));
+    Ok(match &options.requests {
+        Some(requests) => builder
+            .with_layer(&RequestsLayer::new(requests.clone()))
+            .build(),
+        None => builder.build(),
+    })
 }

@@ -9,5 +9,6 @@ pub mod depth;
 pub mod heap;
 pub mod leader;
 pub mod monitoring;
+pub mod requests;
 pub mod telemetry;
 pub mod watch;

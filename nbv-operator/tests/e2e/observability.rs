@@ -169,6 +169,29 @@ async fn prometheus_scrapes_nbv_run_fires_an_alert_and_answers_the_dashboard() {
     assert_eq!(by_job.len(), 1, "{by_job:?}");
     assert_eq!(by_job[0]["metric"]["phase"], "Succeeded", "{by_job:?}");
 
+    // What every operator exposes: the real `nbv run` counted its requests (its
+    // watches and patches answered 200), and the process's own figures are there.
+    for query in [
+        "sum(rest_client_requests_total{code=\"200\",method=\"GET\"})",
+        "sum(rest_client_requests_total{code=\"200\",method=\"PATCH\"})",
+        "process_resident_memory_bytes",
+        "process_open_fds",
+        "process_cpu_seconds_total",
+    ] {
+        let result = prometheus.query(query).await;
+        let value: f64 = result
+            .first()
+            .and_then(|r| r["value"][1].as_str()?.parse().ok())
+            .unwrap_or_else(|| panic!("{query}: {result:?}"));
+        assert!(value > 0.0, "{query} = {value}");
+    }
+    let build = prometheus.query("nbv_build_info").await;
+    assert_eq!(
+        build[0]["metric"]["version"],
+        env!("CARGO_PKG_VERSION"),
+        "{build:?}"
+    );
+
     // The operator stops: Prometheus sees it down, and NbvOperatorDown fires.
     assert_eq!(operator.stop(), Some(0));
     eventually("NbvOperatorDown to fire", OBSERVE, || async {

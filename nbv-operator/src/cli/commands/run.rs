@@ -103,10 +103,12 @@ pub async fn run(args: RunArgs) -> u8 {
             return 1;
         }
     };
+    let metrics = Arc::new(Metrics::with_options(args.metrics_options()));
     // The replica's name in every request's User-Agent: the API server's audit log
     // tells replicas apart by it.
     let options = crate::runtime::client::ClientOptions {
         user_agent: Some(crate::runtime::client::user_agent(&identity())),
+        requests: Some(metrics.api_requests()),
         ..Default::default()
     };
     let client = match crate::runtime::client::build(&options).await {
@@ -132,7 +134,6 @@ pub async fn run(args: RunArgs) -> u8 {
         }
     };
     let shutdown = shutdown_signal();
-    let metrics = Arc::new(Metrics::with_options(args.metrics_options()));
     let readiness = Readiness::default();
     let server = tokio::spawn(serve(
         listener,

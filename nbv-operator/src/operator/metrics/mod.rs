@@ -23,10 +23,13 @@
 //!
 //! Next to them: upstream's `notebookvalidationjob_*` families (see [`upstream`]'s
 //! table), labelled by the job's namespace through [`JobScope`]; gauges of the watch
-//! caches computed at each scrape ([`ClusterView`], [`Census`]); and `nbv_leader`, 1
-//! while this replica runs the controller.
+//! caches computed at each scrape ([`ClusterView`], [`Census`]); `nbv_leader`, 1
+//! while this replica runs the controller; and what every operator exposes: the
+//! `process_*` family (read from `/proc/self` at each scrape), `nbv_build_info` and
+//! client-go's `rest_client_requests_total{code,host,method}`.
 
 mod cluster;
+mod process;
 mod scope;
 pub mod upstream;
 
@@ -38,6 +41,8 @@ use std::sync::{Mutex, PoisonError};
 use std::time::Duration;
 
 use nbv_core::api::{NotebookValidationJob, Phase};
+
+use crate::runtime::requests::ApiRequests;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
@@ -244,6 +249,7 @@ pub struct Metrics {
     upstream: upstream::Upstream,
     cluster: cluster::ClusterGauges,
     leader: Gauge,
+    requests: ApiRequests,
     /// The caches the gauges are read from, set once the controller runs; the lock
     /// also keeps two scrapes from interleaving their updates of the gauges.
     view: Mutex<Option<ClusterView>>,
@@ -339,6 +345,22 @@ impl Metrics {
             "1 while this replica runs the controller (holds the leader Lease), else 0",
             leader.clone(),
         );
+        let requests = ApiRequests::default();
+        registry.register(
+            "rest_client_requests",
+            "Requests to the API server, by status code, host and method (client-go's family)",
+            requests.family(),
+        );
+        let build_info = Family::<Vec<(&'static str, &'static str)>, Gauge>::default();
+        registry.register(
+            "nbv_build_info",
+            "Always 1; the labels say which build of nbv runs",
+            build_info.clone(),
+        );
+        build_info
+            .get_or_create(&vec![("version", env!("CARGO_PKG_VERSION"))])
+            .set(1);
+        registry.register_collector(Box::new(process::ProcessCollector));
         let upstream = upstream::Upstream::register(&mut registry);
         let cluster = cluster::ClusterGauges::register(&mut registry);
 
@@ -386,6 +408,7 @@ impl Metrics {
             upstream,
             cluster,
             leader,
+            requests,
             view: Mutex::new(None),
         }
     }
@@ -554,6 +577,24 @@ impl Metrics {
     /// ```
     pub fn pod_created(&self, namespace: &str, ok: bool) {
         self.upstream.pod_created(namespace, ok);
+    }
+
+    /// Where the clients count their requests to the API server
+    /// (`rest_client_requests_total`; see [`crate::runtime::client::ClientOptions`]).
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_operator::operator::metrics::Metrics;
+    ///
+    /// let metrics = Metrics::new();
+    /// metrics.api_requests().count(&http::Method::GET, "10.0.0.1:6443", Some(200));
+    /// assert!(metrics.encode().contains(
+    ///     "rest_client_requests_total{code=\"200\",host=\"10.0.0.1:6443\",method=\"GET\"} 1"
+    /// ));
+    /// ```
+    pub fn api_requests(&self) -> ApiRequests {
+        self.requests.clone()
     }
 
     /// Marks this replica as running the controller until the returned guard is
