@@ -231,6 +231,8 @@ CONDITIONS = {
     "config/rbac/leader_election_role.yaml": ".Values.leaderElection",
     "config/rbac/leader_election_role_binding.yaml": ".Values.leaderElection",
     "config/rbac/argocd_role.yaml": ".Values.argocd.rbac",
+    "config/manager/pdb.yaml": ".Values.podDisruptionBudget.enabled",
+    "config/manager/networkpolicy.yaml": ".Values.networkPolicy.enabled",
 }
 # Optional parts: their config/ directory or files, and their switch.
 OPTIONAL = [
@@ -631,6 +633,12 @@ def check() -> None:
     monitoring = kustomize_build(ROOT / "config/monitoring")
     c.configuration("monitoring.enabled: config/default + kustomize build config/monitoring",
                     {"monitoring": {"enabled": True}}, default + monitoring, "config/default + config/monitoring")
+
+    # The PodDisruptionBudget (policy/v1: not on Kubernetes 1.20) and the NetworkPolicy.
+    for value, kind in (("podDisruptionBudget", "PodDisruptionBudget"), ("networkPolicy", "NetworkPolicy")):
+        c.configuration(f"{value}.enabled=false: config/default without its {kind}",
+                        {value: {"enabled": False}}, [copy.deepcopy(o) for o in default if o["kind"] != kind],
+                        f"config/default without the {kind}")
 
     argocd = kustomize_build(ROOT / "config/argocd")
     c.configuration("argocd.healthCheck: config/default + kustomize build config/argocd",

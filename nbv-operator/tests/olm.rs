@@ -101,20 +101,33 @@ fn the_csv_installs_exactly_what_config_installs() {
         namespaced[0]["rules"],
         single("config/rbac/leader_election_role.yaml")["rules"]
     );
-    // The CRD is config's, and the metrics Service is config's without its namespace.
+    // The CRD is config's, and the metrics Service, the PodDisruptionBudget and the
+    // NetworkPolicy are config's without their namespace.
     assert_eq!(
         single("bundle/manifests/mlops.mlops.dev_notebookvalidationjobs.yaml"),
         single("config/crd/notebookvalidationjobs.yaml")
     );
-    let mut service = single("config/manager/service.yaml");
-    service["metadata"]
-        .as_object_mut()
-        .unwrap()
-        .remove("namespace");
-    assert_eq!(
-        single("bundle/manifests/nbv-operator-metrics_v1_service.yaml"),
-        service
-    );
+    for (source, bundled) in [
+        (
+            "config/manager/service.yaml",
+            "bundle/manifests/nbv-operator-metrics_v1_service.yaml",
+        ),
+        (
+            "config/manager/pdb.yaml",
+            "bundle/manifests/nbv-operator_policy_v1_poddisruptionbudget.yaml",
+        ),
+        (
+            "config/manager/networkpolicy.yaml",
+            "bundle/manifests/nbv-operator_networking.k8s.io_v1_networkpolicy.yaml",
+        ),
+    ] {
+        let mut object = single(source);
+        object["metadata"]
+            .as_object_mut()
+            .unwrap()
+            .remove("namespace");
+        assert_eq!(single(bundled), object, "{bundled} is {source}");
+    }
 }
 
 #[test]
@@ -575,7 +588,8 @@ fn bundle_manifests() -> Vec<Value> {
 fn the_bundle_installs_with_olm_v1() {
     let annotations = single("bundle/metadata/annotations.yaml")["annotations"].clone();
     let manifests = bundle_manifests();
-    assert_eq!(manifests.len(), 3);
+    // The CSV, the CRD, the metrics Service, the PodDisruptionBudget, the NetworkPolicy.
+    assert_eq!(manifests.len(), 5);
     // No metadata/properties.yaml nor dependencies.yaml: no dependency to resolve.
     assert_eq!(
         files_under("bundle/metadata"),
@@ -673,6 +687,8 @@ fn the_olm_v1_installer_may_install_and_grant_everything_in_the_bundle() {
                 "customresourcedefinitions",
             ),
             "Service" => (&namespaced, "", "services"),
+            "PodDisruptionBudget" => (&namespaced, "policy", "poddisruptionbudgets"),
+            "NetworkPolicy" => (&namespaced, "networking.k8s.io", "networkpolicies"),
             "ClusterServiceVersion" => continue,
             other => panic!("a bundle object of kind {other} the installer is not checked for"),
         };

@@ -171,6 +171,8 @@ fn every_kubernetes_object_has_only_fields_of_its_api() {
     use k8s_openapi::api::core::v1::{
         ConfigMap, Namespace, PersistentVolumeClaim, Service, ServiceAccount,
     };
+    use k8s_openapi::api::networking::v1::NetworkPolicy;
+    use k8s_openapi::api::policy::v1::PodDisruptionBudget;
     use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
     use k8s_openapi::apiextensions_apiserver::pkg::apis::apiextensions::v1::CustomResourceDefinition;
 
@@ -183,6 +185,8 @@ fn every_kubernetes_object_has_only_fields_of_its_api() {
             "Namespace" => round_trip::<Namespace>(&doc),
             "PersistentVolumeClaim" => round_trip::<PersistentVolumeClaim>(&doc),
             "Service" => round_trip::<Service>(&doc),
+            "PodDisruptionBudget" => round_trip::<PodDisruptionBudget>(&doc),
+            "NetworkPolicy" => round_trip::<NetworkPolicy>(&doc),
             "ServiceAccount" => round_trip::<ServiceAccount>(&doc),
             "ClusterRole" => round_trip::<ClusterRole>(&doc),
             "ClusterRoleBinding" => round_trip::<ClusterRoleBinding>(&doc),

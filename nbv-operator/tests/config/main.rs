@@ -90,6 +90,7 @@ fn find<'a>(manifests: &'a [(String, Value)], kind: &str, name: &str) -> &'a Val
 }
 
 mod deployment;
+mod disruption_and_ingress;
 mod generated;
 mod kustomize;
 mod pod_defaults;

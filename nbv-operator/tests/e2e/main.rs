@@ -27,6 +27,7 @@ mod gitops;
 mod golden;
 mod leader;
 mod load;
+mod manager;
 mod memory;
 mod models;
 mod nbval;

@@ -1,4 +1,5 @@
-//! The ClusterServiceVersion and the metrics Service of the bundle.
+//! The ClusterServiceVersion of the bundle, and the objects of `config/manager` it holds
+//! beside it (the metrics Service, the PodDisruptionBudget, the NetworkPolicy).
 
 use serde_json::{Value, json};
 
@@ -9,6 +10,8 @@ use super::release::current;
 
 const DEPLOYMENT_FILE: &str = "config/manager/deployment.yaml";
 const SERVICE_FILE: &str = "config/manager/service.yaml";
+const PDB_FILE: &str = "config/manager/pdb.yaml";
+const NETWORK_POLICY_FILE: &str = "config/manager/networkpolicy.yaml";
 const CLUSTER_ROLE_FILE: &str = "config/rbac/role.yaml";
 const LEADER_ROLE_FILE: &str = "config/rbac/leader_election_role.yaml";
 const SERVICE_ACCOUNT_FILE: &str = "config/rbac/service_account.yaml";
@@ -29,14 +32,56 @@ fn field<'a>(file: &'static str, value: &'a Value, pointer: &str) -> Result<&'a 
         .ok_or_else(|| missing(file, format!("has no {pointer}")))
 }
 
-/// The metrics Service without its namespace: OLM creates bundle objects in the
-/// namespace the operator is installed in.
-pub(super) fn bundle_service() -> Result<Value, OlmError> {
-    let mut service = parse(SERVICE_FILE, sources::SERVICE)?;
-    if let Some(metadata) = service.get_mut("metadata").and_then(Value::as_object_mut) {
-        metadata.remove("namespace");
+/// An object of `config/manager` that the bundle holds as it is, beside the CSV.
+#[derive(Debug, Clone)]
+pub(super) struct BundleObject {
+    /// The file in `config/` it comes from.
+    pub file: &'static str,
+    /// The object, without its namespace.
+    pub object: Value,
+}
+
+impl BundleObject {
+    /// Its file under `manifests/`, named as operator-sdk names them:
+    /// `<name>_<group>_<version>_<kind>.yaml` (no group for the core API).
+    pub fn manifest_path(&self) -> String {
+        let name = self.object["metadata"]["name"].as_str().unwrap_or_default();
+        let api_version = self.object["apiVersion"].as_str().unwrap_or_default();
+        let kind = self.object["kind"].as_str().unwrap_or_default();
+        format!(
+            "manifests/{name}_{}_{}.yaml",
+            api_version.replace('/', "_"),
+            kind.to_lowercase()
+        )
     }
-    Ok(service)
+}
+
+/// The objects of `config/manager` that the bundle holds beside the CSV and the CRD:
+/// the metrics Service, the PodDisruptionBudget and the NetworkPolicy, each without
+/// its namespace, since OLM creates bundle objects in the namespace the operator is
+/// installed in. (The Deployment is the CSV's install strategy; the Namespace is the
+/// OperatorGroup's, made by whoever subscribes.)
+pub(super) fn bundle_objects() -> Result<Vec<BundleObject>, OlmError> {
+    [
+        (SERVICE_FILE, sources::SERVICE),
+        (PDB_FILE, sources::POD_DISRUPTION_BUDGET),
+        (NETWORK_POLICY_FILE, sources::NETWORK_POLICY),
+    ]
+    .into_iter()
+    .map(|(file, text)| {
+        let mut object = parse(file, text)?;
+        if let Some(metadata) = object.get_mut("metadata").and_then(Value::as_object_mut) {
+            metadata.remove("namespace");
+        }
+        if object["metadata"]["name"]
+            .as_str()
+            .is_none_or(str::is_empty)
+        {
+            return Err(missing(file, "has no metadata.name"));
+        }
+        Ok(BundleObject { file, object })
+    })
+    .collect()
 }
 
 /// The sample jobs, as `alm-examples` (a JSON array in a string).

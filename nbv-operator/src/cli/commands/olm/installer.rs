@@ -5,7 +5,7 @@
 
 use serde_json::{Value, json};
 
-use super::csv::{bundle_service, cluster_service_version};
+use super::csv::{bundle_objects, cluster_service_version};
 use super::package::{OlmError, PACKAGE};
 
 /// The ServiceAccount operator-controller installs nbv as.
@@ -24,8 +24,9 @@ fn labels() -> Value {
 /// The installer's ClusterRole, ClusterRoleBinding, Role and RoleBinding, derived from
 /// this release's bundle: the CRD, the ClusterRoles and ClusterRoleBindings OLM v1
 /// names itself, the ClusterExtension's finalizers, the rights the CSV grants; in the
-/// install namespace the Deployment, ServiceAccount, Service, Role and RoleBinding of
-/// the bundle, by name where Kubernetes allows it.
+/// install namespace the Deployment, ServiceAccount, Role and RoleBinding of the
+/// bundle and its other objects (Service, PodDisruptionBudget, NetworkPolicy), by name
+/// where Kubernetes allows it.
 ///
 /// # Errors
 ///
@@ -55,7 +56,6 @@ pub fn installer_rbac() -> Result<Vec<Value>, OlmError> {
             }
             all
         });
-    let service = bundle_service()?["metadata"]["name"].clone();
     let manage = json!(["get", "update", "patch", "delete"]);
     let create = json!(["create", "list", "watch"]);
     let mut cluster_rules = vec![
@@ -75,15 +75,32 @@ pub fn installer_rbac() -> Result<Vec<Value>, OlmError> {
             cluster_rules.extend(permission["rules"].as_array().cloned().unwrap_or_default());
         }
     }
-    let namespace_rules = vec![
+    let mut namespace_rules = vec![
         json!({ "apiGroups": ["apps"], "resources": ["deployments"], "verbs": create }),
         json!({ "apiGroups": ["apps"], "resources": ["deployments"], "verbs": manage, "resourceNames": deployments }),
-        json!({ "apiGroups": [""], "resources": ["serviceaccounts", "services"], "verbs": create }),
+        json!({ "apiGroups": [""], "resources": ["serviceaccounts"], "verbs": create }),
         json!({ "apiGroups": [""], "resources": ["serviceaccounts"], "verbs": manage, "resourceNames": accounts }),
-        json!({ "apiGroups": [""], "resources": ["services"], "verbs": manage, "resourceNames": [service] }),
         json!({ "apiGroups": ["rbac.authorization.k8s.io"], "resources": ["roles", "rolebindings"],
                 "verbs": ["create", "list", "watch", "get", "update", "patch", "delete"] }),
     ];
+    for bundled in bundle_objects()? {
+        let kind = bundled.object["kind"].as_str().unwrap_or_default();
+        let Some((group, resource)) = resource_of(kind) else {
+            return Err(OlmError::Source {
+                file: "nbv-operator/src/cli/commands/olm/installer.rs",
+                what: format!(
+                    "{} holds a {kind:?}, for which the installer's rights are not known: \
+                     add its group and resource to resource_of",
+                    bundled.file
+                ),
+            });
+        };
+        let name = bundled.object["metadata"]["name"].clone();
+        namespace_rules.extend([
+            json!({ "apiGroups": [group], "resources": [resource], "verbs": create }),
+            json!({ "apiGroups": [group], "resources": [resource], "verbs": manage, "resourceNames": [name] }),
+        ]);
+    }
     let subject =
         json!([{ "kind": "ServiceAccount", "name": INSTALLER, "namespace": INSTALL_NAMESPACE }]);
     let binding = |kind: &str, role_kind: &str, namespace: Option<&str>| {
@@ -106,4 +123,14 @@ pub fn installer_rbac() -> Result<Vec<Value>, OlmError> {
                 "rules": namespace_rules }),
         binding("RoleBinding", "Role", Some(INSTALL_NAMESPACE)),
     ])
+}
+
+/// The API group and resource of a namespaced kind the bundle holds beside the CSV.
+fn resource_of(kind: &str) -> Option<(&'static str, &'static str)> {
+    match kind {
+        "Service" => Some(("", "services")),
+        "PodDisruptionBudget" => Some(("policy", "poddisruptionbudgets")),
+        "NetworkPolicy" => Some(("networking.k8s.io", "networkpolicies")),
+        _ => None,
+    }
 }

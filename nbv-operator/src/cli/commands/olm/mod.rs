@@ -4,7 +4,8 @@
 //! `kubectl apply -k config/default` runs.
 //!
 //! The bundle (`bundle/`): `manifests/` with the ClusterServiceVersion, the CRD (the
-//! output of `nbv crd`) and the metrics Service; `metadata/annotations.yaml` with the
+//! output of `nbv crd`) and the metrics Service, PodDisruptionBudget and NetworkPolicy
+//! of `config/manager`; `metadata/annotations.yaml` with the
 //! package, the channel and the OpenShift version range; `bundle.Dockerfile` that
 //! builds the bundle image with the same annotations as labels. The CSV's install
 //! strategy is `config/manager/deployment.yaml`, its permissions are
@@ -160,7 +161,7 @@ pub fn bundle_files() -> Result<Vec<File>, OlmError> {
     let csv = csv::cluster_service_version()?;
     let mut crd = serde_json::to_value(nbv_core::api::crd()).unwrap_or_default();
     strip_status(&mut crd);
-    let service = csv::bundle_service()?;
+    let objects = csv::bundle_objects()?;
     let annotations: serde_json::Map<String, Value> = bundle_annotations()
         .into_iter()
         .map(|(k, v)| (k.to_owned(), Value::String(v)))
@@ -174,11 +175,9 @@ pub fn bundle_files() -> Result<Vec<File>, OlmError> {
         dockerfile.push_str(&format!("LABEL {key}={value}\n"));
     }
     dockerfile.push_str("COPY manifests /manifests/\nCOPY metadata /metadata/\n");
-    let problems = check_registry_v1(
-        &[csv.clone(), crd.clone(), service.clone()],
-        &Value::Object(annotations.clone()),
-        &[],
-    );
+    let mut manifests = vec![csv.clone(), crd.clone()];
+    manifests.extend(objects.iter().map(|o| o.object.clone()));
+    let problems = check_registry_v1(&manifests, &Value::Object(annotations.clone()), &[]);
     if !problems.is_empty() {
         let list: Vec<String> = problems.iter().map(ToString::to_string).collect();
         return Err(OlmError::Source {
@@ -189,7 +188,7 @@ pub fn bundle_files() -> Result<Vec<File>, OlmError> {
             ),
         });
     }
-    Ok(vec![
+    let mut files = vec![
         File {
             path: format!("manifests/{PACKAGE}.clusterserviceversion.yaml"),
             text: yaml(
@@ -201,10 +200,12 @@ pub fn bundle_files() -> Result<Vec<File>, OlmError> {
             path: "manifests/mlops.mlops.dev_notebookvalidationjobs.yaml".to_owned(),
             text: yaml(&[crd], "the CRD of `nbv crd`"),
         },
-        File {
-            path: "manifests/nbv-operator-metrics_v1_service.yaml".to_owned(),
-            text: yaml(&[service], "config/manager/service.yaml"),
-        },
+    ];
+    files.extend(objects.into_iter().map(|o| File {
+        path: o.manifest_path(),
+        text: yaml(&[o.object], o.file),
+    }));
+    files.extend([
         File {
             path: "metadata/annotations.yaml".to_owned(),
             text: yaml(
@@ -216,7 +217,8 @@ pub fn bundle_files() -> Result<Vec<File>, OlmError> {
             path: "bundle.Dockerfile".to_owned(),
             text: dockerfile,
         },
-    ])
+    ]);
+    Ok(files)
 }
 
 /// Drops a `status` the CRD's serialization may carry: a bundle holds desired state.
