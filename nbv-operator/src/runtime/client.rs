@@ -1,6 +1,7 @@
 //! The operator's Kubernetes client: kube's, with the layers every request of nbv
 //! passes through.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::runtime::deadline::{DeadlineLayer, REQUEST_DEADLINE};
@@ -17,6 +18,7 @@ use crate::runtime::depth::DepthLimitLayer;
 /// let options = ClientOptions { request_deadline: Duration::from_secs(5), ..ClientOptions::default() };
 /// assert_eq!(options.user_agent, None);
 /// assert!(options.retries);
+/// assert_eq!(options.kubeconfig, None);
 /// ```
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -30,6 +32,12 @@ pub struct ClientOptions {
     /// PodDisruptionBudget refuses, which kube would retry 15 times over minutes,
     /// holding the reconcile and hammering the API server.
     pub retries: bool,
+    /// The kubeconfig file to read (kubectl's `--kubeconfig`); `None` reads what
+    /// `KUBECONFIG` names, else `~/.kube/config`, else uses the Pod's service account.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (kubectl's `--context`); `None` uses the file's
+    /// `current-context`.
+    pub context: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -38,6 +46,8 @@ impl Default for ClientOptions {
             request_deadline: REQUEST_DEADLINE,
             user_agent: None,
             retries: true,
+            kubeconfig: None,
+            context: None,
         }
     }
 }
@@ -54,8 +64,8 @@ pub fn user_agent(identity: &str) -> String {
     format!("nbv/{} ({identity})", env!("CARGO_PKG_VERSION"))
 }
 
-/// A client of the cluster kube would build (`kube::Config::infer`): answers pass
-/// through [`DepthLimitLayer`], requests other than watches fail after
+/// A client of the cluster [`config`] chooses: answers pass through
+/// [`DepthLimitLayer`], requests other than watches fail after
 /// `options.request_deadline` ([`DeadlineLayer`], outermost, so that it bounds kube's
 /// own retries of 429 and 503 too).
 ///
@@ -63,9 +73,7 @@ pub fn user_agent(identity: &str) -> String {
 ///
 /// No kubeconfig and no in-cluster configuration, or one that cannot be used.
 pub async fn build(options: &ClientOptions) -> Result<kube::Client, kube::Error> {
-    let mut config = kube::Config::infer()
-        .await
-        .map_err(kube::Error::InferConfig)?;
+    let mut config = config(options).await?;
     config.default_retry = options.retries;
     // A name that is not a valid header value (never a Pod name) is left out.
     if let Some(agent) = options
@@ -80,4 +88,51 @@ pub async fn build(options: &ClientOptions) -> Result<kube::Client, kube::Error>
         .with_layer(&DepthLimitLayer)
         .with_layer(&DeadlineLayer::new(options.request_deadline))
         .build())
+}
+
+/// The cluster, credentials and default namespace `options` choose, as kubectl would:
+/// without `kubeconfig` and `context`, what kube infers (`KUBECONFIG` or
+/// `~/.kube/config`, falling back to the Pod's service account); with `kubeconfig`,
+/// that file only; with `context`, that context instead of `current-context`. Its
+/// `default_namespace` is the context's namespace (`default` if it names none), or the
+/// Pod's own namespace in a cluster.
+///
+/// # Errors
+///
+/// The kubeconfig cannot be read or names no such context, or (without either
+/// option) there is neither a kubeconfig nor an in-cluster configuration.
+///
+/// # Examples
+///
+/// ```no_run
+/// use nbv_operator::runtime::client::{config, ClientOptions};
+///
+/// # async fn example() -> Result<(), kube::Error> {
+/// let options = ClientOptions { context: Some("staging".into()), ..ClientOptions::default() };
+/// let config = config(&options).await?;
+/// println!("{} in namespace {}", config.cluster_url, config.default_namespace);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn config(options: &ClientOptions) -> Result<kube::Config, kube::Error> {
+    let chosen = kube::config::KubeConfigOptions {
+        context: options.context.clone(),
+        ..Default::default()
+    };
+    let mut config = match (&options.kubeconfig, &options.context) {
+        (None, None) => kube::Config::infer()
+            .await
+            .map_err(kube::Error::InferConfig)?,
+        (Some(path), _) => {
+            let file = kube::config::Kubeconfig::read_from(path)?;
+            kube::Config::from_custom_kubeconfig(file, &chosen).await?
+        }
+        // A context names an entry of a kubeconfig, so there is no in-cluster fallback.
+        (None, Some(_)) => kube::Config::from_kubeconfig(&chosen).await?,
+    };
+    // What `infer` does too: kube's documented debugging overrides, from the environment.
+    if options.kubeconfig.is_some() || options.context.is_some() {
+        config.apply_debug_overrides();
+    }
+    Ok(config)
 }
