@@ -5,10 +5,12 @@
 //! built binary under that name in a temporary directory and check that it says
 //! `kubectl nbv` in its usage and errors and otherwise does what `nbv` does
 //! ([`name`]), that `kubectl nbv wait` picks its cluster and namespace as kubectl would
-//! ([`cluster`]), and, where kubectl is installed, that kubectl really runs it
+//! ([`cluster`]), that the krew manifest rendered from `plugins/krew/nbv.yaml.tmpl` is one
+//! krew accepts ([`krew`]), and, where kubectl is installed, that kubectl really runs it
 //! ([`kubectl`], ignored: `.ci/run` runs it after `scripts/monitoring-tools install`).
 
 mod cluster;
+mod krew;
 mod kubectl;
 mod name;
 
