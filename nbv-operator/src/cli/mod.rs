@@ -1,11 +1,13 @@
 //! Command-line interface of `nbv`.
 
+use std::ffi::{OsStr, OsString};
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+pub mod cluster;
 pub mod commands;
 pub mod config;
 
@@ -28,15 +30,19 @@ pub enum Command {
     /// Block until sync wave N may proceed (an Argo CD PreSync hook): exit 0 when every
     /// job that blocks the wave completed its own wave, 1 as soon as one failed.
     Wait {
-        /// Namespace of the jobs.
+        /// Namespace of the jobs (default: the kubeconfig context's namespace, or the
+        /// Pod's own namespace in a cluster).
         #[arg(long, short)]
-        namespace: String,
+        namespace: Option<String>,
         /// The wave to wait for.
         #[arg(long)]
         wave: i64,
         /// Give up after this long (e.g. `30s`, `10m`, `1h30m`).
         #[arg(long, value_parser = crate::wait::parse_duration)]
         timeout: Option<std::time::Duration>,
+        /// The cluster to read the jobs from.
+        #[command(flatten)]
+        cluster: cluster::ClusterArgs,
     },
     /// Work with `mlops.dev/on-success-trigger` annotations.
     #[command(subcommand)]
@@ -80,10 +86,68 @@ pub const SIMULATE_LEFT_OUT: &str = "`nbv simulate` is not in this build: it nee
      image. Run it from a clone with `cargo run -p nbv-operator --features simulate -- \
      simulate`.";
 
+/// The file name kubectl runs for `kubectl nbv ...`: a kubectl plugin is an executable
+/// named `kubectl-<name>` on `PATH` (krew installs a symlink of that name).
+pub const KUBECTL_PLUGIN: &str = "kubectl-nbv";
+
+/// What usage lines and errors call the binary: `kubectl nbv` when it runs as kubectl's
+/// plugin (`argv0`'s file name is [`KUBECTL_PLUGIN`], kubectl passes the path it
+/// found), `nbv` under any other name.
+///
+/// # Examples
+///
+/// ```
+/// use std::ffi::OsStr;
+/// use nbv_operator::cli::bin_name;
+///
+/// assert_eq!(bin_name(Some(OsStr::new("/home/me/.krew/bin/kubectl-nbv"))), "kubectl nbv");
+/// assert_eq!(bin_name(Some(OsStr::new("/usr/local/bin/nbv"))), "nbv");
+/// assert_eq!(bin_name(None), "nbv");
+/// ```
+pub fn bin_name(argv0: Option<&OsStr>) -> &'static str {
+    let file = argv0.map(Path::new).and_then(Path::file_name);
+    // Windows finds a plugin by its `.exe`; kubectl passes the name with it.
+    let plugin = file.is_some_and(|f| {
+        let f = f.to_string_lossy();
+        f == KUBECTL_PLUGIN || f.strip_suffix(".exe") == Some(KUBECTL_PLUGIN)
+    });
+    if plugin { "kubectl nbv" } else { "nbv" }
+}
+
+/// Parses a command line whose first item is the program, naming the program in usage
+/// and errors as [`bin_name`] says.
+///
+/// # Errors
+///
+/// clap's error for a command line `nbv` does not accept, or for `--help` and
+/// `--version`, whose text is the error's.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::cli::{try_parse_from, Command};
+///
+/// let cli = try_parse_from(["kubectl-nbv", "crd"]).unwrap();
+/// assert!(matches!(cli.command, Command::Crd));
+/// let help = try_parse_from(["kubectl-nbv", "--help"]).unwrap_err().to_string();
+/// assert!(help.contains("Usage: kubectl nbv <COMMAND>"));
+/// ```
+pub fn try_parse_from<I, T>(args: I) -> Result<Cli, clap::Error>
+where
+    I: IntoIterator<Item = T>,
+    T: Into<OsString>,
+{
+    let args: Vec<OsString> = args.into_iter().map(Into::into).collect();
+    // Set before parsing: clap would otherwise take argv[0]'s file name as it is.
+    let mut command = Cli::command().bin_name(bin_name(args.first().map(OsString::as_os_str)));
+    let matches = command.try_get_matches_from_mut(args)?;
+    Cli::from_arg_matches(&matches).map_err(|error| error.format(&mut command))
+}
+
 /// Parses the process's command line. On an error, prints clap's message (and, for a
 /// subcommand this build leaves out, how to get it) and exits with clap's exit code.
 pub fn parse() -> Cli {
-    Cli::try_parse().unwrap_or_else(|error| {
+    try_parse_from(std::env::args_os()).unwrap_or_else(|error| {
         let _ = error.print();
         if let Some(hint) = left_out(&error) {
             eprintln!("\n{hint}");
@@ -125,27 +189,8 @@ pub fn run(cli: Cli) -> ExitCode {
             namespace,
             wave,
             timeout,
-        } => block_on(async move {
-            let client = match crate::runtime::client::build(&Default::default()).await {
-                Ok(c) => c,
-                Err(e) => {
-                    eprintln!("error: cannot build a Kubernetes client: {e}");
-                    return 3;
-                }
-            };
-            let args = crate::wait::WaitArgs {
-                namespace,
-                wave,
-                timeout,
-            };
-            crate::wait::wait(
-                client,
-                &args,
-                &mut std::io::stdout(),
-                &mut std::io::stderr(),
-            )
-            .await
-        }),
+            cluster,
+        } => block_on(commands::wait::run(namespace, wave, timeout, &cluster)),
         Command::Crd => commands::crd::run(&mut stdout.lock()),
         Command::Triggers(TriggersCommand::Lint { file, namespace }) => commands::lint::run(
             file.as_deref(),

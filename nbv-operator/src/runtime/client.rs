@@ -1,6 +1,7 @@
 //! The operator's Kubernetes client: kube's, with the layers every request of nbv
 //! passes through.
 
+use std::path::PathBuf;
 use std::time::Duration;
 
 use crate::runtime::deadline::{DeadlineLayer, REQUEST_DEADLINE};
@@ -18,6 +19,7 @@ use crate::runtime::requests::{ApiRequests, RequestsLayer};
 /// let options = ClientOptions { request_deadline: Duration::from_secs(5), ..ClientOptions::default() };
 /// assert_eq!(options.user_agent, None);
 /// assert!(options.retries);
+/// assert_eq!(options.kubeconfig, None);
 /// ```
 #[derive(Debug, Clone)]
 pub struct ClientOptions {
@@ -33,6 +35,12 @@ pub struct ClientOptions {
     pub retries: bool,
     /// Where each request is counted (`rest_client_requests_total`), if anywhere.
     pub requests: Option<ApiRequests>,
+    /// The kubeconfig file to read (kubectl's `--kubeconfig`); `None` reads what
+    /// `KUBECONFIG` names, else `~/.kube/config`, else uses the Pod's service account.
+    pub kubeconfig: Option<PathBuf>,
+    /// The kubeconfig context to use (kubectl's `--context`); `None` uses the file's
+    /// `current-context`.
+    pub context: Option<String>,
 }
 
 impl Default for ClientOptions {
@@ -42,6 +50,8 @@ impl Default for ClientOptions {
             user_agent: None,
             retries: true,
             requests: None,
+            kubeconfig: None,
+            context: None,
         }
     }
 }
@@ -58,8 +68,8 @@ pub fn user_agent(identity: &str) -> String {
     format!("nbv/{} ({identity})", env!("CARGO_PKG_VERSION"))
 }
 
-/// A client of the cluster kube would build (`kube::Config::infer`): answers pass
-/// through [`DepthLimitLayer`], requests other than watches fail after
+/// A client of the cluster [`config`] chooses: answers pass through
+/// [`DepthLimitLayer`], requests other than watches fail after
 /// `options.request_deadline` ([`DeadlineLayer`], so that it bounds kube's own
 /// retries of 429 and 503 too), and each request is counted in `options.requests`
 /// ([`RequestsLayer`], outermost, so that it sees the deadline's failures too).
@@ -68,9 +78,7 @@ pub fn user_agent(identity: &str) -> String {
 ///
 /// No kubeconfig and no in-cluster configuration, or one that cannot be used.
 pub async fn build(options: &ClientOptions) -> Result<kube::Client, kube::Error> {
-    let mut config = kube::Config::infer()
-        .await
-        .map_err(kube::Error::InferConfig)?;
+    let mut config = config(options).await?;
     config.default_retry = options.retries;
     // A name that is not a valid header value (never a Pod name) is left out.
     if let Some(agent) = options
@@ -89,4 +97,51 @@ pub async fn build(options: &ClientOptions) -> Result<kube::Client, kube::Error>
             .build(),
         None => builder.build(),
     })
+}
+
+/// The cluster, credentials and default namespace `options` choose, as kubectl would:
+/// without `kubeconfig` and `context`, what kube infers (`KUBECONFIG` or
+/// `~/.kube/config`, falling back to the Pod's service account); with `kubeconfig`,
+/// that file only; with `context`, that context instead of `current-context`. Its
+/// `default_namespace` is the context's namespace (`default` if it names none), or the
+/// Pod's own namespace in a cluster.
+///
+/// # Errors
+///
+/// The kubeconfig cannot be read or names no such context, or (without either
+/// option) there is neither a kubeconfig nor an in-cluster configuration.
+///
+/// # Examples
+///
+/// ```no_run
+/// use nbv_operator::runtime::client::{config, ClientOptions};
+///
+/// # async fn example() -> Result<(), kube::Error> {
+/// let options = ClientOptions { context: Some("staging".into()), ..ClientOptions::default() };
+/// let config = config(&options).await?;
+/// println!("{} in namespace {}", config.cluster_url, config.default_namespace);
+/// # Ok(())
+/// # }
+/// ```
+pub async fn config(options: &ClientOptions) -> Result<kube::Config, kube::Error> {
+    let chosen = kube::config::KubeConfigOptions {
+        context: options.context.clone(),
+        ..Default::default()
+    };
+    let mut config = match (&options.kubeconfig, &options.context) {
+        (None, None) => kube::Config::infer()
+            .await
+            .map_err(kube::Error::InferConfig)?,
+        (Some(path), _) => {
+            let file = kube::config::Kubeconfig::read_from(path)?;
+            kube::Config::from_custom_kubeconfig(file, &chosen).await?
+        }
+        // A context names an entry of a kubeconfig, so there is no in-cluster fallback.
+        (None, Some(_)) => kube::Config::from_kubeconfig(&chosen).await?,
+    };
+    // What `infer` does too: kube's documented debugging overrides, from the environment.
+    if options.kubeconfig.is_some() || options.context.is_some() {
+        config.apply_debug_overrides();
+    }
+    Ok(config)
 }

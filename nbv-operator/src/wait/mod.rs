@@ -328,7 +328,7 @@ fn refusal(error: &watcher::Error, namespace: &str) -> Option<String> {
     match status.code {
         401 => Some(format!(
             "the API server did not accept nbv wait's credentials ({}); check the service \
-             account token of the hook's Pod",
+             account token of the hook's Pod, or the user of the kubeconfig context",
             cut(&status.message)
         )),
         403 => Some(format!(

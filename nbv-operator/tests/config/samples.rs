@@ -81,6 +81,7 @@ fn the_wait_hook_waits_for_the_wave_the_sample_job_blocks() {
         namespace,
         wave,
         timeout,
+        ..
     } = cli.command
     else {
         panic!("the hook does not run `nbv wait`: {args:?}");
@@ -89,6 +90,8 @@ fn the_wait_hook_waits_for_the_wave_the_sample_job_blocks() {
         timeout.is_some(),
         "a hook without --timeout can hold a sync forever"
     );
+    // Named, though in-cluster it is the default: the hook reads as it behaves.
+    let namespace = namespace.expect("the hook names its namespace with --namespace");
     assert_eq!(
         Some(namespace.as_str()),
         hook["metadata"]["namespace"].as_str()

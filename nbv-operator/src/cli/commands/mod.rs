@@ -10,3 +10,4 @@ pub mod pod;
 pub mod run;
 #[cfg(feature = "simulate")]
 pub mod simulate;
+pub mod wait;
