@@ -1,5 +1,6 @@
 //! The ClusterServiceVersion of the bundle, and the objects of `config/manager` it holds
-//! beside it (the metrics Service, the PodDisruptionBudget, the NetworkPolicy).
+//! beside it (the metrics Service and the PodDisruptionBudget; not the NetworkPolicy,
+//! see [`bundle_objects`]).
 
 use serde_json::{Value, json};
 
@@ -11,7 +12,6 @@ use super::release::current;
 const DEPLOYMENT_FILE: &str = "config/manager/deployment.yaml";
 const SERVICE_FILE: &str = "config/manager/service.yaml";
 const PDB_FILE: &str = "config/manager/pdb.yaml";
-const NETWORK_POLICY_FILE: &str = "config/manager/networkpolicy.yaml";
 const CLUSTER_ROLE_FILE: &str = "config/rbac/role.yaml";
 const LEADER_ROLE_FILE: &str = "config/rbac/leader_election_role.yaml";
 const SERVICE_ACCOUNT_FILE: &str = "config/rbac/service_account.yaml";
@@ -57,15 +57,17 @@ impl BundleObject {
 }
 
 /// The objects of `config/manager` that the bundle holds beside the CSV and the CRD:
-/// the metrics Service, the PodDisruptionBudget and the NetworkPolicy, each without
-/// its namespace, since OLM creates bundle objects in the namespace the operator is
-/// installed in. (The Deployment is the CSV's install strategy; the Namespace is the
-/// OperatorGroup's, made by whoever subscribes.)
+/// the metrics Service and the PodDisruptionBudget, each without its namespace, since
+/// OLM creates bundle objects in the namespace the operator is installed in. (The
+/// Deployment is the CSV's install strategy; the Namespace is the OperatorGroup's,
+/// made by whoever subscribes.) The NetworkPolicy is left out: OLM v0 installs a
+/// bundle's NetworkPolicy only from v0.32 (OpenShift 4.20.0, 4.19.10, 4.18.23) and
+/// refuses the whole InstallPlan before, on clusters the bundle says it supports
+/// (4.18 to 4.20); OLM users apply `config/manager/networkpolicy.yaml` themselves.
 pub(super) fn bundle_objects() -> Result<Vec<BundleObject>, OlmError> {
     [
         (SERVICE_FILE, sources::SERVICE),
         (PDB_FILE, sources::POD_DISRUPTION_BUDGET),
-        (NETWORK_POLICY_FILE, sources::NETWORK_POLICY),
     ]
     .into_iter()
     .map(|(file, text)| {

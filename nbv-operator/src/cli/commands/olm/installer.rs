@@ -25,7 +25,7 @@ fn labels() -> Value {
 /// this release's bundle: the CRD, the ClusterRoles and ClusterRoleBindings OLM v1
 /// names itself, the ClusterExtension's finalizers, the rights the CSV grants; in the
 /// install namespace the Deployment, ServiceAccount, Role and RoleBinding of the
-/// bundle and its other objects (Service, PodDisruptionBudget, NetworkPolicy), by name
+/// bundle and its other objects (Service, PodDisruptionBudget), by name
 /// where Kubernetes allows it.
 ///
 /// # Errors

@@ -4,8 +4,8 @@
 //! `kubectl apply -k config/default` runs.
 //!
 //! The bundle (`bundle/`): `manifests/` with the ClusterServiceVersion, the CRD (the
-//! output of `nbv crd`) and the metrics Service, PodDisruptionBudget and NetworkPolicy
-//! of `config/manager`; `metadata/annotations.yaml` with the
+//! output of `nbv crd`) and the metrics Service and PodDisruptionBudget of
+//! `config/manager` (not its NetworkPolicy: `csv::bundle_objects` says why); `metadata/annotations.yaml` with the
 //! package, the channel and the OpenShift version range; `bundle.Dockerfile` that
 //! builds the bundle image with the same annotations as labels. The CSV's install
 //! strategy is `config/manager/deployment.yaml`, its permissions are

@@ -28,9 +28,6 @@ pub mod sources {
     pub const SERVICE: &str = include_str!("../../../../../config/manager/service.yaml");
     /// `config/manager/pdb.yaml`.
     pub const POD_DISRUPTION_BUDGET: &str = include_str!("../../../../../config/manager/pdb.yaml");
-    /// `config/manager/networkpolicy.yaml`.
-    pub const NETWORK_POLICY: &str =
-        include_str!("../../../../../config/manager/networkpolicy.yaml");
     /// `config/rbac/role.yaml`.
     pub const CLUSTER_ROLE: &str = include_str!("../../../../../config/rbac/role.yaml");
     /// `config/rbac/leader_election_role.yaml`.
