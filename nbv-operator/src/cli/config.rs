@@ -65,9 +65,21 @@ pub struct RunArgs {
     /// overrides it. A duration such as `10m` or `1h30m`.
     #[arg(long, env = "NBV_POD_ADMISSION_TIMEOUT", default_value = "10m", value_parser = parse_pod_admission_timeout)]
     pub pod_admission_timeout: Duration,
-    /// Address of the /metrics, /healthz and /readyz endpoints.
+    /// Address of the /metrics, /healthz and /readyz endpoints (HTTPS, unless
+    /// `--insecure-metrics`).
     #[arg(long, env = "NBV_METRICS_ADDR", default_value = "0.0.0.0:8080")]
     pub metrics_addr: SocketAddr,
+    /// Serve the endpoints over plain HTTP and /metrics to anyone. By default they are
+    /// served over HTTPS, and /metrics only to a bearer token whose user may `get` the
+    /// URL `/metrics` (TokenReview and SubjectAccessReview; the ClusterRole
+    /// `nbv-metrics-reader` grants it).
+    #[arg(long, env = "NBV_INSECURE_METRICS")]
+    pub insecure_metrics: bool,
+    /// Directory holding the endpoints' certificate and key as `tls.crt` and `tls.key`
+    /// (a mounted `kubernetes.io/tls` Secret, or OpenShift's service CA's). Without it,
+    /// a self-signed certificate made at start.
+    #[arg(long, env = "NBV_METRICS_CERT_DIR", value_name = "DIR")]
+    pub metrics_cert_dir: Option<PathBuf>,
     /// Run without leader election (only with a single replica).
     #[arg(long, env = "NBV_NO_LEADER_ELECTION")]
     pub no_leader_election: bool,

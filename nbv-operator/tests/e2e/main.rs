@@ -29,6 +29,7 @@ mod leader;
 mod load;
 mod manager;
 mod memory;
+mod metrics_access;
 mod models;
 mod nbval;
 mod notebooks;

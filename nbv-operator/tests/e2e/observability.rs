@@ -12,7 +12,9 @@ use chrono::Utc;
 use serde_json::{Value, json};
 
 use crate::gitops::{application, deployment};
+use crate::metrics_access::{bind_metrics_reader, metrics_certificate};
 use crate::notebooks::repository;
+use crate::support::cluster::token_of;
 use crate::support::git::GitServer;
 use crate::support::kubelet::Kubelet;
 use crate::support::objects::repository as root;
@@ -54,11 +56,30 @@ async fn prometheus_scrapes_nbv_run_fires_an_alert_and_answers_the_dashboard() {
     let ns = s.namespace.clone();
     s.apply(application(&ns, &ns)).await;
     s.apply(deployment("model-server")).await;
-    // With the seed's job_name label on the duration (docs/operations.md, Cardinality).
-    let mut operator =
-        s.operator(&OperatorOptions::gitops_only(&ns).with(&["--metrics-job-name-label"]));
-    operator.metrics().await;
-    let prometheus = Prometheus::start(operator.metrics_addr());
+    // With the seed's job_name label on the duration (docs/operations.md, Cardinality),
+    // and /metrics as nbv serves it by default: HTTPS, to a token allowed to get it.
+    // Prometheus scrapes as the Prometheus Operator does from nbv's ServiceMonitor,
+    // with the token of a service account bound to nbv-metrics-reader.
+    let certificate = metrics_certificate();
+    let mut operator = s.operator(&OperatorOptions {
+        secure_metrics: Some(Some(certificate.clone())),
+        ..OperatorOptions::gitops_only(&ns).with(&["--metrics-job-name-label"])
+    });
+    let scraper = s
+        .cluster
+        .wait_hook_kubeconfig()
+        .expect("a scraper's identity");
+    bind_metrics_reader(
+        &s.client,
+        &format!("{ns}-prometheus"),
+        "system:serviceaccount:ml:nbv-wait",
+    )
+    .await;
+    let prometheus = Prometheus::start_secure(
+        operator.metrics_addr(),
+        &token_of(scraper),
+        &certificate.join("ca.crt"),
+    );
     eventually("Prometheus to scrape nbv", OBSERVE, || async {
         (prometheus.target_health().await == ["up"]).then_some(())
     })

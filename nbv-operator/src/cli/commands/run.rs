@@ -11,7 +11,8 @@ use futures::future::Shared;
 use crate::cli::config::RunArgs;
 use crate::operator::controller::{self, Runtime};
 use crate::operator::metrics::Metrics;
-use crate::operator::server::{Readiness, serve};
+use crate::operator::server::access::Access;
+use crate::operator::server::{Readiness, serve, serve_secure, tls};
 use crate::runtime::clock::SystemClock;
 use crate::runtime::leader::{LeaderConfig, run_while_leader};
 use crate::runtime::telemetry::init_logging;
@@ -135,12 +136,37 @@ pub async fn run(args: RunArgs) -> u8 {
     };
     let shutdown = shutdown_signal();
     let readiness = Readiness::default();
-    let server = tokio::spawn(serve(
-        listener,
-        metrics.clone(),
-        readiness.clone(),
-        shutdown.clone(),
-    ));
+    let server = if args.insecure_metrics {
+        tracing::warn!("serving /metrics over plain HTTP to anyone (--insecure-metrics)");
+        tokio::spawn(serve(
+            listener,
+            metrics.clone(),
+            readiness.clone(),
+            shutdown.clone(),
+        ))
+    } else {
+        let namespace = own_namespace();
+        let names = [
+            format!("nbv-operator-metrics.{namespace}.svc"),
+            format!("nbv-operator-metrics.{namespace}.svc.cluster.local"),
+            "localhost".to_owned(),
+        ];
+        let tls = match tls::server_config(args.metrics_cert_dir.as_deref(), &names) {
+            Ok(tls) => tls,
+            Err(error) => {
+                tracing::error!(%error, "cannot serve /metrics over HTTPS");
+                return 1;
+            }
+        };
+        tokio::spawn(serve_secure(
+            listener,
+            metrics.clone(),
+            readiness.clone(),
+            tls,
+            Access::new(client.clone()),
+            shutdown.clone(),
+        ))
+    };
 
     let trimming = tokio::spawn(crate::runtime::heap::trim_every(
         crate::runtime::heap::TRIM_PERIOD,

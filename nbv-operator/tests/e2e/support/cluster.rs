@@ -137,6 +137,16 @@ impl Cluster {
 }
 
 /// A client from a kubeconfig file.
+/// The bearer token of a kubeconfig the control plane wrote (`token:`).
+pub fn token_of(kubeconfig: &Path) -> String {
+    std::fs::read_to_string(kubeconfig)
+        .unwrap_or_else(|e| panic!("read {}: {e}", kubeconfig.display()))
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("token:").map(str::trim))
+        .unwrap_or_else(|| panic!("no token in {}", kubeconfig.display()))
+        .to_owned()
+}
+
 pub async fn client_for(path: &Path) -> kube::Client {
     let kubeconfig = Kubeconfig::read_from(path)
         .unwrap_or_else(|e| panic!("read the kubeconfig {}: {e}", path.display()));

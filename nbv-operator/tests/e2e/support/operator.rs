@@ -29,6 +29,10 @@ pub struct OperatorOptions {
     /// The kubeconfig to run with, if not the cluster's for nbv (one that sends nbv
     /// through a [`Proxy`](super::proxy::Proxy)).
     pub kubeconfig: Option<PathBuf>,
+    /// How `/metrics` is served: plain HTTP to anyone (`None`, so that the scenarios
+    /// read it with [`Operator::metrics`]), or nbv's default, HTTPS to an allowed token,
+    /// with the certificate of this directory (`tls.crt`, `tls.key`) if it holds one.
+    pub secure_metrics: Option<Option<PathBuf>>,
 }
 
 impl OperatorOptions {
@@ -42,6 +46,7 @@ impl OperatorOptions {
             extra: Vec::new(),
             program: None,
             kubeconfig: None,
+            secure_metrics: None,
         }
     }
 
@@ -109,6 +114,19 @@ impl Operator {
             .stderr(out);
         if options.gitops_only {
             command.arg("--gitops-only");
+        }
+        // An environment variable, not a flag: an earlier build of nbv (`program`,
+        // `NBV_E2E_NBV`) that serves plain HTTP anyway ignores it.
+        match &options.secure_metrics {
+            None => {
+                command.env("NBV_INSECURE_METRICS", "true");
+            }
+            Some(dir) => {
+                command.env_remove("NBV_INSECURE_METRICS");
+                if let Some(dir) = dir {
+                    command.arg("--metrics-cert-dir").arg(dir);
+                }
+            }
         }
         if let Some(ns) = &options.watch_namespace {
             command.arg("--watch-namespace").arg(ns);

@@ -2,7 +2,7 @@
 //! rules (`config/monitoring/promtool/nbv.rules.yaml`), and its HTTP API.
 
 use std::net::SocketAddr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
 use std::time::Duration;
 
@@ -50,9 +50,20 @@ fn rules_without_delays() -> String {
 
 impl Prometheus {
     /// Starts Prometheus scraping `target` every second as job `nbv-operator-metrics`
-    /// (the name the ServiceMonitor gives it), evaluating the rules every second.
+    /// (the name the ServiceMonitor gives it), evaluating the rules every second. It
+    /// scrapes as the Prometheus Operator does from nbv's ServiceMonitor: over HTTPS
+    /// (trusting the CA of `ca_file`) with the bearer token `token`.
     /// Panics, saying how to install it, when `prometheus` is not installed.
-    pub fn start(target: SocketAddr) -> Prometheus {
+    pub fn start_secure(target: SocketAddr, token: &str, ca_file: &Path) -> Prometheus {
+        let secure = [
+            "    scheme: https".to_owned(),
+            "    authorization:".to_owned(),
+            format!("      credentials: {token}"),
+            "    tls_config:".to_owned(),
+            format!("      ca_file: {}", ca_file.display()),
+        ]
+        .map(|line| line + "\n")
+        .concat();
         let binary = ["/usr/bin/prometheus", "/usr/local/bin/prometheus"]
             .into_iter()
             .map(PathBuf::from)
@@ -67,7 +78,7 @@ impl Prometheus {
         let config = format!(
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n\
              rule_files:\n  - {rules}\n\
-             scrape_configs:\n  - job_name: nbv-operator-metrics\n    static_configs:\n      - targets: ['{target}']\n",
+             scrape_configs:\n  - job_name: nbv-operator-metrics\n{secure}    static_configs:\n      - targets: ['{target}']\n",
             rules = dir.join("nbv.rules.yaml").display()
         );
         std::fs::write(dir.join("prometheus.yml"), config).expect("config");

@@ -2,7 +2,9 @@
 //!
 //! | Route          | Answer                                                            |
 //! |----------------|-------------------------------------------------------------------|
-//! | `GET /metrics` | `200`, the [`Metrics`] in the OpenMetrics text format             |
+//! | `GET /metrics` | `200`, the [`Metrics`] in the OpenMetrics text format; served by  |
+//! |                | [`serve_secure`], only to a bearer token whose user may `get` it  |
+//! |                | (`401` without one, `403` if not allowed: [`access`])             |
 //! | `GET /healthz` | `200 ok` while the process serves requests (liveness)             |
 //! | `GET /readyz`  | `200 ready` once [`Readiness::set_ready`] said so, `503` before   |
 //! | anything else  | `404` (or `405` for another method on a known route)              |
@@ -22,6 +24,11 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 
 use crate::operator::metrics::Metrics;
+
+pub mod access;
+pub mod tls;
+
+use access::{Access, Verdict};
 
 /// The `Content-Type` of `GET /metrics`.
 pub const OPENMETRICS_CONTENT_TYPE: &str =
@@ -78,19 +85,49 @@ impl Readiness {
 struct AppState {
     metrics: Arc<Metrics>,
     readiness: Readiness,
+    /// Who may read `/metrics`; `None`: anyone (plain HTTP, [`serve`]).
+    access: Option<Arc<Access>>,
 }
 
-/// The routes, without a listener: what [`serve`] serves.
-fn router(metrics: Arc<Metrics>, readiness: Readiness) -> Router {
+/// The routes, without a listener: what [`serve`] and [`serve_secure`] serve.
+fn router(metrics: Arc<Metrics>, readiness: Readiness, access: Option<Arc<Access>>) -> Router {
     Router::new()
         .route("/metrics", get(metrics_handler))
         .route("/healthz", get(|| async { "ok\n" }))
         .route("/readyz", get(readyz_handler))
         .fallback(|| async { (StatusCode::NOT_FOUND, "not found\n") })
-        .with_state(AppState { metrics, readiness })
+        .with_state(AppState {
+            metrics,
+            readiness,
+            access,
+        })
 }
 
-async fn metrics_handler(State(state): State<AppState>) -> Response {
+async fn metrics_handler(State(state): State<AppState>, headers: header::HeaderMap) -> Response {
+    if let Some(access) = &state.access {
+        match access.check(headers.get(header::AUTHORIZATION)).await {
+            Verdict::Allowed => {}
+            Verdict::Unauthenticated => {
+                return (
+                    StatusCode::UNAUTHORIZED,
+                    [(header::WWW_AUTHENTICATE, "Bearer")],
+                    "a bearer token of a user allowed to get /metrics is needed\n",
+                )
+                    .into_response();
+            }
+            Verdict::Forbidden(why) => {
+                return (StatusCode::FORBIDDEN, format!("{why}\n")).into_response();
+            }
+            Verdict::Unavailable(why) => {
+                tracing::warn!(%why, "cannot tell who may read /metrics");
+                return (
+                    StatusCode::SERVICE_UNAVAILABLE,
+                    "the API server could not review the token; try again\n",
+                )
+                    .into_response();
+            }
+        }
+    }
     (
         [(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)],
         state.metrics.encode(),
@@ -133,7 +170,27 @@ pub async fn serve(
     readiness: Readiness,
     shutdown: impl Future<Output = ()> + Send + 'static,
 ) -> std::io::Result<()> {
-    axum::serve(listener, router(metrics, readiness))
+    axum::serve(listener, router(metrics, readiness, None))
+        .with_graceful_shutdown(shutdown)
+        .await
+}
+
+/// The same over HTTPS with `tls`, `/metrics` answered only to who `access` allows;
+/// the probes stay open to the kubelet (which sends no token).
+///
+/// # Errors
+///
+/// The listener's address cannot be read.
+pub async fn serve_secure(
+    listener: tokio::net::TcpListener,
+    metrics: Arc<Metrics>,
+    readiness: Readiness,
+    tls: Arc<rustls::ServerConfig>,
+    access: Access,
+    shutdown: impl Future<Output = ()> + Send + 'static,
+) -> std::io::Result<()> {
+    let listener = tls::TlsListener::new(listener, tls)?;
+    axum::serve(listener, router(metrics, readiness, Some(Arc::new(access))))
         .with_graceful_shutdown(shutdown)
         .await
 }
