@@ -84,3 +84,32 @@ pub fn is_conflict(error: &kube::Error) -> bool {
 pub fn is_not_found(error: &kube::Error) -> bool {
     classify(error) == ApiErrorClass::NotFound
 }
+
+/// An error and its causes on one line, each cause once: kube's transport and config
+/// errors keep what they could not reach or use in their source chain.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_operator::runtime::api_error::with_causes;
+///
+/// #[derive(Debug, thiserror::Error)]
+/// #[error("cannot read the kubeconfig")]
+/// struct Unreadable(#[source] std::io::Error);
+///
+/// let error = Unreadable(std::io::Error::new(std::io::ErrorKind::NotFound, "no such file"));
+/// assert_eq!(with_causes(&error), "cannot read the kubeconfig: no such file");
+/// ```
+pub fn with_causes(error: &dyn std::error::Error) -> String {
+    let mut text = error.to_string();
+    let mut source = error.source();
+    while let Some(cause) = source {
+        let cause_text = cause.to_string();
+        if !text.contains(&cause_text) {
+            text.push_str(": ");
+            text.push_str(&cause_text);
+        }
+        source = cause.source();
+    }
+    text
+}

@@ -286,20 +286,8 @@ fn describe(error: &watcher::Error) -> String {
 fn client_error(error: &kube::Error) -> String {
     match error {
         kube::Error::Api(status) => api_status(status),
-        other => {
-            // Transport errors keep their cause in the source chain.
-            let mut text = other.to_string();
-            let mut source = std::error::Error::source(other);
-            while let Some(cause) = source {
-                let cause_text = cause.to_string();
-                if !text.contains(&cause_text) {
-                    text.push_str(": ");
-                    text.push_str(&cause_text);
-                }
-                source = cause.source();
-            }
-            cut(&text)
-        }
+        // Transport errors keep their cause in the source chain.
+        other => cut(&crate::runtime::api_error::with_causes(other)),
     }
 }
 

@@ -4,6 +4,7 @@
 use std::time::Duration;
 
 use crate::cli::cluster::ClusterArgs;
+use crate::runtime::api_error::with_causes;
 use crate::runtime::client::ClientOptions;
 
 /// The exit code when no client can be built: the jobs cannot be read, as for a
@@ -43,20 +44,4 @@ pub async fn run(
         &mut std::io::stderr(),
     )
     .await
-}
-
-/// An error and its causes on one line: kube's config errors keep the file and the
-/// context they could not use in their sources.
-fn with_causes(error: &dyn std::error::Error) -> String {
-    let mut text = error.to_string();
-    let mut source = error.source();
-    while let Some(cause) = source {
-        let cause_text = cause.to_string();
-        if !text.contains(&cause_text) {
-            text.push_str(": ");
-            text.push_str(&cause_text);
-        }
-        source = cause.source();
-    }
-    text
 }
