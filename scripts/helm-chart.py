@@ -291,13 +291,18 @@ def sub_count(pattern: str, repl, lines: list[str], where: str, expect: str) -> 
     return out
 
 
-def insert_after(pattern: str, block: list[str], lines: list[str], where: str) -> list[str]:
+def insert_after(pattern: str, block: list[str], lines: list[str], where: str,
+                 indents: list[int] | None = None) -> list[str]:
+    """`block` after the one line matching `pattern`, each line indented as that line,
+    or by `indents` (spaces, line by line) when given."""
     hits = [i for i, line in enumerate(lines) if not is_comment(line) and re.fullmatch(pattern, line)]
     if len(hits) != 1:
         fail(f"{where}: expected one line matching {pattern!r}, found {len(hits)}")
     i = hits[0]
     indent = re.match(r"\s*", lines[i]).group(0)
-    return lines[: i + 1] + [indent + b if b else b for b in block] + lines[i + 1 :]
+    if indents is None:
+        indents = [len(indent)] * len(block)
+    return lines[: i + 1] + [" " * n + b if b else b for b, n in zip(block, indents)] + lines[i + 1 :]
 
 
 def template_for(source: str, condition: str | None) -> str:
@@ -350,11 +355,48 @@ def template_for(source: str, condition: str | None) -> str:
                 "  - name: NBV_ARGOCD_NAMESPACE",
                 '    value: {{ include "nbv.argocdNamespace" . }}',
                 "  {{- end }}",
+                '  {{- if include "nbv.metricsCertSecret" . }}',
+                "  - name: NBV_METRICS_CERT_DIR",
+                "    value: /etc/nbv/metrics-tls",
+                "  {{- end }}",
             ],
             lines,
             where,
         )
+        # The metrics certificate's Secret, after the container's last field (its
+        # seccomp profile): the container's volumeMounts, then the Pod's volumes.
+        lines = insert_after(
+            r"\s{14}type: RuntimeDefault",
+            [
+                '{{- with include "nbv.metricsCertSecret" . }}',
+                "volumeMounts:",
+                "  - name: metrics-tls",
+                "    mountPath: /etc/nbv/metrics-tls",
+                "    readOnly: true",
+                "volumes:",
+                "  - name: metrics-tls",
+                "    secret:",
+                "      secretName: {{ . }}",
+                "{{- end }}",
+            ],
+            lines,
+            where,
+            indents=[0, 10, 10, 10, 10, 6, 6, 6, 6, 0],
+        )
         lines = ['{{- include "nbv.validate" . }}'] + lines
+    if source == "config/manager/service.yaml":
+        lines = insert_after(
+            r"metadata:",
+            [
+                "  {{- if .Values.metrics.openshiftServiceCA }}",
+                "  annotations:",
+                "    # OpenShift's service CA writes the Service's certificate into this Secret.",
+                '    service.beta.openshift.io/serving-cert-secret-name: {{ include "nbv.metricsCertSecret" . }}',
+                "  {{- end }}",
+            ],
+            lines,
+            where,
+        )
 
     head = f"{{{{- /* Generated from {source} by scripts/helm generate; do not edit. */}}}}"
     body = "\n".join(lines)
@@ -690,6 +732,25 @@ def check() -> None:
     find(secrets, "Deployment", "nbv-operator")["spec"]["template"]["spec"]["imagePullSecrets"] = [{"name": "pull"}]
     c.configuration("imagePullSecrets: on the operator's Pods", {"imagePullSecrets": [{"name": "pull"}]},
                     secrets, "config/default + imagePullSecrets")
+
+    # The metrics certificate: a Secret mounted for --metrics-cert-dir; on OpenShift one
+    # the service CA makes for the Service.
+    for title, values, secret in (
+        ("metrics.certSecret=nbv-tls: the Secret mounted, NBV_METRICS_CERT_DIR",
+         {"metrics": {"certSecret": "nbv-tls"}}, "nbv-tls"),
+        ("metrics.openshiftServiceCA: the service CA's Secret nbv-metrics-tls, the Service annotated",
+         {"metrics": {"openshiftServiceCA": True}}, "nbv-metrics-tls"),
+    ):
+        tls = copy.deepcopy(default)
+        pod = find(tls, "Deployment", "nbv-operator")["spec"]["template"]["spec"]
+        container = operator_container(tls)
+        container["env"].insert(0, {"name": "NBV_METRICS_CERT_DIR", "value": "/etc/nbv/metrics-tls"})
+        container["volumeMounts"] = [{"name": "metrics-tls", "mountPath": "/etc/nbv/metrics-tls", "readOnly": True}]
+        pod["volumes"] = [{"name": "metrics-tls", "secret": {"secretName": secret}}]
+        if values["metrics"].get("openshiftServiceCA"):
+            find(tls, "Service", "nbv-operator-metrics")["metadata"]["annotations"] = {
+                "service.beta.openshift.io/serving-cert-secret-name": secret}
+        c.configuration(title, values, tls, "config/default + the metrics certificate")
 
     # HA: one replica without the Lease; more than one requires leader election.
     single = [copy.deepcopy(o) for o in default if o["metadata"].get("name") != "nbv-operator-leader-election"]

@@ -18,6 +18,14 @@ Argo CD's namespace: the value, else OpenShift GitOps' or Argo CD's default.
 {{- end -}}
 
 {{/*
+The Secret with the metrics endpoint's certificate (tls.crt, tls.key): the value, else
+with OpenShift's service CA the one it makes, else none (nbv makes a self-signed one).
+*/}}
+{{- define "nbv.metricsCertSecret" -}}
+{{- .Values.metrics.certSecret | default (ternary "nbv-metrics-tls" "" .Values.metrics.openshiftServiceCA) -}}
+{{- end -}}
+
+{{/*
 Values that cannot work together.
 */}}
 {{- define "nbv.validate" -}}
