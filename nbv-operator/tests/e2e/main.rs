@@ -22,6 +22,7 @@ mod support;
 mod argocd;
 mod availability;
 mod builds;
+mod chart;
 mod checks;
 mod gitops;
 mod golden;
