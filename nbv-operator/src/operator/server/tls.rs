@@ -5,7 +5,7 @@ use std::io;
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant, SystemTime};
 
 use rustls::pki_types::pem::PemObject;
 use rustls::pki_types::{CertificateDer, PrivateKeyDer};
@@ -48,7 +48,8 @@ pub enum CertificateError {
 
 /// The TLS settings of the endpoints: the certificate and key of `dir` (`tls.crt`,
 /// `tls.key`, as a `kubernetes.io/tls` Secret or OpenShift's service CA mounts them),
-/// else a self-signed certificate for `names`, made now and kept in memory only.
+/// read again when they change (a renewed certificate needs no restart), else a
+/// self-signed certificate for `names`, made now and kept in memory only.
 ///
 /// # Errors
 ///
@@ -57,17 +58,108 @@ pub fn server_config(
     dir: Option<&Path>,
     names: &[String],
 ) -> Result<Arc<rustls::ServerConfig>, CertificateError> {
-    let (chain, key) = match dir {
-        Some(dir) => read_pair(dir)?,
-        None => self_signed(names)?,
-    };
     let provider = Arc::new(rustls::crypto::ring::default_provider());
-    let mut config = rustls::ServerConfig::builder_with_provider(provider)
+    let builder = rustls::ServerConfig::builder_with_provider(provider.clone())
         .with_safe_default_protocol_versions()?
-        .with_no_client_auth()
-        .with_single_cert(chain, key)?;
+        .with_no_client_auth();
+    let mut config = match dir {
+        Some(dir) => builder.with_cert_resolver(Arc::new(Reloading::new(dir, provider, RECHECK)?)),
+        None => {
+            let (chain, key) = self_signed(names)?;
+            builder.with_single_cert(chain, key)?
+        }
+    };
     config.alpn_protocols = vec![b"http/1.1".to_vec()];
     Ok(Arc::new(config))
+}
+
+/// How often the certificate files are looked at for a change, at most.
+const RECHECK: Duration = Duration::from_secs(10);
+
+/// The certificate of a directory, read again at a handshake once its files changed
+/// (a Secret volume swaps them at once). A pair that cannot be used keeps the last good
+/// one in service, and says so in the log.
+#[derive(Debug)]
+struct Reloading {
+    dir: PathBuf,
+    provider: Arc<rustls::crypto::CryptoProvider>,
+    recheck: Duration,
+    state: std::sync::Mutex<Loaded>,
+}
+
+#[derive(Debug)]
+struct Loaded {
+    key: Arc<rustls::sign::CertifiedKey>,
+    stamp: Option<(SystemTime, SystemTime)>,
+    checked: Instant,
+}
+
+impl Reloading {
+    fn new(
+        dir: &Path,
+        provider: Arc<rustls::crypto::CryptoProvider>,
+        recheck: Duration,
+    ) -> Result<Self, CertificateError> {
+        let stamp = stamp(dir);
+        let key = certified(dir, &provider)?;
+        Ok(Reloading {
+            dir: dir.to_owned(),
+            provider,
+            recheck,
+            state: std::sync::Mutex::new(Loaded {
+                key,
+                stamp,
+                checked: Instant::now(),
+            }),
+        })
+    }
+
+    /// The certificate to serve now.
+    fn current(&self) -> Arc<rustls::sign::CertifiedKey> {
+        let mut state = self.state.lock().unwrap_or_else(|e| e.into_inner());
+        if state.checked.elapsed() >= self.recheck {
+            state.checked = Instant::now();
+            let now = stamp(&self.dir);
+            if now != state.stamp {
+                match certified(&self.dir, &self.provider) {
+                    Ok(key) => {
+                        tracing::info!(dir = %self.dir.display(), "the metrics certificate changed; serving the new one");
+                        state.key = key;
+                        state.stamp = now;
+                    }
+                    Err(error) => {
+                        tracing::warn!(%error, "the metrics certificate changed but cannot be used; keeping the last one")
+                    }
+                }
+            }
+        }
+        state.key.clone()
+    }
+}
+
+impl rustls::server::ResolvesServerCert for Reloading {
+    fn resolve(
+        &self,
+        _hello: rustls::server::ClientHello<'_>,
+    ) -> Option<Arc<rustls::sign::CertifiedKey>> {
+        Some(self.current())
+    }
+}
+
+/// When the two files last changed (`None` if either cannot be read).
+fn stamp(dir: &Path) -> Option<(SystemTime, SystemTime)> {
+    let modified = |name: &str| std::fs::metadata(dir.join(name)).ok()?.modified().ok();
+    Some((modified("tls.crt")?, modified("tls.key")?))
+}
+
+fn certified(
+    dir: &Path,
+    provider: &rustls::crypto::CryptoProvider,
+) -> Result<Arc<rustls::sign::CertifiedKey>, CertificateError> {
+    let (chain, key) = read_pair(dir)?;
+    Ok(Arc::new(rustls::sign::CertifiedKey::from_der(
+        chain, key, provider,
+    )?))
 }
 
 type Pair = (Vec<CertificateDer<'static>>, PrivateKeyDer<'static>);
@@ -186,7 +278,9 @@ impl axum::serve::Listener for TlsListener {
 
 #[cfg(test)]
 mod tests {
-    use super::{CertificateError, server_config};
+    use std::time::Duration;
+
+    use super::{CertificateError, Reloading, server_config};
 
     #[test]
     fn without_a_directory_a_self_signed_certificate_is_made() {
@@ -230,6 +324,40 @@ mod tests {
 
         std::fs::write(dir.join("tls.key"), made.key_pair.serialize_pem()).unwrap();
         server_config(Some(&dir), &[]).expect("a matching pair");
+        let _ = std::fs::remove_dir_all(&dir);
+    }
+
+    #[test]
+    fn a_renewed_certificate_is_served_and_a_broken_one_is_not() {
+        let dir = std::env::temp_dir().join(format!("nbv-tls-reload-{}", std::process::id()));
+        std::fs::create_dir_all(&dir).unwrap();
+        let write = |made: &rcgen::CertifiedKey| {
+            std::fs::write(dir.join("tls.crt"), made.cert.pem()).unwrap();
+            std::fs::write(dir.join("tls.key"), made.key_pair.serialize_pem()).unwrap();
+        };
+        let first = rcgen::generate_simple_self_signed(vec!["first".to_owned()]).unwrap();
+        write(&first);
+        let provider = std::sync::Arc::new(rustls::crypto::ring::default_provider());
+        let reloading = Reloading::new(&dir, provider, Duration::ZERO).unwrap();
+        assert_eq!(reloading.current().cert[0], *first.cert.der());
+
+        // File times have a coarse resolution on some file systems.
+        std::thread::sleep(Duration::from_millis(1100));
+        let second = rcgen::generate_simple_self_signed(vec!["second".to_owned()]).unwrap();
+        write(&second);
+        assert_eq!(
+            reloading.current().cert[0],
+            *second.cert.der(),
+            "the renewed one"
+        );
+
+        std::thread::sleep(Duration::from_millis(1100));
+        std::fs::write(dir.join("tls.key"), "not PEM").unwrap();
+        assert_eq!(
+            reloading.current().cert[0],
+            *second.cert.der(),
+            "the last good one"
+        );
         let _ = std::fs::remove_dir_all(&dir);
     }
 }
