@@ -685,7 +685,6 @@ fn the_olm_v1_installer_may_install_and_grant_everything_in_the_bundle() {
             ),
             "Service" => (&namespaced, "", "services"),
             "PodDisruptionBudget" => (&namespaced, "policy", "poddisruptionbudgets"),
-            "NetworkPolicy" => (&namespaced, "networking.k8s.io", "networkpolicies"),
             "ClusterServiceVersion" => continue,
             other => panic!("a bundle object of kind {other} the installer is not checked for"),
         };

@@ -207,7 +207,7 @@ fn self_signed(names: &[String]) -> Result<Pair, CertificateError> {
 pub struct TlsListener {
     local: SocketAddr,
     ready: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
-    _accepting: tokio::task::JoinHandle<()>,
+    accepting: tokio::task::JoinHandle<()>,
 }
 
 impl TlsListener {
@@ -248,14 +248,14 @@ impl TlsListener {
         Ok(TlsListener {
             local,
             ready,
-            _accepting: accepting,
+            accepting,
         })
     }
 }
 
 impl Drop for TlsListener {
     fn drop(&mut self) {
-        self._accepting.abort();
+        self.accepting.abort();
     }
 }
 

@@ -48,7 +48,7 @@ use tokio_rustls::rustls;
 use tokio_rustls::rustls::pki_types::CertificateDer;
 use tokio_rustls::rustls::pki_types::pem::PemObject;
 
-use super::cluster::Cluster;
+use super::cluster::{Cluster, token_of};
 use super::git::tempdir;
 use super::openshift::server::{acceptor, certificates};
 
@@ -224,13 +224,7 @@ impl Proxy {
         };
         let upstream: http::Uri = field("server:").parse().expect("the API server's URL");
         let upstream_ca = PathBuf::from(field("certificate-authority:"));
-        let admin = std::fs::read_to_string(cluster.admin_kubeconfig())
-            .expect("read the administrator's kubeconfig");
-        let admin_token = admin
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("token:").map(str::trim))
-            .expect("a token in the administrator's kubeconfig")
-            .to_owned();
+        let admin_token = token_of(cluster.admin_kubeconfig());
         let dir = tempdir("proxy");
         certificates(&dir);
         let tls = acceptor(&dir);

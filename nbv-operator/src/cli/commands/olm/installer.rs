@@ -130,7 +130,6 @@ fn resource_of(kind: &str) -> Option<(&'static str, &'static str)> {
     match kind {
         "Service" => Some(("", "services")),
         "PodDisruptionBudget" => Some(("policy", "poddisruptionbudgets")),
-        "NetworkPolicy" => Some(("networking.k8s.io", "networkpolicies")),
         _ => None,
     }
 }
