@@ -16,6 +16,9 @@ pub const COMPLETION_TIME: &str = "mlops.dev/completion-time";
 pub const BLOCK_WAVE: &str = "mlops.dev/block-wave";
 /// On a trigger target: RFC 3339 time written by a `refresh` trigger.
 pub const RESTART_TIMESTAMP: &str = "mlops.dev/restart-timestamp";
+/// A request to run a finished job again: every new value starts one new run
+/// ([`crate::phase::RerunRequest`]).
+pub const RERUN: &str = "mlops.dev/rerun";
 /// On an Argo CD Application: aggregated notebook status as JSON.
 pub const NOTEBOOK_STATUS: &str = "mlops.dev/notebook-status";
 /// On an Argo CD Application: one-line human summary of [`NOTEBOOK_STATUS`].

@@ -88,3 +88,11 @@ pub(crate) const fn is_dns_subdomain_in(bytes: &[u8], start: usize, end: usize) 
 const fn is_lower_alnum(c: u8) -> bool {
     c.is_ascii_lowercase() || c.is_ascii_digit()
 }
+
+/// 64-bit FNV-1a: tiny, and stable across Rust versions and platforms (unlike
+/// `std`'s `DefaultHasher`), which a name that must be recomputed later requires.
+pub(crate) fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
+        (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
+    })
+}

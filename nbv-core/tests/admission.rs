@@ -259,10 +259,7 @@ fn t0() -> DateTime<Utc> {
     Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap()
 }
 
-const ATTEMPT: Attempt = Attempt {
-    generation: 1,
-    retry: 0,
-};
+const ATTEMPT: Attempt = Attempt::new(1, 0);
 const TIMEOUT: Duration = Duration::from_secs(600);
 
 /// The texts a user reads: the condition, the Event, the failure, per kind.

@@ -301,10 +301,7 @@ fn pod_of(job: &NotebookValidationJob) -> Result<Value, PodSpecError> {
     let models = nbv_testkit::fixtures::served_models(job);
     let pod = validation_pod(
         job,
-        Attempt {
-            generation: 1,
-            retry: 0,
-        },
+        Attempt::new(1, 0),
         None,
         models.as_deref(),
         &PodDefaults::default(),

@@ -15,10 +15,7 @@ use nbv_testkit::fixtures::JobBuilder;
 use serde_json::{Value, json};
 
 const PODS: &str = "/api/v1/namespaces/ml/pods";
-const ATTEMPT: Attempt = Attempt {
-    generation: 2,
-    retry: 1,
-};
+const ATTEMPT: Attempt = Attempt::new(2, 1);
 
 fn pod() -> Value {
     let job: NotebookValidationJob = JobBuilder::new("ml", "train")

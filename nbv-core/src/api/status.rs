@@ -12,7 +12,8 @@ use super::Phase;
 /// Observed state of a job.
 ///
 /// Every upstream field is here with its upstream name and type. nbv adds
-/// [`observed_generation`](Self::observed_generation) and [`effects`](Self::effects).
+/// [`observed_generation`](Self::observed_generation), [`effects`](Self::effects) and
+/// [`rerun`](Self::rerun).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize, JsonSchema)]
 #[serde(rename_all = "camelCase")]
 pub struct NotebookValidationJobStatus {
@@ -58,6 +59,39 @@ pub struct NotebookValidationJobStatus {
     /// What nbv has carried out for the current run (nbv).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub effects: Option<EffectLedger>,
+    /// The request to run the job again that the current run answers (nbv).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub rerun: Option<RerunRecord>,
+}
+
+/// The request to run the job again (annotation `mlops.dev/rerun`) that the current
+/// run answers, and how many reruns its generation has had.
+///
+/// A run ends; a rerun request whose value differs from [`request`](Self::request)
+/// starts one new run of the same generation, once: the new run records the value.
+///
+/// # Examples
+///
+/// ```
+/// use nbv_core::api::RerunRecord;
+///
+/// let record = RerunRecord { request: "2".to_owned(), count: 2 };
+/// assert_eq!(serde_json::to_value(&record)?, serde_json::json!({"request": "2", "count": 2}));
+/// # Ok::<(), serde_json::Error>(())
+/// ```
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize, JsonSchema)]
+#[serde(rename_all = "camelCase")]
+#[schemars(
+    description = "The request to run the job again (annotation mlops.dev/rerun) that the current run answers."
+)]
+pub struct RerunRecord {
+    /// The annotation's value the run answers (a digest of it when it is long); empty
+    /// when the generation's first run started without one.
+    #[serde(default)]
+    pub request: String,
+    /// Reruns of the current generation before and including this run.
+    #[serde(default)]
+    pub count: u32,
 }
 
 /// The record of effects carried out for one run, kept in `status.effects` so that a

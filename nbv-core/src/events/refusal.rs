@@ -51,7 +51,7 @@ const NOTIFICATION_TYPE: &str = "pod-refused";
 ///
 /// let refusal = PodRefusal::of(&ApiAnswer::status(403, "Forbidden", "pods \"train-g1-r0\" is forbidden: violates PodSecurity \"restricted:latest\": runAsNonRoot != true")).unwrap();
 /// let t0 = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
-/// let event = pod_refused_event(&job, Attempt { generation: 1, retry: 0 }, &refusal, "Pod Security …", t0);
+/// let event = pod_refused_event(&job, Attempt::new(1, 0), &refusal, "Pod Security …", t0);
 /// assert_eq!(event.reason, "PodRefused");
 /// assert_eq!(event.event_type, EventType::Warning);
 /// assert_eq!(event.name, "train.g1-r0.podsecurityviolation.1769292000");

@@ -22,7 +22,7 @@ pub(super) fn pod_ref(namespace: &str, name: &str) -> ObjectRef {
 /// use nbv_core::phase::Attempt;
 ///
 /// assert_eq!(
-///     other_attempts_selector("train", Attempt { generation: 2, retry: 1 }),
+///     other_attempts_selector("train", Attempt::new(2, 1)),
 ///     "app.kubernetes.io/managed-by=nbv,mlops.dev/job=train,mlops.dev/attempt,mlops.dev/attempt!=g2-r1"
 /// );
 /// ```

@@ -6,39 +6,72 @@ use std::str::FromStr;
 use crate::api::{CellResult, ComparisonResult, NotebookValidationJob};
 use crate::checks::Finding;
 
-use super::Reason;
+use super::{Reason, RerunRequest};
 
-/// One attempt of a run: the job generation the run validates, and how many retries
-/// preceded the attempt (0 for the first attempt).
+/// One attempt of a run: the job generation the run validates, which run of that
+/// generation it belongs to (0 for the first, one more for each time the job was asked
+/// to run again), and how many retries preceded the attempt in its run (0 for the
+/// first attempt).
 ///
 /// The shell labels what it creates for an attempt (the validation Pod) with it and
 /// reports it back in [`PodRef`], so that the phase machine can tell the Pod of the
 /// current attempt from the failed Pod of an earlier one or from a previous run's Pod,
 /// which a re-reconcile keeps observing. [`Display`](fmt::Display) gives a form that is
-/// a valid label value (`g3-r1`); [`FromStr`] reads it back.
+/// a valid label value (`g3-r1`, or `g3-rerun2-r1` in the second rerun); [`FromStr`]
+/// reads it back.
 ///
 /// # Examples
 ///
 /// ```
 /// use nbv_core::phase::Attempt;
 ///
-/// let attempt = Attempt { generation: 3, retry: 1 };
+/// let attempt = Attempt::new(3, 1);
 /// assert_eq!(attempt.to_string(), "g3-r1");
 /// assert_eq!("g3-r1".parse::<Attempt>()?, attempt);
 /// assert!("3-1".parse::<Attempt>().is_err());
+///
+/// let rerun = Attempt { rerun: 2, ..attempt };
+/// assert_eq!(rerun.to_string(), "g3-rerun2-r1");
+/// assert_eq!("g3-rerun2-r1".parse::<Attempt>()?, rerun);
 /// # Ok::<(), nbv_core::phase::InvalidAttempt>(())
 /// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct Attempt {
     /// `metadata.generation` of the job the run validates.
     pub generation: i64,
-    /// Retries made before this attempt.
+    /// Reruns of the generation before this attempt's run (`status.rerun.count`).
+    pub rerun: u32,
+    /// Retries made before this attempt in its run.
     pub retry: u32,
+}
+
+impl Attempt {
+    /// The attempt after `retry` retries in the first run of `generation`.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::phase::Attempt;
+    ///
+    /// assert_eq!(Attempt::new(2, 1), Attempt { generation: 2, rerun: 0, retry: 1 });
+    /// ```
+    pub const fn new(generation: i64, retry: u32) -> Self {
+        Attempt {
+            generation,
+            rerun: 0,
+            retry,
+        }
+    }
 }
 
 impl fmt::Display for Attempt {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "g{}-r{}", self.generation, self.retry)
+        // The first run keeps the short form, so Pods created before reruns existed
+        // keep matching their attempt.
+        match self.rerun {
+            0 => write!(f, "g{}-r{}", self.generation, self.retry),
+            rerun => write!(f, "g{}-rerun{rerun}-r{}", self.generation, self.retry),
+        }
     }
 }
 
@@ -53,7 +86,10 @@ impl fmt::Display for Attempt {
 /// assert_eq!(err.value, "attempt-1");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
-#[error("invalid attempt {value:?}: expected g<generation>-r<retry>, e.g. \"g3-r1\"")]
+#[error(
+    "invalid attempt {value:?}: expected g<generation>-r<retry> or \
+     g<generation>-rerun<rerun>-r<retry>, e.g. \"g3-r1\""
+)]
 pub struct InvalidAttempt {
     /// The rejected value.
     pub value: String,
@@ -66,16 +102,26 @@ impl FromStr for Attempt {
         let invalid = || InvalidAttempt {
             value: s.to_owned(),
         };
-        let (generation, retry) = s
+        let (run, retry) = s
             .strip_prefix('g')
             .and_then(|rest| rest.rsplit_once("-r"))
             .ok_or_else(invalid)?;
+        let (generation, rerun) = match run.rsplit_once("-rerun") {
+            // `rerun0` is never written: one attempt has one label.
+            Some((_, "0")) => return Err(invalid()),
+            Some((generation, rerun)) => (generation, Some(rerun)),
+            None => (run, None),
+        };
         let digits = |t: &str| !t.is_empty() && !t.starts_with('+');
-        if !digits(generation) || !digits(retry) {
+        if !digits(generation) || !digits(retry) || rerun.is_some_and(|r| !digits(r)) {
             return Err(invalid());
         }
         Ok(Attempt {
             generation: generation.parse().map_err(|_| invalid())?,
+            rerun: match rerun {
+                Some(rerun) => rerun.parse().map_err(|_| invalid())?,
+                None => 0,
+            },
             retry: retry.parse().map_err(|_| invalid())?,
         })
     }
@@ -89,7 +135,7 @@ impl FromStr for Attempt {
 /// ```
 /// use nbv_core::phase::{Attempt, PodRef};
 ///
-/// let pod = PodRef::new("train-g3-r0", Attempt { generation: 3, retry: 0 });
+/// let pod = PodRef::new("train-g3-r0", Attempt::new(3, 0));
 /// assert_eq!(pod.name, "train-g3-r0");
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
@@ -108,7 +154,7 @@ impl PodRef {
     /// ```
     /// use nbv_core::phase::{Attempt, PodRef};
     ///
-    /// let attempt = Attempt { generation: 1, retry: 2 };
+    /// let attempt = Attempt::new(1, 2);
     /// assert_eq!(PodRef::new("train-g1-r2", attempt).attempt.retry, 2);
     /// ```
     pub fn new(name: impl Into<String>, attempt: Attempt) -> Self {
@@ -213,7 +259,7 @@ impl Failure {
 /// ```
 /// use nbv_core::phase::{Attempt, PhaseEvent, PodRef};
 ///
-/// let event = PhaseEvent::PodRunning { pod: PodRef::new("train-g1-r0", Attempt { generation: 1, retry: 0 }) };
+/// let event = PhaseEvent::PodRunning { pod: PodRef::new("train-g1-r0", Attempt::new(1, 0)) };
 /// assert_eq!(event.name(), "PodRunning");
 /// ```
 #[derive(Clone, Debug, PartialEq)]
@@ -227,6 +273,10 @@ pub enum PhaseEvent {
         /// Whether the spec asks for an image build (`podConfig.buildConfig.enabled`);
         /// read when a run starts.
         build_requested: bool,
+        /// The request to run again that the job's `mlops.dev/rerun` annotation makes:
+        /// a finished run of the same generation whose record holds another request
+        /// is followed by a new one.
+        rerun: Option<RerunRequest>,
     },
     /// The run's image build exists and runs.
     BuildStarted {
@@ -289,8 +339,8 @@ pub enum PhaseEvent {
 
 impl PhaseEvent {
     /// The [`Observe`](Self::Observe) event of `job`: its generation (0 when the job
-    /// has none, as an object that never went through an API server) and whether its
-    /// spec enables an image build.
+    /// has none, as an object that never went through an API server), whether its
+    /// spec enables an image build, and the request to run again it makes.
     ///
     /// # Examples
     ///
@@ -303,7 +353,7 @@ impl PhaseEvent {
     /// let mut job = NotebookValidationJob::new("train", spec);
     /// job.metadata.generation = Some(4);
     /// assert_eq!(PhaseEvent::observe(&job),
-    ///     PhaseEvent::Observe { generation: 4, build_requested: true });
+    ///     PhaseEvent::Observe { generation: 4, build_requested: true, rerun: None });
     /// ```
     pub fn observe(job: &NotebookValidationJob) -> Self {
         PhaseEvent::Observe {
@@ -315,6 +365,7 @@ impl PhaseEvent {
                 .as_ref()
                 .and_then(|build| build.enabled)
                 .unwrap_or(false),
+            rerun: RerunRequest::of(job),
         }
     }
 
@@ -347,7 +398,7 @@ impl PhaseEvent {
     /// ```
     /// use nbv_core::phase::{Attempt, PhaseEvent, PodRef};
     ///
-    /// let pod = PodRef::new("p", Attempt { generation: 5, retry: 0 });
+    /// let pod = PodRef::new("p", Attempt::new(5, 0));
     /// assert_eq!(PhaseEvent::PodRunning { pod }.generation(), 5);
     /// ```
     pub const fn generation(&self) -> i64 {
@@ -370,21 +421,19 @@ mod tests {
     #[test]
     fn attempts_round_trip_through_their_label_form() {
         for attempt in [
-            Attempt {
-                generation: 0,
-                retry: 0,
-            },
+            Attempt::new(0, 0),
+            Attempt::new(-5, 2),
+            Attempt::new(i64::MAX, u32::MAX),
+            Attempt::new(i64::MIN, 0),
             Attempt {
                 generation: -5,
+                rerun: 1,
                 retry: 2,
             },
             Attempt {
-                generation: i64::MAX,
-                retry: u32::MAX,
-            },
-            Attempt {
                 generation: i64::MIN,
-                retry: 0,
+                rerun: u32::MAX,
+                retry: u32::MAX,
             },
         ] {
             let label = attempt.to_string();
@@ -396,7 +445,21 @@ mod tests {
     #[test]
     fn malformed_attempts_are_rejected() {
         for bad in [
-            "", "g", "g1", "g1-r", "g-r1", "1-r1", "g+1-r1", "g1-r+1", "g1-r-1", "g1-r1x",
+            "",
+            "g",
+            "g1",
+            "g1-r",
+            "g-r1",
+            "1-r1",
+            "g+1-r1",
+            "g1-r+1",
+            "g1-r-1",
+            "g1-r1x",
+            "g1-rerun0-r1",
+            "g1-rerun-r1",
+            "g1-rerun+2-r1",
+            "g1-rerunx-r1",
+            "g-rerun1-r1",
         ] {
             assert!(bad.parse::<Attempt>().is_err(), "{bad}");
         }

@@ -13,7 +13,8 @@ use super::pod_events::{admit_pod, pod_failed, pod_running, pod_succeeded, recor
 use super::record::{build_phase, current_attempt, retry_due, set_ready, set_retrying};
 use super::{
     Build, BuildStage, ConditionStatus, ConditionType, Ignored, Next, PhaseEvent, Reason,
-    RetryPolicy, Run, RunState, ScheduledRetry, Transition, messages, remove_condition,
+    RerunRequest, RetryPolicy, Run, RunState, ScheduledRetry, Transition, messages,
+    remove_condition,
 };
 
 type Status = NotebookValidationJobStatus;
@@ -39,7 +40,7 @@ type Status = NotebookValidationJobStatus;
 ///
 /// let policy = RetryPolicy::default();
 /// let t0 = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
-/// let observe = PhaseEvent::Observe { generation: 1, build_requested: false };
+/// let observe = PhaseEvent::Observe { generation: 1, build_requested: false, rerun: None };
 ///
 /// let t = step(None, &observe, t0, &policy);
 /// let Next::StartPod(first) = t.next else { panic!("expected a pod to start") };
@@ -58,7 +59,7 @@ type Status = NotebookValidationJobStatus;
 ///
 /// let t = step(Some(&t.status), &observe, t0 + Duration::minutes(1), &policy);
 /// let Next::StartPod(retry) = t.next else { panic!("expected the retry's pod") };
-/// assert_eq!(retry, Attempt { generation: 1, retry: 1 });
+/// assert_eq!(retry, Attempt::new(1, 1));
 /// let done = PhaseEvent::PodSucceeded {
 ///     pod: PodRef::new("train-g1-r1", retry), results: vec![], message: None, comparison: None,
 ///     warnings: vec![],
@@ -148,9 +149,15 @@ fn apply(
     if let PhaseEvent::Observe {
         generation,
         build_requested,
+        rerun,
     } = event
     {
-        return Ok(observe(before, *generation, *build_requested, now, policy));
+        let asked = Asked {
+            generation: *generation,
+            build_requested: *build_requested,
+            rerun: rerun.as_ref(),
+        };
+        return Ok(observe(before, &asked, now, policy));
     }
     // Read at the edge: repairing the status may have moved the phase.
     let state = RunState::read(before, now, policy);
@@ -207,14 +214,22 @@ fn apply(
     Ok(Applied::to(s, state))
 }
 
-/// Starts a run, adopts a status written by another operator, or starts a due retry.
-fn observe(
-    before: &Status,
+/// What an `Observe` event reports of the job.
+struct Asked<'a> {
     generation: i64,
     build_requested: bool,
+    rerun: Option<&'a RerunRequest>,
+}
+
+/// Starts a run (of a new generation, or again on request), adopts a status written
+/// by another operator, or starts a due retry.
+fn observe(
+    before: &Status,
+    asked: &Asked<'_>,
     now: DateTime<Utc>,
     policy: &RetryPolicy,
 ) -> Applied {
+    let generation = asked.generation;
     let state = RunState::read(before, now, policy);
     let starts_run = match state.run() {
         None => true,
@@ -224,8 +239,31 @@ fn observe(
             .generation
             .is_some_and(|observed| observed != generation),
     };
-    if starts_run {
-        let (status, state) = new_run(before, generation, build_requested, now);
+    let state = if starts_run {
+        state
+    } else {
+        state.adopted(generation)
+    };
+    let rerun = match &state {
+        // The request is consumed by the run it starts, whatever started it.
+        _ if starts_run => Some(Rerun {
+            count: 0,
+            request: asked.rerun.cloned(),
+        }),
+        RunState::Succeeded { run, .. } | RunState::Failed { run, .. }
+            if asked.rerun.is_some() && asked.rerun != run.rerun_request.as_ref() =>
+        {
+            Some(Rerun {
+                // Saturates after 2³² reruns of one generation: Pod names would repeat
+                // the last rerun's, whose Pods are gone by then.
+                count: run.reruns.saturating_add(1),
+                request: asked.rerun.cloned(),
+            })
+        }
+        _ => None,
+    };
+    if let Some(rerun) = rerun {
+        let (status, state) = new_run(before, asked, rerun, now);
         return Applied {
             status,
             state: Some(state),
@@ -233,7 +271,7 @@ fn observe(
             retry_scheduled: None,
         };
     }
-    let mut state = state.adopted(generation);
+    let mut state = state;
     let mut s = before.clone();
     settle(&mut s, &state, now);
     if let RunState::Initializing(run) = &state
@@ -244,24 +282,35 @@ fn observe(
     Applied::to(s, state)
 }
 
+/// Which run of its generation a new run is, and the request to run again it answers.
+struct Rerun {
+    count: u32,
+    request: Option<RerunRequest>,
+}
+
 /// A fresh run: everything that belongs to a run is reset; conditions of other types
 /// (owned by other parts of nbv) are kept.
 fn new_run(
     before: &Status,
-    generation: i64,
-    build_requested: bool,
+    asked: &Asked<'_>,
+    rerun: Rerun,
     now: DateTime<Utc>,
 ) -> (Status, RunState) {
+    let build_requested = asked.build_requested;
     let mut conditions = before.conditions.clone().unwrap_or_default();
     dedupe_conditions(&mut conditions);
     remove_condition(&mut conditions, &ConditionType::RETRYING);
     remove_condition(&mut conditions, &ConditionType::VALIDATION_WARNINGS);
     // The refusals of an earlier run's Pod do not concern this run's.
     remove_condition(&mut conditions, &ConditionType::POD_ADMITTED);
-    let message = if build_requested {
+    let waiting = if build_requested {
         messages::WAITING_FOR_BUILD
     } else {
         messages::WAITING_FOR_POD
+    };
+    let message = match (&rerun.request, rerun.count) {
+        (Some(request), 1..) => messages::rerun(request.as_str(), waiting),
+        _ => waiting.to_owned(),
     };
     let state = RunState::Initializing(Run {
         // A pending build records, for the rest of the run, that the run builds its
@@ -271,11 +320,13 @@ fn new_run(
         } else {
             Build::default()
         },
-        ..Run::new(Some(generation), now)
+        reruns: rerun.count,
+        rerun_request: rerun.request,
+        ..Run::new(Some(asked.generation), now)
     });
     let mut s = Status {
         conditions: Some(conditions),
-        message: Some(message.to_owned()),
+        message: Some(message),
         ..Status::default()
     };
     state.write(&mut s);

@@ -19,6 +19,22 @@ pub(super) fn waiting_for_admission(reason: &str, refusal: &str) -> String {
     format!("{WAITING_FOR_ADMISSION}: {reason}: {refusal}")
 }
 
+/// A run started because the job was asked to run again with `request`.
+pub(super) fn rerun(request: &str, waiting: &str) -> String {
+    format!(
+        "Running again as asked (mlops.dev/rerun: {request:?}); {}",
+        lowercase_first(waiting)
+    )
+}
+
+fn lowercase_first(text: &str) -> String {
+    let mut chars = text.chars();
+    chars
+        .next()
+        .map(|first| first.to_lowercase().chain(chars).collect())
+        .unwrap_or_default()
+}
+
 pub(super) fn building(build_name: &str) -> String {
     format!("Building image (build: {build_name})")
 }

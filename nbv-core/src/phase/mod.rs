@@ -47,7 +47,7 @@
 //!
 //! let policy = RetryPolicy::default();
 //! let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
-//! let t = step(None, &PhaseEvent::Observe { generation: 1, build_requested: false }, now, &policy);
+//! let t = step(None, &PhaseEvent::Observe { generation: 1, build_requested: false, rerun: None }, now, &policy);
 //! let Next::StartPod(attempt) = t.next else { panic!("a new run starts its pod") };
 //!
 //! let failure = Failure::permanent(Reason::new("CellFailed")?, "cell 4: KeyError 'label'");
@@ -71,6 +71,7 @@ mod machine;
 mod messages;
 mod pod_events;
 mod record;
+mod rerun;
 mod retry;
 mod run;
 mod transition;
@@ -85,6 +86,7 @@ pub use conditions::{
 pub use event::{Attempt, Failure, FailureKind, InvalidAttempt, PhaseEvent, PodRef};
 pub use identifiers::{ConditionType, InvalidConditionType, InvalidReason, Reason};
 pub use machine::step;
+pub use rerun::RerunRequest;
 pub use retry::{InvalidRetryPolicy, RetryPolicy, backoff};
 pub use run::{Build, BuildStage, Run, RunState};
 pub use transition::{Ignored, Next, ScheduledRetry, Transition};

@@ -23,10 +23,11 @@ pub(super) fn enter(s: &mut Status, phase: Phase, message: String, now: DateTime
     set_ready(s, &Reason::of_phase(phase), now);
 }
 
-/// The attempt the run is at: its generation and the retries made so far.
+/// The attempt the run is at: its generation, its reruns and the retries made so far.
 pub(super) fn current_attempt(s: &Status) -> Option<Attempt> {
     Some(Attempt {
         generation: s.observed_generation?,
+        rerun: s.rerun.as_ref().map_or(0, |r| r.count),
         retry: u32::try_from(s.retry_count.unwrap_or(0)).unwrap_or(0),
     })
 }

@@ -9,10 +9,10 @@
 
 use chrono::{DateTime, Utc};
 
-use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase};
+use crate::api::{BuildPhase, BuildStatus, NotebookValidationJobStatus, Phase, RerunRecord};
 
 use super::record::add;
-use super::{Attempt, RetryPolicy};
+use super::{Attempt, RerunRequest, RetryPolicy};
 
 type Status = NotebookValidationJobStatus;
 
@@ -169,7 +169,7 @@ impl Build {
 ///
 /// let started = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
 /// let run = Run { retries: 1, ..Run::new(Some(2), started) };
-/// assert_eq!(run.attempt(), Some(Attempt { generation: 2, retry: 1 }));
+/// assert_eq!(run.attempt(), Some(Attempt::new(2, 1)));
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub struct Run {
@@ -187,6 +187,11 @@ pub struct Run {
     /// The validation Pod of the current attempt, or of the last one when the run
     /// waits for a retry's backoff or has ended (`status.validationPodName`).
     pub pod: Option<String>,
+    /// Reruns of the generation up to this run (`status.rerun.count`): 0 for the
+    /// generation's first run.
+    pub reruns: u32,
+    /// The request to run again that this run answers (`status.rerun.request`).
+    pub rerun_request: Option<RerunRequest>,
 }
 
 impl Run {
@@ -214,6 +219,8 @@ impl Run {
                 image: None,
             },
             pod: None,
+            reruns: 0,
+            rerun_request: None,
         }
     }
 
@@ -231,6 +238,7 @@ impl Run {
         match self.generation {
             Some(generation) => Some(Attempt {
                 generation,
+                rerun: self.reruns,
                 retry: self.retries,
             }),
             None => None,
@@ -386,6 +394,11 @@ impl RunState {
             last_retry_at,
             build,
             pod: status.validation_pod_name.clone(),
+            reruns: status.rerun.as_ref().map_or(0, |r| r.count),
+            rerun_request: status
+                .rerun
+                .as_ref()
+                .and_then(|r| RerunRequest::new(&r.request)),
         };
         match phase {
             Phase::Building => RunState::Building(run),
@@ -429,6 +442,16 @@ impl RunState {
         status.last_retry_time = run.last_retry_at;
         status.completion_time = self.completed_at();
         status.validation_pod_name.clone_from(&run.pod);
+        status.rerun = match (run.reruns, &run.rerun_request) {
+            (0, None) => None,
+            (count, request) => Some(RerunRecord {
+                request: request
+                    .as_ref()
+                    .map(|r| r.as_str().to_owned())
+                    .unwrap_or_default(),
+                count,
+            }),
+        };
         run.build.write(status);
     }
 
@@ -669,11 +692,13 @@ mod tests {
                 0i64..600,
             ),
             (prop::sample::select(stages), name(), name(), name()),
+            (0u32..3, name()),
         )
             .prop_map(
                 |(
                     (variant, generation, started_at, retries, retry_after, end_after),
                     (stage, build_name, image, pod),
+                    (reruns, request),
                 )| {
                     let last_retry_at = retry_after
                         .filter(|_| retries > 0)
@@ -696,6 +721,8 @@ mod tests {
                             image: image.map(|i| format!("img:{i}")),
                         },
                         pod: pod.map(|p| format!("pod-{p}")),
+                        reruns,
+                        rerun_request: request.and_then(RerunRequest::new),
                     };
                     let completed_at =
                         last_retry_at.unwrap_or(started_at) + TimeDelta::minutes(end_after);

@@ -19,7 +19,7 @@ use super::{Attempt, Failure};
 /// use nbv_core::api::Phase;
 /// use nbv_core::phase::{step, Next, PhaseEvent, RetryPolicy};
 ///
-/// let observe = PhaseEvent::Observe { generation: 1, build_requested: false };
+/// let observe = PhaseEvent::Observe { generation: 1, build_requested: false, rerun: None };
 /// let t = step(None, &observe, Utc::now(), &RetryPolicy::default());
 /// assert!(t.changed && t.run_started);
 /// assert_eq!(t.entered, Some(Phase::Initializing));
@@ -106,7 +106,7 @@ impl fmt::Display for ScheduledRetry {
 /// use chrono::{TimeZone, Utc};
 /// use nbv_core::phase::{Attempt, Next};
 ///
-/// let next = Next::StartPod(Attempt { generation: 2, retry: 0 });
+/// let next = Next::StartPod(Attempt::new(2, 0));
 /// assert_eq!(next.to_string(), "start the validation pod of attempt g2-r0");
 /// assert!(!next.is_done());
 /// ```

@@ -8,10 +8,13 @@ use crate::api::NotebookValidationJob;
 use crate::time::rfc3339;
 use crate::triggers::Trigger;
 
-/// Identity of a job's run: the spec generation it runs and when it started.
+/// Identity of a job's run: the spec generation it runs, which run of that generation
+/// it is, and when it started.
 ///
-/// A spec edit starts a new run (new generation); so does the phase machine restarting
-/// a run (new start time). Records of effects are only valid for their run.
+/// A spec edit starts a new run (new generation); so does a request to run again (a
+/// new rerun count, written as `-rerunN` after the generation, so that the keys of
+/// first runs stay as they were) and the phase machine restarting a run (new start
+/// time). Records of effects are only valid for their run.
 ///
 /// # Examples
 ///
@@ -27,6 +30,10 @@ use crate::triggers::Trigger;
 ///     "status": {"observedGeneration": 4, "startTime": "2026-01-24T22:29:00Z"}
 /// }))?;
 /// assert_eq!(RunKey::of(&job).as_str(), "g4@2026-01-24T22:29:00Z");
+///
+/// let mut rerun = job.clone();
+/// rerun.status.as_mut().unwrap().rerun = Some(nbv_core::api::RerunRecord { request: "1".into(), count: 1 });
+/// assert_eq!(RunKey::of(&rerun).as_str(), "g4-rerun1@2026-01-24T22:29:00Z");
 /// # Ok::<(), serde_json::Error>(())
 /// ```
 #[derive(Clone, Debug, PartialEq, Eq, Hash, Serialize)]
@@ -41,6 +48,10 @@ impl RunKey {
             .and_then(|s| s.observed_generation)
             .or(job.metadata.generation)
             .unwrap_or(0);
+        let generation = match status.and_then(|s| s.rerun.as_ref()).map(|r| r.count) {
+            None | Some(0) => generation.to_string(),
+            Some(rerun) => format!("{generation}-rerun{rerun}"),
+        };
         match status.and_then(|s| s.start_time) {
             Some(start) => RunKey(format!("g{generation}@{}", rfc3339(start))),
             None => RunKey(format!("g{generation}")),

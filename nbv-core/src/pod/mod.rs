@@ -41,7 +41,7 @@
 //!         "podConfig": {"containerImage": "quay.io/example/papermill:1"}
 //!     }
 //! }))?;
-//! let attempt = Attempt { generation: 1, retry: 0 };
+//! let attempt = Attempt::new(1, 0);
 //! let mut pod = validation_pod(&job, attempt, None, None, &PodDefaults::default())?;
 //! assert_eq!(observe_pod(&pod, Utc::now(), DEFAULT_START_GRACE)?, None); // not created yet
 //!

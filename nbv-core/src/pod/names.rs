@@ -4,7 +4,7 @@
 //! operator restart or another replica computes the same name and finds the Pod instead
 //! of creating another.
 
-use crate::kube_names::{MAX_LABEL_LEN, is_dns_label, is_label_value};
+use crate::kube_names::{MAX_LABEL_LEN, fnv1a, is_dns_label, is_label_value};
 use crate::phase::Attempt;
 
 /// Hex digits of the hash added to a shortened or rewritten name. 40 bits: a collision
@@ -26,7 +26,7 @@ const HASH_DIGITS: usize = 10;
 /// use nbv_core::phase::Attempt;
 /// use nbv_core::pod::pod_name;
 ///
-/// let attempt = Attempt { generation: 3, retry: 1 };
+/// let attempt = Attempt::new(3, 1);
 /// assert_eq!(pod_name("train", attempt), "train-g3-r1");
 ///
 /// let long = pod_name(&"x".repeat(200), attempt);
@@ -112,14 +112,6 @@ fn hashed(safe: &str, room: usize, original: &str) -> String {
     }
 }
 
-/// 64-bit FNV-1a: tiny, and stable across Rust versions and platforms (unlike
-/// `std`'s `DefaultHasher`), which a name that must be recomputed later requires.
-fn fnv1a(bytes: &[u8]) -> u64 {
-    bytes.iter().fold(0xcbf2_9ce4_8422_2325, |hash, b| {
-        (hash ^ u64::from(*b)).wrapping_mul(0x0000_0100_0000_01b3)
-    })
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -134,10 +126,7 @@ mod tests {
 
     #[test]
     fn a_name_of_symbols_only_keeps_the_hash() {
-        let attempt = Attempt {
-            generation: 1,
-            retry: 0,
-        };
+        let attempt = Attempt::new(1, 0);
         let name = pod_name("...", attempt);
         assert!(is_dns_label(&name), "{name}");
         assert_eq!(name.len(), HASH_DIGITS + "-g1-r0".len());

@@ -44,7 +44,7 @@ pub(super) const READ_CONDITIONS: [&str; 2] = [DISRUPTION_TARGET, POD_SCHEDULED]
 /// let mut pod = Pod::default();
 /// pod.metadata.name = Some("train-g3-r1".into());
 /// pod.metadata.labels = Some([(ATTEMPT_LABEL.to_owned(), "g3-r1".to_owned())].into());
-/// assert_eq!(pod_ref(&pod)?.attempt, Attempt { generation: 3, retry: 1 });
+/// assert_eq!(pod_ref(&pod)?.attempt, Attempt::new(3, 1));
 /// # Ok::<(), nbv_core::pod::InvalidValidationPod>(())
 /// ```
 ///
@@ -230,7 +230,7 @@ pub fn reported_predictions(pod: &Pod) -> Option<Vec<ReportedPrediction>> {
 /// ```
 /// use nbv_core::phase::{Attempt, PhaseEvent};
 ///
-/// let event = nbv_core::pod::pod_vanished("train", Attempt { generation: 2, retry: 0 });
+/// let event = nbv_core::pod::pod_vanished("train", Attempt::new(2, 0));
 /// let PhaseEvent::PodFailed { pod, failure, .. } = event else { panic!() };
 /// assert_eq!(pod.name, "train-g2-r0");
 /// assert_eq!(failure.reason.as_str(), "PodDeleted");

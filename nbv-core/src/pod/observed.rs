@@ -63,7 +63,7 @@ use super::{ATTEMPT_LABEL, JOB_LABEL, MANAGED_BY_LABEL, NOTEBOOK_CONTAINER};
 ///         "podConfig": {"containerImage": "quay.io/example/papermill:1"}
 ///     }
 /// }))?;
-/// let mut pod = validation_pod(&job, Attempt { generation: 1, retry: 0 }, None, None, &PodDefaults::default())?;
+/// let mut pod = validation_pod(&job, Attempt::new(1, 0), None, None, &PodDefaults::default())?;
 /// pod.status = Some(serde_json::from_value(serde_json::json!({
 ///     "phase": "Succeeded", "podIP": "10.0.0.7", "qosClass": "Burstable",
 ///     "containerStatuses": [{"name": "notebook", "image": "quay.io/example/papermill:1",

@@ -76,7 +76,7 @@ const RESERVED_PREFIX: &str = "nbv-";
 ///         "timeout": "1h"
 ///     }
 /// }))?;
-/// let pod = validation_pod(&job, Attempt { generation: 3, retry: 1 }, None, None, &PodDefaults::default())?;
+/// let pod = validation_pod(&job, Attempt::new(3, 1), None, None, &PodDefaults::default())?;
 /// assert_eq!(pod.metadata.name.as_deref(), Some("train-g3-r1"));
 /// let spec = pod.spec.unwrap();
 /// assert_eq!(spec.active_deadline_seconds, Some(3600));

@@ -91,7 +91,7 @@ pub struct Refused {
 /// let t0 = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
 /// let policy = RetryPolicy::default();
 /// let mut status = step(None, &PhaseEvent::observe(&job), t0, &policy).status;
-/// let attempt = Attempt { generation: 1, retry: 0 };
+/// let attempt = Attempt::new(1, 0);
 /// let quota = PodRefusal::of(&ApiAnswer::status(403, "Forbidden",
 ///     "pods \"train-g1-r0\" is forbidden: exceeded quota: compute, requested: limits.cpu=2, used: limits.cpu=3, limited: limits.cpu=4")).unwrap();
 ///

@@ -97,7 +97,7 @@ impl PodWork {
     /// use nbv_core::reconcile::{PodWork, Wake};
     ///
     /// let now = Utc.with_ymd_and_hms(2026, 1, 24, 22, 0, 0).unwrap();
-    /// let event = PhaseEvent::Observe { generation: 1, build_requested: false };
+    /// let event = PhaseEvent::Observe { generation: 1, build_requested: false, rerun: None };
     /// let first = step(None, &event, now, &RetryPolicy::default());
     /// assert_eq!(PodWork::wake(&first), Wake::within(Duration::from_secs(30)));
     /// ```
@@ -129,7 +129,7 @@ impl PodWork {
 /// #     "spec": {"notebook": {"git": {"url": "https://example.com/r.git", "ref": "main"},
 /// #              "path": "train.ipynb"}, "podConfig": {"containerImage": "img"}}
 /// # })).unwrap();
-/// let attempt = Attempt { generation: 1, retry: 0 };
+/// let attempt = Attempt::new(1, 0);
 /// let failure = Failure::permanent(Reason::new("PodSecurity")?, "violates PodSecurity \"restricted\"");
 /// let PhaseEvent::PodFailed { pod, .. } = pod_refused(&job, attempt, failure) else { panic!() };
 /// assert_eq!(pod.name, "train-g1-r0");

@@ -30,10 +30,7 @@ fn pod(status: Value) -> Pod {
     .expect("a job");
     let pod = validation_pod(
         &job,
-        Attempt {
-            generation: 1,
-            retry: 0,
-        },
+        Attempt::new(1, 0),
         None,
         None,
         &PodDefaults::default(),

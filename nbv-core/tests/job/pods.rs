@@ -14,10 +14,7 @@ use super::cluster::Cluster;
 use super::{job_of, reconcile};
 
 /// A new run of `ml/train` at generation 2 starts attempt g2-r0.
-const ATTEMPT: Attempt = Attempt {
-    generation: 2,
-    retry: 0,
-};
+const ATTEMPT: Attempt = Attempt::new(2, 0);
 
 /// `ml/train` at generation 2: a notebook in a private repository, 45 minutes to run.
 fn train() -> JobBuilder {
@@ -104,10 +101,7 @@ fn condition(
 #[test]
 fn the_pod_the_core_builds_for_an_attempt() {
     let job: NotebookValidationJob = serde_json::from_value(train().build()).unwrap();
-    let retry = Attempt {
-        generation: 2,
-        retry: 1,
-    };
+    let retry = Attempt::new(2, 1);
     let body = serde_json::to_value(
         validation_pod(&job, retry, None, None, &PodDefaults::default()).unwrap(),
     )

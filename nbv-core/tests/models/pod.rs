@@ -12,10 +12,7 @@ use nbv_core::pod::{NOTEBOOK_CONTAINER, PodDefaults, PodSpecError, validation_po
 
 use super::*;
 
-const ATTEMPT: Attempt = Attempt {
-    generation: 1,
-    retry: 0,
-};
+const ATTEMPT: Attempt = Attempt::new(1, 0);
 
 fn job(model_validation: Value) -> NotebookValidationJob {
     serde_json::from_value(json!({

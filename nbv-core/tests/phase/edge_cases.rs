@@ -32,13 +32,7 @@ fn out_of_phase_events_are_ignored_without_change() {
             phase: Phase::ValidationRunning
         })
     );
-    assert_eq!(
-        t.next,
-        Next::WatchPod(Attempt {
-            generation: 1,
-            retry: 0
-        })
-    );
+    assert_eq!(t.next, Next::WatchPod(Attempt::new(1, 0)));
 }
 
 #[test]
@@ -156,13 +150,7 @@ fn a_retry_waits_for_its_backoff_and_then_starts_the_next_attempt() {
     assert!(!early.changed);
     assert_eq!(early.requeue_after, Some(Duration::from_secs(1)));
     let due = step(Some(waiting), &observe(1), at(3), &policy);
-    assert_eq!(
-        due.next,
-        Next::StartPod(Attempt {
-            generation: 1,
-            retry: 1
-        })
-    );
+    assert_eq!(due.next, Next::StartPod(Attempt::new(1, 1)));
     assert_eq!(due.status.validation_pod_name, None);
     let started = condition(&due.status, &ConditionType::RETRYING).expect("Retrying");
     assert_eq!(started.reason, "RetryStarted");
@@ -302,4 +290,65 @@ fn observe_of_a_job_reads_generation_and_build() {
     }))
     .expect("job");
     assert_eq!(PhaseEvent::observe(&job), observe(7));
+}
+
+#[test]
+fn observe_of_a_job_reads_its_request_to_run_again() {
+    let job: nbv_core::api::NotebookValidationJob = serde_json::from_value(json!({
+        "apiVersion": "mlops.mlops.dev/v1alpha1",
+        "kind": "NotebookValidationJob",
+        "metadata": {"name": "train", "namespace": "ml", "generation": 7,
+                     "annotations": {"mlops.dev/rerun": "4"}},
+        "spec": {
+            "notebook": {"git": {"url": "https://example.com/m.git", "ref": "main"}, "path": "t.ipynb"},
+            "podConfig": {"containerImage": "img"}
+        }
+    }))
+    .expect("job");
+    let PhaseEvent::Observe { rerun, .. } = PhaseEvent::observe(&job) else {
+        panic!("an Observe event")
+    };
+    assert_eq!(rerun, RerunRequest::new("4"));
+}
+
+#[test]
+fn a_request_waits_for_the_run_in_progress_and_a_new_spec_consumes_it() {
+    let asked = |generation, request: &str| PhaseEvent::Observe {
+        generation,
+        build_requested: false,
+        rerun: RerunRequest::new(request),
+    };
+    // Asked while the first run validates: nothing happens until it ends.
+    let transitions = run(
+        None,
+        &[(0, observe(1)), (1, running(1, 0)), (2, asked(1, "a"))],
+    );
+    assert!(!transitions[2].run_started && !transitions[2].changed);
+    let after_end = run(
+        Some(last_status(&transitions).clone()),
+        &[(5, succeeded(1, 0)), (6, asked(1, "a"))],
+    );
+    assert!(after_end[1].run_started, "answered once the run ended");
+
+    // A spec change starts a run that answers the request pending at that time: no
+    // second run follows for it.
+    let transitions = run(
+        None,
+        &[
+            (0, observe(1)),
+            (1, running(1, 0)),
+            (5, succeeded(1, 0)),
+            (6, asked(2, "b")),
+        ],
+    );
+    let status = last_status(&transitions);
+    assert_eq!(
+        status.rerun.as_ref().map(|r| (r.request.as_str(), r.count)),
+        Some(("b", 0))
+    );
+    let later = run(
+        Some(status.clone()),
+        &[(7, running(2, 0)), (8, succeeded(2, 0)), (9, asked(2, "b"))],
+    );
+    assert!(!later[2].run_started);
 }

@@ -12,8 +12,9 @@ use nbv_core::api::{
 };
 use nbv_core::phase::{
     Attempt, ConditionStatus, ConditionType, Failure, FailureKind, Ignored, InvalidRetryPolicy,
-    MAX_CONDITION_MESSAGE_BYTES, Next, PhaseEvent, PodRef, Reason, RetryPolicy, TRUNCATION_MARKER,
-    Transition, backoff, find_condition, parse_phase, set_condition, step, truncate_message,
+    MAX_CONDITION_MESSAGE_BYTES, Next, PhaseEvent, PodRef, Reason, RerunRequest, RetryPolicy,
+    TRUNCATION_MARKER, Transition, backoff, find_condition, parse_phase, set_condition, step,
+    truncate_message,
 };
 use proptest::prelude::*;
 use serde_json::json;
@@ -40,6 +41,7 @@ fn observe(generation: i64) -> PhaseEvent {
     PhaseEvent::Observe {
         generation,
         build_requested: false,
+        rerun: None,
     }
 }
 
@@ -47,6 +49,7 @@ fn observe_with_build(generation: i64) -> PhaseEvent {
     PhaseEvent::Observe {
         generation,
         build_requested: true,
+        rerun: None,
     }
 }
 
@@ -58,7 +61,7 @@ fn build_succeeded(image: &str) -> PhaseEvent {
 }
 
 fn pod(generation: i64, retry: u32) -> PodRef {
-    let attempt = Attempt { generation, retry };
+    let attempt = Attempt::new(generation, retry);
     PodRef::new(format!("train-{attempt}"), attempt)
 }
 

@@ -118,18 +118,28 @@ fn arb_kind() -> impl Strategy<Value = FailureKind> {
 
 fn arb_pod() -> impl Strategy<Value = PodRef> {
     (GENERATIONS, 0u32..5, prop::sample::select(vec!["p0", "p1"]))
-        .prop_map(|(generation, retry, name)| PodRef::new(name, Attempt { generation, retry }))
+        .prop_map(|(generation, retry, name)| PodRef::new(name, Attempt::new(generation, retry)))
+}
+
+/// No request to run again, or one of two.
+fn arb_rerun() -> impl Strategy<Value = Option<RerunRequest>> {
+    proptest::option::of(
+        prop::sample::select(vec!["1", "2"]).prop_map(|v| RerunRequest::new(v).expect("a request")),
+    )
 }
 
 /// Any event, most of them stale or out of phase for a given status.
 fn arb_event() -> impl Strategy<Value = PhaseEvent> {
     prop_oneof![
-        (GENERATIONS, any::<bool>()).prop_map(|(generation, build_requested)| {
-            PhaseEvent::Observe {
-                generation,
-                build_requested,
+        (GENERATIONS, any::<bool>(), arb_rerun()).prop_map(
+            |(generation, build_requested, rerun)| {
+                PhaseEvent::Observe {
+                    generation,
+                    build_requested,
+                    rerun,
+                }
             }
-        }),
+        ),
         (
             GENERATIONS,
             prop::sample::select(vec!["build-a", "build-b"])
@@ -299,6 +309,7 @@ fn follow(
             PhaseEvent::Observe {
                 generation: generation + 1,
                 build_requested: matches!(outcome, Outcome::Progress),
+                rerun: None,
             },
             now,
         ),
@@ -477,7 +488,7 @@ proptest! {
         policy in arb_policy(),
         t0 in arb_time(),
     ) {
-        let first = PhaseEvent::Observe { generation, build_requested };
+        let first = PhaseEvent::Observe { generation, build_requested, rerun: None };
         let records = simulate(start.clone(), first, &moves, &policy, t0);
 
         // Legacy phases migrate on the first Observe.
@@ -517,16 +528,31 @@ proptest! {
             // From the first Observe on, every status is consistent.
             assert_consistent(&t.status, &policy)?;
 
-            let observed_gen = match r.event {
-                PhaseEvent::Observe { generation, build_requested } => Some((generation, build_requested)),
+            let observed_gen = match &r.event {
+                PhaseEvent::Observe { generation, build_requested, rerun } => Some((*generation, *build_requested, rerun.clone())),
                 _ => None,
             };
-            let new_generation = observed_gen.is_some_and(|(g, _)| {
-                before.phase.is_none() || before.observed_generation.is_some_and(|o| o != g)
+            let new_generation = observed_gen.as_ref().is_some_and(|(g, _, _)| {
+                before.phase.is_none() || before.observed_generation.is_some_and(|o| o != *g)
             });
-            prop_assert_eq!(t.run_started, new_generation);
-            if let (true, Some((g, build))) = (t.run_started, observed_gen) {
+            // A finished run of the same generation, asked again with a request it has
+            // not answered.
+            let recorded = before.rerun.as_ref().and_then(|r| RerunRequest::new(&r.request));
+            let asked_again = !new_generation && observed_gen.as_ref().is_some_and(|(g, _, rerun)| {
+                before.phase.is_some_and(|p| p.is_terminal())
+                    && before.observed_generation.is_none_or(|o| o == *g)
+                    && rerun.is_some()
+                    && *rerun != recorded
+            });
+            prop_assert_eq!(t.run_started, new_generation || asked_again);
+            if let (true, Some((g, build, rerun))) = (t.run_started, observed_gen) {
                 prop_assert!(run_fields_reset(&t.status, g, build, r.now), "new run kept run fields: {:?}", t.status);
+                // The new run answers the request, and counts as a rerun only when it
+                // is one: its attempts are named apart from the earlier runs'.
+                let record = t.status.rerun.clone().unwrap_or_default();
+                prop_assert_eq!(RerunRequest::new(&record.request), rerun);
+                let expected = if asked_again { before.rerun.as_ref().map_or(0, |r| r.count) + 1 } else { 0 };
+                prop_assert_eq!(record.count, expected);
                 continue;
             }
             if i == 0 {
@@ -563,7 +589,7 @@ proptest! {
         let bound = 4 + 4 * (policy.max_retries() as usize + 1);
         let generation = start.as_ref().and_then(|s| s.observed_generation).unwrap_or(1);
         let mut now = t0;
-        let mut t = step(start.as_ref(), &PhaseEvent::Observe { generation, build_requested }, now, &policy);
+        let mut t = step(start.as_ref(), &PhaseEvent::Observe { generation, build_requested, rerun: None }, now, &policy);
         let mut outcomes = outcomes.into_iter().chain(std::iter::repeat((Outcome::Transient, false)));
         let mut steps = 1;
         while !t.next.is_done() {
@@ -584,7 +610,7 @@ proptest! {
     #[test]
     fn transient_failures_use_every_retry(policy in arb_policy(), build_requested in any::<bool>()) {
         let mut now = at(0);
-        let mut t = step(None, &PhaseEvent::Observe { generation: 1, build_requested }, now, &policy);
+        let mut t = step(None, &PhaseEvent::Observe { generation: 1, build_requested, rerun: None }, now, &policy);
         let mut scheduled = Vec::new();
         while !t.next.is_done() {
             let outcome = if matches!(t.next, Next::StartBuild { .. } | Next::WatchBuild { .. }) {
@@ -718,8 +744,8 @@ proptest! {
 
     /// Attempts survive the trip through a label value.
     #[test]
-    fn attempts_round_trip(generation in any::<i64>(), retry in any::<u32>()) {
-        let attempt = Attempt { generation, retry };
+    fn attempts_round_trip(generation in any::<i64>(), rerun in any::<u32>(), retry in any::<u32>()) {
+        let attempt = Attempt { generation, rerun, retry };
         prop_assert_eq!(attempt.to_string().parse::<Attempt>(), Ok(attempt));
     }
 

@@ -144,6 +144,51 @@ fn new_run_after_success() {
 }
 
 #[test]
+fn run_again_on_request_once() {
+    let asked = |request: &str| PhaseEvent::Observe {
+        generation: 1,
+        build_requested: false,
+        rerun: RerunRequest::new(request),
+    };
+    let rerun_pod = |retry| {
+        let attempt = Attempt {
+            generation: 1,
+            rerun: 1,
+            retry,
+        };
+        PodRef::new(format!("train-{attempt}"), attempt)
+    };
+    let events = vec![
+        (0, observe(1)),
+        (1, running(1, 0)),
+        (7, succeeded(1, 0)),
+        // Asked to run again: one new run of the same generation.
+        (20, asked("1")),
+        // The first run's Pod, reported again, belongs to the ended run.
+        (20, succeeded(1, 0)),
+        (21, PhaseEvent::PodRunning { pod: rerun_pod(0) }),
+        (
+            25,
+            PhaseEvent::PodSucceeded {
+                pod: rerun_pod(0),
+                results: vec![],
+                message: None,
+                comparison: None,
+                warnings: vec![],
+            },
+        ),
+        // The same request, read again by any replica, is answered already.
+        (30, asked("1")),
+    ];
+    let transitions = run(None, &events);
+    assert!(transitions[3].run_started);
+    assert_eq!(transitions[3].next, Next::StartPod(rerun_pod(0).attempt));
+    assert!(transitions[4].ignored.is_some());
+    assert!(!transitions[7].changed && !transitions[7].run_started);
+    insta::assert_json_snapshot!(trace(&events, &transitions));
+}
+
+#[test]
 fn legacy_running_status_is_adopted() {
     // As the upstream operator writes it: a legacy phase and no observedGeneration.
     let upstream: Status = serde_json::from_value(json!({
@@ -157,13 +202,7 @@ fn legacy_running_status_is_adopted() {
     .expect("upstream status");
     // The adopted run's pod carries no attempt label of nbv's making: the shell watches
     // the pod the status names and reports it as the current attempt.
-    let adopted_pod = PodRef::new(
-        "train-validation-2",
-        Attempt {
-            generation: 4,
-            retry: 1,
-        },
-    );
+    let adopted_pod = PodRef::new("train-validation-2", Attempt::new(4, 1));
     let done = PhaseEvent::PodSucceeded {
         pod: adopted_pod,
         results: vec![],
@@ -194,10 +233,7 @@ fn unknown_phase_message() {
 
 #[test]
 fn messages_of_ignored_events_and_errors() {
-    let attempt = |retry| Attempt {
-        generation: 2,
-        retry,
-    };
+    let attempt = |retry| Attempt::new(2, retry);
     let ignored = [
         Ignored::NoRun,
         Ignored::NotObserved,

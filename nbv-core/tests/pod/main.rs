@@ -88,10 +88,7 @@ fn merge(base: &mut Value, patch: Value) {
     }
 }
 
-const ATTEMPT: Attempt = Attempt {
-    generation: 3,
-    retry: 1,
-};
+const ATTEMPT: Attempt = Attempt::new(3, 1);
 
 fn pod_of(job: &NotebookValidationJob) -> Pod {
     validation_pod(job, ATTEMPT, None, None, &PodDefaults::default()).expect("a pod")

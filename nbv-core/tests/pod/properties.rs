@@ -47,7 +47,11 @@ fn arbitrary_job() -> impl Strategy<Value = (NotebookValidationJob, Attempt)> {
     ]);
     let service_account = proptest::option::of("[a-z]{1,10}");
     let attempt =
-        (any::<i64>(), any::<u32>()).prop_map(|(generation, retry)| Attempt { generation, retry });
+        (any::<i64>(), 0u32..3, any::<u32>()).prop_map(|(generation, rerun, retry)| Attempt {
+            generation,
+            rerun,
+            retry,
+        });
     (
         (name, url, git_ref, path, secret),
         (env, volumes, timeout, service_account, attempt),
@@ -209,11 +213,11 @@ proptest! {
     #[test]
     fn distinct_jobs_and_attempts_get_distinct_pods(
         pairs in proptest::collection::vec(
-            ("[a-z0-9]([-a-z0-9.]{0,80}[a-z0-9])?", -3i64..3, 0u32..3), 1..40)
+            ("[a-z0-9]([-a-z0-9.]{0,80}[a-z0-9])?", -3i64..3, 0u32..3, 0u32..3), 1..40)
     ) {
         let mut seen = BTreeMap::new();
-        for (job, generation, retry) in pairs {
-            let attempt = Attempt { generation, retry };
+        for (job, generation, rerun, retry) in pairs {
+            let attempt = Attempt { generation, rerun, retry };
             let name = pod_name(&job, attempt);
             prop_assert!(is_dns_label(&name), "{name}");
             if let Some(previous) = seen.insert(name.clone(), (job.clone(), attempt)) {

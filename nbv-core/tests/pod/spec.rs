@@ -23,10 +23,7 @@ fn every_upstream_sample_becomes_a_pod() {
         let models = nbv_testkit::fixtures::served_models(job);
         let pod = validation_pod(
             job,
-            Attempt {
-                generation: 1,
-                retry: 0,
-            },
+            Attempt::new(1, 0),
             None,
             models.as_deref(),
             &PodDefaults::default(),

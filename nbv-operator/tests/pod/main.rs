@@ -40,10 +40,7 @@ fn job(spec: Value) -> NotebookValidationJob {
 }
 
 fn pod_of(job: &NotebookValidationJob) -> Pod {
-    let attempt = Attempt {
-        generation: 1,
-        retry: 0,
-    };
+    let attempt = Attempt::new(1, 0);
     validation_pod(job, attempt, None, None, &PodDefaults::default()).expect("a pod")
 }
 

@@ -89,10 +89,7 @@ fn the_pod_asks_each_model_and_reports_what_it_answered() {
         served("ml", "chatty", port, Protocol::V1),
         served("ml", "absent", closed, Protocol::V1),
     ];
-    let attempt = Attempt {
-        generation: 1,
-        retry: 0,
-    };
+    let attempt = Attempt::new(1, 0);
     let pod =
         validation_pod(&job, attempt, None, Some(&models), &PodDefaults::default()).expect("a pod");
     let text = container(&pod, NOTEBOOK_CONTAINER)

@@ -237,10 +237,7 @@ mod tests {
             }
         }))
         .expect("a job");
-        let attempt = Attempt {
-            generation: 1,
-            retry: 0,
-        };
+        let attempt = Attempt::new(1, 0);
         let pod =
             validation_pod(&job, attempt, None, None, &PodDefaults::default()).expect("a pod");
         let cells: Vec<_> = (0..10)

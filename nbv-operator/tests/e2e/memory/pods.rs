@@ -31,10 +31,7 @@ use super::{KIB_PER_JOB_BOUND, LOAD_CONCURRENCY, Start, job, measure, mib};
 use crate::support::{OperatorOptions, Scenario, ended};
 
 /// The attempt every loaded job ran.
-const ATTEMPT: Attempt = Attempt {
-    generation: 1,
-    retry: 0,
-};
+const ATTEMPT: Attempt = Attempt::new(1, 0);
 
 fn counts() -> Vec<usize> {
     let Ok(value) = std::env::var("NBV_E2E_MEMORY_POD_JOBS") else {
