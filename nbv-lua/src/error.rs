@@ -64,7 +64,7 @@ pub enum EncodeError {
 #[derive(Clone, Debug, PartialEq, Eq, thiserror::Error)]
 pub enum HealthScriptError {
     /// The script does not compile.
-    #[error("health script {script:?} does not compile: {message}")]
+    #[error("Lua script {script:?} does not compile: {message}")]
     Syntax {
         /// The script's name.
         script: String,
@@ -72,7 +72,7 @@ pub enum HealthScriptError {
         message: String,
     },
     /// The script raised a Lua error.
-    #[error("health script {script:?} failed ({kind} error): {message}")]
+    #[error("Lua script {script:?} failed ({kind} error): {message}")]
     Runtime {
         /// The script's name.
         script: String,
@@ -84,7 +84,7 @@ pub enum HealthScriptError {
     /// The script ran more VM instructions than allowed; the work of library calls
     /// (pattern matching, `string.rep`, `table.sort`, …) counts as instructions too.
     #[error(
-        "health script {script:?} spent its budget of about {budget} VM instructions and was \
+        "Lua script {script:?} spent its budget of about {budget} VM instructions and was \
          stopped (the work inside library calls such as pattern matching counts too); look \
          for a loop that never ends or a pattern that backtracks (Argo CD stops a script \
          after 1 s)"
@@ -96,7 +96,7 @@ pub enum HealthScriptError {
         budget: u64,
     },
     /// The script ran longer than allowed.
-    #[error("health script {script:?} was stopped after {timeout:?} (Argo CD allows 1 s)")]
+    #[error("Lua script {script:?} was stopped after {timeout:?} (Argo CD allows 1 s)")]
     Timeout {
         /// The script's name.
         script: String,
@@ -104,9 +104,7 @@ pub enum HealthScriptError {
         timeout: Duration,
     },
     /// The script, or the object it was given, needed more memory than allowed.
-    #[error(
-        "health script {script:?} needed more than {limit} bytes of Lua memory and was stopped"
-    )]
+    #[error("Lua script {script:?} needed more than {limit} bytes of Lua memory and was stopped")]
     MemoryLimit {
         /// The script's name.
         script: String,
@@ -115,7 +113,7 @@ pub enum HealthScriptError {
     },
     /// The script returned something other than a table or `nil`.
     #[error(
-        "health script {script:?} returned a {found}; Argo CD reports \"expect table output from \
+        "Lua script {script:?} returned a {found}; Argo CD reports \"expect table output from \
          Lua script, not {found}\". Return a table such as {{status = \"Healthy\", message = \"...\"}}"
     )]
     NotATable {
@@ -125,7 +123,7 @@ pub enum HealthScriptError {
         found: LuaType,
     },
     /// The returned table cannot be encoded to JSON.
-    #[error("health script {script:?} returned a table Argo CD cannot encode to JSON: {reason}")]
+    #[error("Lua script {script:?} returned a table Argo CD cannot encode to JSON: {reason}")]
     Encode {
         /// The script's name.
         script: String,
@@ -134,7 +132,7 @@ pub enum HealthScriptError {
     },
     /// The object is nested too deeply to be handed to the script.
     #[error(
-        "the object given to health script {script:?} is nested deeper than {max} levels, which \
+        "the object given to Lua script {script:?} is nested deeper than {max} levels, which \
          Go's JSON decoder (and so Argo CD) rejects"
     )]
     ObjectTooDeep {
@@ -144,7 +142,7 @@ pub enum HealthScriptError {
         max: usize,
     },
     /// The Lua VM could not be prepared (an internal failure, not the script's fault).
-    #[error("the Lua VM for health script {script:?} could not be prepared: {message}")]
+    #[error("the Lua VM for script {script:?} could not be prepared: {message}")]
     Vm {
         /// The script's name.
         script: String,

@@ -57,7 +57,9 @@
 #![deny(unsafe_code)]
 #![warn(missing_docs)]
 
+mod action;
 mod argocd;
+mod encode;
 mod error;
 mod guard;
 mod numbers;
@@ -72,6 +74,10 @@ use std::time::Duration;
 use mlua::chunk::ChunkMode;
 use serde_json::Value;
 
+pub use action::{
+    ActionParam, ActionScriptError, ImpactedResource, LuaActionRunner, Operation, ResourceAction,
+    merge_patch,
+};
 pub use argocd::INVALID_HEALTH_STATUS;
 pub use error::{EncodeError, HealthScriptError};
 pub use object::MAX_OBJECT_DEPTH;
@@ -252,70 +258,126 @@ impl LuaHealthRunner {
         script: &HealthScript<'_>,
         obj: &Value,
     ) -> Result<Evaluation, HealthScriptError> {
-        let options = &self.options;
         let name = script.name();
-        let fail = |error: mlua::Error, guard: &Guard| classify(name, error, guard, options);
-
-        if script.source().as_bytes().first() == Some(&0x1b) {
-            return Err(HealthScriptError::Syntax {
-                script: name.to_owned(),
-                message:
-                    "precompiled Lua chunks are not accepted; Argo CD's VM cannot load them either"
-                        .to_owned(),
-            });
-        }
-        let guard = Rc::new(Guard::new(
-            options.instruction_budget.get(),
-            options.timeout,
-        ));
-        let vm = sandbox::build(options, &guard).map_err(|error| match error {
-            mlua::Error::MemoryError(_) => fail(error, &guard),
-            other => HealthScriptError::Vm {
-                script: name.to_owned(),
-                message: other.to_string(),
+        let run = execute(
+            &self.options,
+            name,
+            script.source(),
+            obj,
+            None,
+            |lua, last| {
+                outcome::read(lua, last).map_err(|unreadable| match unreadable {
+                    Unreadable::NotATable(found) => Failed::Script(HealthScriptError::NotATable {
+                        script: name.to_owned(),
+                        found,
+                    }),
+                    Unreadable::Encode(reason) => Failed::Script(HealthScriptError::Encode {
+                        script: name.to_owned(),
+                        reason,
+                    }),
+                    Unreadable::Lua(error) => Failed::Vm(error),
+                })
             },
-        })?;
-        let object = object::to_lua(&vm.lua, obj).map_err(|error| match error {
-            ConversionError::TooDeep => HealthScriptError::ObjectTooDeep {
-                script: name.to_owned(),
-                max: MAX_OBJECT_DEPTH,
-            },
-            ConversionError::Lua(error) => fail(error, &guard),
-        })?;
-        vm.lua
-            .globals()
-            .raw_set("obj", object)
-            .map_err(|error| fail(error, &guard))?;
-
-        let chunk = vm
-            .lua
-            .load(script.source())
-            .set_name(format!("={name}"))
-            .set_mode(ChunkMode::Text)
-            .into_function()
-            .map_err(|error| fail(error, &guard))?;
-        let returned: mlua::MultiValue = chunk.call(()).map_err(|error| fail(error, &guard))?;
-        // Argo CD reads the top of the stack: the last value returned.
-        let last = returned.into_iter().last().unwrap_or(mlua::Value::Nil);
-        let health = outcome::read(&vm.lua, last).map_err(|unreadable| match unreadable {
-            Unreadable::NotATable(found) => HealthScriptError::NotATable {
-                script: name.to_owned(),
-                found,
-            },
-            Unreadable::Encode(reason) => HealthScriptError::Encode {
-                script: name.to_owned(),
-                reason,
-            },
-            Unreadable::Lua(error) => fail(error, &guard),
-        })?;
-        let (printed, printed_truncated) = vm.printed.borrow_mut().take();
+        )?;
         Ok(Evaluation {
-            health,
-            printed,
-            printed_truncated,
-            instructions: guard.executed(),
+            health: run.value,
+            printed: run.printed,
+            printed_truncated: run.printed_truncated,
+            instructions: run.instructions,
         })
     }
+}
+
+/// What a script's run produced: the value read from its result, and what it printed.
+pub(crate) struct Run<T> {
+    value: T,
+    printed: String,
+    printed_truncated: bool,
+    instructions: u64,
+}
+
+/// Why reading a script's result failed: a verdict on the script, or a failure of the
+/// VM while it was read (out of memory, stopped), which [`classify`] words.
+pub(crate) enum Failed {
+    Script(HealthScriptError),
+    Vm(mlua::Error),
+}
+
+/// Runs the Lua chunk `source` (named `name`) on `obj` in a fresh VM as Argo CD's
+/// `runLua` does, with `params` as the global `actionParams` when given, and reads its
+/// last return value with `read`.
+pub(crate) fn execute<T>(
+    options: &EvalOptions,
+    name: &str,
+    source: &str,
+    obj: &Value,
+    params: Option<&std::collections::BTreeMap<String, String>>,
+    read: impl FnOnce(&mlua::Lua, mlua::Value) -> Result<T, Failed>,
+) -> Result<Run<T>, HealthScriptError> {
+    let fail = |error: mlua::Error, guard: &Guard| classify(name, error, guard, options);
+
+    if source.as_bytes().first() == Some(&0x1b) {
+        return Err(HealthScriptError::Syntax {
+            script: name.to_owned(),
+            message:
+                "precompiled Lua chunks are not accepted; Argo CD's VM cannot load them either"
+                    .to_owned(),
+        });
+    }
+    let guard = Rc::new(Guard::new(
+        options.instruction_budget.get(),
+        options.timeout,
+    ));
+    let vm = sandbox::build(options, &guard).map_err(|error| match error {
+        mlua::Error::MemoryError(_) => fail(error, &guard),
+        other => HealthScriptError::Vm {
+            script: name.to_owned(),
+            message: other.to_string(),
+        },
+    })?;
+    let object = object::to_lua(&vm.lua, obj).map_err(|error| match error {
+        ConversionError::TooDeep => HealthScriptError::ObjectTooDeep {
+            script: name.to_owned(),
+            max: MAX_OBJECT_DEPTH,
+        },
+        ConversionError::Lua(error) => fail(error, &guard),
+    })?;
+    vm.lua
+        .globals()
+        .raw_set("obj", object)
+        .map_err(|error| fail(error, &guard))?;
+    if let Some(params) = params {
+        let table = vm
+            .lua
+            .create_table_from(params.iter().map(|(k, v)| (k.as_str(), v.as_str())))
+            .map_err(|error| fail(error, &guard))?;
+        vm.lua
+            .globals()
+            .raw_set("actionParams", table)
+            .map_err(|error| fail(error, &guard))?;
+    }
+
+    let chunk = vm
+        .lua
+        .load(source)
+        .set_name(format!("={name}"))
+        .set_mode(ChunkMode::Text)
+        .into_function()
+        .map_err(|error| fail(error, &guard))?;
+    let returned: mlua::MultiValue = chunk.call(()).map_err(|error| fail(error, &guard))?;
+    // Argo CD reads the top of the stack: the last value returned.
+    let last = returned.into_iter().last().unwrap_or(mlua::Value::Nil);
+    let value = read(&vm.lua, last).map_err(|failed| match failed {
+        Failed::Script(error) => error,
+        Failed::Vm(error) => fail(error, &guard),
+    })?;
+    let (printed, printed_truncated) = vm.printed.borrow_mut().take();
+    Ok(Run {
+        value,
+        printed,
+        printed_truncated,
+        instructions: guard.executed(),
+    })
 }
 
 /// Runs `script` on `obj` with `options`: the health Argo CD derives, or why there is

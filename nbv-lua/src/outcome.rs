@@ -53,7 +53,7 @@ pub(super) fn read(lua: &Lua, returned: Value) -> Result<Option<HealthStatus>, U
 
 /// How gopher-json encodes a table.
 #[derive(Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub(super) enum Shape {
     /// Empty, or keys exactly `1..n`.
     Array,
     /// String keys only.
@@ -64,7 +64,7 @@ enum Shape {
 ///
 /// The walk keeps the tables still to visit in the Lua registry, so that a wide or deep
 /// result exhausts neither the Rust stack nor mlua's stack of live references.
-fn check_encodable(lua: &Lua, root: &Table) -> Result<Shape, Unreadable> {
+pub(super) fn check_encodable(lua: &Lua, root: &Table) -> Result<Shape, Unreadable> {
     let mut visited = HashSet::from([root.to_pointer()]);
     let mut pending = vec![(lua.create_registry_value(root)?, 1_usize)];
     let mut root_shape = None;
@@ -108,6 +108,16 @@ fn check_encodable(lua: &Lua, root: &Table) -> Result<Shape, Unreadable> {
         root_shape.get_or_insert(shape);
     }
     Ok(root_shape.unwrap_or(Shape::Array))
+}
+
+/// The shape of `table` alone, from its keys.
+pub(super) fn shape_of(table: &Table) -> Result<Shape, Unreadable> {
+    let mut keys = KeyCensus::default();
+    table.for_each(|key: Value, _: Value| {
+        keys.count(&key);
+        Ok(())
+    })?;
+    Ok(keys.shape()?)
 }
 
 /// The keys of one table, as gopher-json classifies them.

@@ -279,7 +279,7 @@ impl TryFrom<EvalCli> for EvalArgs {
 /// let out = String::from_utf8(out)?;
 /// let lines: Vec<&str> = out.lines().collect();
 /// assert_eq!(lines[0], r#"{"status":"Degraded","message":" (retry 0/3)"}"#);
-/// assert!(lines[1].starts_with(r#"{"error":"document 2: health script \"basic\" failed"#));
+/// assert!(lines[1].starts_with(r#"{"error":"document 2: Lua script \"basic\" failed"#));
 /// # Ok::<(), std::string::FromUtf8Error>(())
 /// ```
 pub fn run(
