@@ -40,6 +40,7 @@
 //! # Ok::<(), nbv_core::health::ScriptError>(())
 //! ```
 
+pub mod actions;
 mod argocd;
 mod error;
 mod native;

@@ -58,6 +58,9 @@ pub enum Command {
     /// Run Argo CD health checks offline: evaluate one on objects, or run test suites.
     #[command(subcommand)]
     Health(commands::health::HealthCommand),
+    /// Run Argo CD resource actions offline: run one on an object, or run test suites.
+    #[command(subcommand)]
+    Action(commands::action::ActionCommand),
     /// What nbv does inside a validation Pod: install, clone, run the notebook.
     #[command(subcommand)]
     Pod(commands::pod::PodCommand),
@@ -211,6 +214,12 @@ pub fn run(cli: Cli) -> ExitCode {
         Command::Build(command) => {
             commands::build::run(&command, &mut stdout.lock(), &mut stderr.lock())
         }
+        Command::Action(command) => commands::action::run(
+            command,
+            &mut std::io::stdin().lock(),
+            &mut stdout.lock(),
+            &mut stderr.lock(),
+        ),
         Command::Health(command) => commands::health::run(
             command,
             &mut std::io::stdin().lock(),

@@ -35,6 +35,18 @@ fn the_health_checks_are_rendered_from_the_core() {
         let cm = &documents(file)[0];
         assert_eq!(cm["metadata"]["name"], "argocd-cm", "{file}");
         assert_eq!(
+            cm["data"][ACTIONS_KEY].as_str(),
+            Some(render_actions().as_str()),
+            "{file}: the actions must survive YAML"
+        );
+        let actions: Value =
+            serde_yaml_ng::from_str(&render_actions()).expect("the actions value is YAML");
+        assert_eq!(actions["discovery.lua"], DISCOVERY_SCRIPT, "{file}");
+        assert_eq!(
+            actions["definitions"][0]["action.lua"], RERUN_SCRIPT,
+            "{file}"
+        );
+        assert_eq!(
             cm["data"][HEALTH_KEY],
             variant.source(),
             "{file}: the script must survive YAML"
@@ -88,7 +100,24 @@ fn the_openshift_gitops_health_check_is_config_argocds_lua() {
     assert_eq!(keys(&patch["metadata"]), ["name", "namespace"]);
     assert_eq!(patch["metadata"]["name"], "openshift-gitops");
     assert_eq!(patch["metadata"]["namespace"], "openshift-gitops");
-    assert_eq!(keys(&patch["spec"]), ["resourceHealthChecks"]);
+    assert_eq!(
+        keys(&patch["spec"]),
+        ["resourceActions", "resourceHealthChecks"]
+    );
+    // argocd-operator's `ResourceAction`: `group`, `kind` and `action` (the argocd-cm
+    // value of resource.customizations.actions.<group>_<kind>).
+    let actions = &patch["spec"]["resourceActions"][0];
+    assert_eq!(keys(actions), ["action", "group", "kind"]);
+    assert_eq!(actions["action"], configmap["data"][ACTIONS_KEY]);
+    assert_eq!(actions["action"].as_str(), Some(render_actions().as_str()));
+    assert_eq!(
+        format!(
+            "resource.customizations.actions.{}_{}",
+            actions["group"].as_str().unwrap_or_default(),
+            actions["kind"].as_str().unwrap_or_default()
+        ),
+        ACTIONS_KEY
+    );
     let entries = patch["spec"]["resourceHealthChecks"]
         .as_array()
         .unwrap_or_else(|| panic!("{FILE}: spec.resourceHealthChecks is not a list"));
@@ -206,4 +235,22 @@ fn every_kubernetes_object_has_only_fields_of_its_api() {
         }
     }
     assert!(checked > 20, "only {checked} objects checked");
+}
+
+/// The actions in Argo CD's `resource_customizations` layout, which `nbv action test`
+/// and Argo CD's own test run, are the scripts nbv ships.
+#[test]
+fn the_argocd_layout_holds_the_shipped_action_scripts() {
+    let dir = format!("{HEALTH_TESTS}mlops.mlops.dev/NotebookValidationJob/actions");
+    for (file, script) in [
+        (format!("{dir}/discovery.lua"), DISCOVERY_SCRIPT),
+        (format!("{dir}/rerun/action.lua"), RERUN_SCRIPT),
+    ] {
+        let path = root().join(&file);
+        let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{file}: {e}"));
+        assert_eq!(
+            text, script,
+            "{file} differs from what nbv ships; copy it from nbv-core/src/health/actions"
+        );
+    }
 }

@@ -16,6 +16,7 @@ use nbv_core::annotations::{
     BLOCK_WAVE, NOTEBOOK_STATUS, NOTEBOOK_SUMMARY, NOTIFICATION_TYPE, ON_SUCCESS_TRIGGER,
 };
 use nbv_core::api::NotebookValidationJob;
+use nbv_core::health::actions::{ACTIONS_KEY, DISCOVERY_SCRIPT, RERUN_SCRIPT, render_actions};
 use nbv_core::health::{HEALTH_KEY, Variant, render_argocd_health_check, render_health_configmap};
 use nbv_core::triggers::from_annotations;
 use nbv_core::waves::{block_wave, sync_wave};

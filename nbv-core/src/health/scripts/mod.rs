@@ -1,5 +1,8 @@
 //! The Lua health checks nbv ships for Argo CD, and the `argocd-cm` and `ArgoCD`
-//! (OpenShift GitOps) patches that install them.
+//! (OpenShift GitOps) patches that install them, with the resource actions of
+//! [`super::actions`].
+
+use super::actions::{ACTIONS_KEY, render_actions};
 
 /// The `argocd-cm` key under which Argo CD looks up the health check of
 /// `NotebookValidationJob` (`resource.customizations.health.<group>_<kind>`).
@@ -233,6 +236,7 @@ pub fn render_health_configmap(variant: Variant) -> String {
     let mut out = format!(
         "# Argo CD health check for NotebookValidationJob (mlops.mlops.dev/v1alpha1):\n\
          # {description}.\n\
+         # With it, the resource action \"rerun\" (Run again), {ACTIONS_KEY}.\n\
          # Merge it into argocd-cm; the other keys of argocd-cm are left alone:\n\
          #   kubectl -n argocd patch configmap argocd-cm --type merge --patch-file <this file>\n\
          apiVersion: v1\n\
@@ -249,6 +253,12 @@ pub fn render_health_configmap(variant: Variant) -> String {
         header = literal_block_header(variant.source()),
     );
     push_literal_block(&mut out, variant.source(), "    ");
+    let actions = render_actions();
+    out.push_str(&format!(
+        "  {ACTIONS_KEY}: {}\n",
+        literal_block_header(&actions)
+    ));
+    push_literal_block(&mut out, &actions, "    ");
     out
 }
 
@@ -280,10 +290,12 @@ pub fn render_argocd_health_check(variant: Variant) -> String {
          # Argo CD managed by the Argo CD operator (OpenShift GitOps), which owns argocd-cm:\n\
          # {description}.\n\
          # A partial ArgoCD resource: kubectl apply merges it into the existing one, and the\n\
-         # operator writes the entry into argocd-cm as the key\n\
-         # {HEALTH_KEY}.\n\
-         # spec.resourceHealthChecks is replaced as a whole: if your ArgoCD already has\n\
-         # entries, add this one to them instead (docs/openshift-gitops.md).\n\
+         # operator writes the entries into argocd-cm as the keys\n\
+         # {HEALTH_KEY} and\n\
+         # {ACTIONS_KEY} (the action \"rerun\").\n\
+         # spec.resourceHealthChecks and spec.resourceActions are replaced as a whole: if\n\
+         # your ArgoCD already has entries, add these to them instead\n\
+         # (docs/openshift-gitops.md).\n\
          apiVersion: argoproj.io/v1beta1\n\
          kind: ArgoCD\n\
          metadata:\n\
@@ -300,6 +312,14 @@ pub fn render_argocd_health_check(variant: Variant) -> String {
         header = literal_block_header(variant.source()),
     );
     push_literal_block(&mut out, variant.source(), "        ");
+    let actions = render_actions();
+    out.push_str(&format!(
+        "  resourceActions:\n    - group: {group}\n      kind: {kind}\n      action: {header}\n",
+        group = crate::api::GROUP,
+        kind = crate::api::KIND,
+        header = literal_block_header(&actions),
+    ));
+    push_literal_block(&mut out, &actions, "        ");
     out
 }
 
@@ -307,7 +327,7 @@ pub fn render_argocd_health_check(variant: Variant) -> String {
 /// indicator keeps the trailing newlines as they are (`|` one, `|-` none, `|+` several)
 /// and an explicit indentation indicator is needed when the first line starts with a
 /// space, since YAML would otherwise take that space as indentation.
-fn literal_block_header(text: &str) -> String {
+pub(super) fn literal_block_header(text: &str) -> String {
     let trailing = text.len() - text.trim_end_matches('\n').len();
     let chomping = match trailing {
         0 => "-",
@@ -319,7 +339,7 @@ fn literal_block_header(text: &str) -> String {
 }
 
 /// Appends `text` indented by `indent`, leaving empty lines empty (no trailing spaces).
-fn push_literal_block(out: &mut String, text: &str, indent: &str) {
+pub(super) fn push_literal_block(out: &mut String, text: &str, indent: &str) {
     for line in text.split_terminator('\n') {
         if !line.is_empty() {
             out.push_str(indent);

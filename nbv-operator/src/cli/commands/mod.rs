@@ -1,6 +1,7 @@
 //! One module per subcommand. Each `run` writes to the given streams and returns the
 //! process exit code, so commands are tested without spawning a process.
 
+pub mod action;
 pub mod build;
 pub mod crd;
 pub mod health;

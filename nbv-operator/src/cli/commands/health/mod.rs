@@ -53,6 +53,7 @@ use nbv_lua::Sandbox;
 
 pub use error::{InputError, SuiteError};
 pub use input::MAX_FILE_BYTES;
+pub(crate) use input::{read_file, read_text};
 
 /// `nbv health ...`
 ///
