@@ -197,6 +197,7 @@ fn the_issues_alerts_exist_each_with_a_severity_and_a_runbook_section() {
         "NbvOperatorDown",
         "NbvNoLeader",
         "NbvReconcileErrorsRising",
+        "NbvReconcileQueueBacklog",
         "NbvTriggersFailing",
         "NbvValidationFailureRateHigh",
         "NbvJobPastTimeout",
