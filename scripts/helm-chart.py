@@ -60,7 +60,9 @@ def load_yaml_docs(text: str, where: str) -> list[dict]:
 
 # --- the kustomize subset ------------------------------------------------------------
 
-KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "resources", "images", "configurations"}
+KUSTOMIZATION_FIELDS = {"apiVersion", "kind", "resources", "images", "configurations", "patches"}
+PATCH_TARGET_FIELDS = {"group", "kind", "name"}
+PATCH_OPS = {"add", "replace", "remove"}
 IMAGE_FIELDS = {"name", "newName", "newTag", "digest"}
 CONFIGURATION_FIELDS = {"images"}
 
@@ -200,7 +202,47 @@ def _build(directory: Path) -> tuple[list[dict], list[dict]]:
         if set(image) - IMAGE_FIELDS or "name" not in image:
             fail(f"{rel(path)}: images entry {image} has fields that are not implemented")
     transform_images(objects, images, specs)
+    for entry in k.get("patches", []):
+        apply_patch(objects, entry, rel(path))
     return objects, specs
+
+
+def apply_patch(objects: list[dict], entry: dict, where: str) -> None:
+    """A `patches` entry of the one shape config/ uses: an inline JSON 6902 patch
+    (add, replace, remove) on the objects its target names by group, kind and name."""
+    target = entry.get("target", {})
+    if set(entry) != {"target", "patch"} or set(target) - PATCH_TARGET_FIELDS or "kind" not in target:
+        fail(f"{where}: a patches entry other than an inline patch on a group/kind/name target: {entry}")
+    ops = yaml.safe_load(entry["patch"])
+    if not isinstance(ops, list):
+        fail(f"{where}: only JSON 6902 patches (a list of operations) are implemented")
+    hits = 0
+    for obj in objects:
+        group = obj.get("apiVersion", "").rpartition("/")[0]
+        if (target["kind"] != obj.get("kind") or target.get("name", obj["metadata"]["name"]) != obj["metadata"]["name"]
+                or target.get("group", group) != group):
+            continue
+        hits += 1
+        for op in ops:
+            if op.get("op") not in PATCH_OPS:
+                fail(f"{where}: patch operation {op} is not implemented")
+            parts = [p.replace("~1", "/").replace("~0", "~") for p in op["path"].split("/")[1:]]
+            parent = obj
+            for part in parts[:-1]:
+                parent = parent[int(part)] if isinstance(parent, list) else parent[part]
+            last = parts[-1]
+            if isinstance(parent, list):
+                last = len(parent) if last == "-" else int(last)
+            if op["op"] == "remove":
+                del parent[last]
+            elif isinstance(parent, list) and op["op"] == "add":
+                parent.insert(last, copy.deepcopy(op["value"]))
+            else:
+                if op["op"] == "replace" and (last not in parent if isinstance(parent, dict) else last >= len(parent)):
+                    fail(f"{where}: replace of {op['path']}, which does not exist")
+                parent[last] = copy.deepcopy(op["value"])
+    if hits == 0:
+        fail(f"{where}: the patch's target {target} matches no object")
 
 
 def kustomize_resource_files(directory: Path) -> list[Path]:
@@ -247,6 +289,11 @@ OPTIONAL = [
         "config/openshift/console-dashboard.yaml",
         "openshift",
         "and .Values.monitoring.enabled .Values.openshift.enabled",
+    ),
+    (
+        "config/monitoring-openshift/service-ca-configmap.yaml",
+        "monitoring",
+        "and .Values.monitoring.enabled .Values.metrics.openshiftServiceCA",
     ),
 ]
 # Objects Helm must never delete on uninstall: they belong to Argo CD, the chart only
@@ -397,6 +444,24 @@ def template_for(source: str, condition: str | None) -> str:
             lines,
             where,
         )
+
+    if source == "config/monitoring/servicemonitor.yaml":
+        # With the service CA's certificate, config/monitoring-openshift's tlsConfig.
+        lines = insert_after(
+            r"\s*tlsConfig:",
+            [
+                "  {{- if .Values.metrics.openshiftServiceCA }}",
+                "  ca:",
+                "    configMap:",
+                "      name: nbv-service-ca",
+                "      key: service-ca.crt",
+                "  serverName: nbv-operator-metrics.{{ .Release.Namespace }}.svc",
+                "  {{- else }}",
+            ],
+            lines,
+            where,
+        )
+        lines = insert_after(r"\s*insecureSkipVerify: true", ["{{- end }}"], lines, where)
 
     head = f"{{{{- /* Generated from {source} by scripts/helm generate; do not edit. */}}}}"
     body = "\n".join(lines)
@@ -751,6 +816,13 @@ def check() -> None:
             find(tls, "Service", "nbv-operator-metrics")["metadata"]["annotations"] = {
                 "service.beta.openshift.io/serving-cert-secret-name": secret}
         c.configuration(title, values, tls, "config/default + the metrics certificate")
+        if values["metrics"].get("openshiftServiceCA"):
+            # Scraped: the ServiceMonitor verifies the certificate with the service CA.
+            verifying = kustomize_build(ROOT / "config/monitoring-openshift")
+            c.configuration(
+                "metrics.openshiftServiceCA + monitoring.enabled: kustomize build config/monitoring-openshift",
+                dict(values, monitoring={"enabled": True}), tls + verifying,
+                "config/default + the service CA's certificate + config/monitoring-openshift")
 
     # HA: one replica without the Lease; more than one requires leader election.
     single = [copy.deepcopy(o) for o in default if o["metadata"].get("name") != "nbv-operator-leader-election"]

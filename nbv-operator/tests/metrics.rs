@@ -16,12 +16,13 @@ fn sample(text: &str, series: &str) -> Option<f64> {
     })
 }
 
-const FAMILIES: [(&str, &str); 7] = [
+const FAMILIES: [(&str, &str); 8] = [
     ("notebook_validation_total", "counter"),
     ("notebook_validation_duration_seconds", "histogram"),
     ("argocd_triggers_total", "counter"),
     ("nbv_reconcile_total", "counter"),
     ("nbv_reconcile_duration_seconds", "histogram"),
+    ("nbv_reconcile_queue_depth", "gauge"),
     ("nbv_reconcile_errors_total", "counter"),
     ("nbv_application_status_patches_total", "counter"),
 ];
@@ -309,13 +310,20 @@ mod in_the_controller {
 
     use chrono::{SecondsFormat, TimeDelta};
     use futures::FutureExt;
+    use futures::future::BoxFuture;
+    use nbv_core::aggregate::JobKey;
     use nbv_core::api::Phase;
+    use nbv_core::io::{Request, Response};
+    use nbv_core::job::Memory;
     use nbv_operator::operator::config::OperatorConfig;
-    use nbv_operator::operator::controller::{self, Runtime};
+    use nbv_operator::operator::controller::{self, IoLayer, Runtime};
     use nbv_operator::operator::metrics::{Metrics, MetricsOptions};
+    use nbv_operator::operator::reconcile::JobIo;
+    use nbv_operator::operator::resync::RECONCILE_CONCURRENCY;
     use nbv_testkit::cluster::FakeCluster;
     use nbv_testkit::fixtures::JobBuilder;
     use serde_json::json;
+    use tokio::sync::Semaphore;
 
     use super::sample;
 
@@ -379,6 +387,17 @@ mod in_the_controller {
         options: MetricsOptions,
         scenario: impl FnOnce(FakeCluster, Arc<Metrics>) -> F,
     ) -> (String, String) {
+        observe_through(cluster, gitops_only, options, None, scenario).await
+    }
+
+    /// [`observe`], with the reconciles' I/O wrapped by `io_layer`.
+    async fn observe_through<F: Future<Output = ()>>(
+        cluster: &FakeCluster,
+        gitops_only: bool,
+        options: MetricsOptions,
+        io_layer: Option<IoLayer>,
+        scenario: impl FnOnce(FakeCluster, Arc<Metrics>) -> F,
+    ) -> (String, String) {
         let metrics = Arc::new(Metrics::with_options(options));
         let (stop, shutdown) = shutdown_pair();
         let clock = cluster.clock();
@@ -390,7 +409,7 @@ mod in_the_controller {
             metrics: metrics.clone(),
             clock: Arc::new(move || clock.now()),
             instance: "nbv-operator-0".to_owned(),
-            io_layer: None,
+            io_layer,
             evictions: None,
         };
         let operator = tokio::spawn(controller::run(cluster.client(), runtime, shutdown));
@@ -512,6 +531,102 @@ mod in_the_controller {
             "{running}"
         );
         assert!(!running.contains("job_name="), "{running}");
+    }
+
+    /// The reconciles' I/O, each reconcile held at its end until `gate` has a permit
+    /// for it.
+    struct Held {
+        inner: Arc<dyn JobIo>,
+        gate: Arc<Semaphore>,
+    }
+
+    impl JobIo for Held {
+        fn run<'a>(&'a self, job: &'a JobKey, request: Request) -> BoxFuture<'a, Response> {
+            self.inner.run(job, request)
+        }
+
+        fn finished<'a>(&'a self, job: &'a JobKey) -> BoxFuture<'a, ()> {
+            Box::pin(async move {
+                self.gate
+                    .acquire()
+                    .await
+                    .expect("the gate stays open")
+                    .forget();
+                self.inner.finished(job).await;
+            })
+        }
+
+        fn recall(&self, uid: &str) -> Memory {
+            self.inner.recall(uid)
+        }
+
+        fn keep(&self, uid: &str, memory: Memory) {
+            self.inner.keep(uid, memory);
+        }
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_queue_depth_counts_the_jobs_that_wait_for_a_reconcile() {
+        let cluster = FakeCluster::default();
+        let waiting = 8;
+        let jobs = usize::from(RECONCILE_CONCURRENCY) + waiting;
+        for n in 0..jobs {
+            store(
+                &cluster,
+                platform_job(&format!("job-{n}")).phase(Phase::Failed),
+            );
+        }
+        let gate = Arc::new(Semaphore::new(0));
+        let held = gate.clone();
+        let layer: IoLayer = Arc::new(move |inner| {
+            Arc::new(Held {
+                inner,
+                gate: held.clone(),
+            })
+        });
+        let (running, stopped) = observe_through(
+            &cluster,
+            true,
+            MetricsOptions::default(),
+            Some(layer),
+            |cluster, metrics| async move {
+                // The listing's sweep asks for every job; as many as the controller
+                // runs at once are held, the others wait in its queue.
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let full = metrics.encode();
+                assert_eq!(
+                    sample(&full, "nbv_reconcile_queue_depth"),
+                    Some(waiting as f64),
+                    "{full}"
+                );
+                // A change of every job asks for each again: the held ones are to run
+                // once more, and each waiting one still waits once.
+                for n in 0..jobs {
+                    let touched = platform_job(&format!("job-{n}")).label("touched", "1");
+                    store(&cluster, touched.phase(Phase::Failed));
+                }
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                let merged = metrics.encode();
+                assert_eq!(
+                    sample(&merged, "nbv_reconcile_queue_depth"),
+                    Some(jobs as f64),
+                    "{merged}"
+                );
+                gate.add_permits(Semaphore::MAX_PERMITS / 2);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+            },
+        )
+        .await;
+        assert_eq!(
+            sample(&running, "nbv_reconcile_queue_depth"),
+            Some(0.0),
+            "{running}"
+        );
+        assert_eq!(
+            sample(&stopped, "nbv_reconcile_queue_depth"),
+            Some(0.0),
+            "{stopped}"
+        );
     }
 
     #[tokio::test(start_paused = true)]

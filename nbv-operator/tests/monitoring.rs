@@ -197,6 +197,7 @@ fn the_issues_alerts_exist_each_with_a_severity_and_a_runbook_section() {
         "NbvOperatorDown",
         "NbvNoLeader",
         "NbvReconcileErrorsRising",
+        "NbvReconcileQueueBacklog",
         "NbvTriggersFailing",
         "NbvValidationFailureRateHigh",
         "NbvJobPastTimeout",
@@ -563,4 +564,94 @@ fn the_query_reader_finds_metrics_and_matchers() {
     assert!(result.is_err(), "a label value nbv never writes must fail");
     let result = std::panic::catch_unwind(|| assert_exposed("nope_total", "t", &exposed));
     assert!(result.is_err(), "a family nbv does not expose must fail");
+}
+
+/// `config/monitoring-openshift`'s ServiceMonitor: `config/monitoring`'s with the
+/// overlay's JSON 6902 patches applied (the operations it uses: `replace`, `add`).
+fn openshift_service_monitor() -> Value {
+    const OVERLAY: &str = "config/monitoring-openshift/kustomization.yaml";
+    let kustomization = documents(OVERLAY).remove(0);
+    let resources: Vec<&str> = kustomization["resources"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r.as_str().unwrap())
+        .collect();
+    assert_eq!(resources, ["../monitoring", "service-ca-configmap.yaml"]);
+    let mut monitor = documents("config/monitoring/servicemonitor.yaml").remove(0);
+    let patches = kustomization["patches"].as_array().unwrap();
+    assert_eq!(
+        patches.len(),
+        1,
+        "{OVERLAY}: one patch, of the ServiceMonitor"
+    );
+    let target = &patches[0]["target"];
+    assert_eq!(target["kind"], "ServiceMonitor");
+    assert_eq!(target["name"], monitor["metadata"]["name"]);
+    let ops: Vec<Value> = serde_yaml_ng::from_str(patches[0]["patch"].as_str().unwrap()).unwrap();
+    for op in ops {
+        let path = op["path"].as_str().unwrap();
+        let at = monitor.pointer_mut(path).unwrap_or_else(|| {
+            panic!("{OVERLAY}: {path} is not in config/monitoring/servicemonitor.yaml")
+        });
+        match op["op"].as_str() {
+            Some("replace" | "add") => *at = op["value"].clone(),
+            other => panic!("{OVERLAY}: operation {other:?} is not read by this test"),
+        }
+    }
+    monitor
+}
+
+#[test]
+fn on_openshift_the_service_monitor_verifies_the_service_cas_certificate() {
+    let monitor = openshift_service_monitor();
+    assert_valid(
+        "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
+        "v1",
+        &monitor,
+        "config/monitoring-openshift",
+    );
+    let service = documents("config/manager/service.yaml").remove(0);
+    let config_map = documents("config/monitoring-openshift/service-ca-configmap.yaml").remove(0);
+    // The service CA signs a certificate for the Service's DNS name; OpenShift puts its
+    // bundle into a ConfigMap so annotated, which the Prometheus Operator reads from
+    // the ServiceMonitor's namespace.
+    assert_eq!(config_map["kind"], "ConfigMap");
+    assert_eq!(
+        config_map["metadata"]["annotations"]["service.beta.openshift.io/inject-cabundle"],
+        "true"
+    );
+    assert_eq!(
+        config_map["metadata"]["namespace"],
+        monitor["metadata"]["namespace"]
+    );
+    let server_name = format!(
+        "{}.{}.svc",
+        service["metadata"]["name"].as_str().unwrap(),
+        service["metadata"]["namespace"].as_str().unwrap()
+    );
+    for endpoint in monitor["spec"]["endpoints"].as_array().unwrap() {
+        let tls = &endpoint["tlsConfig"];
+        assert_eq!(endpoint["scheme"], "https", "{endpoint}");
+        assert!(
+            tls.get("insecureSkipVerify").is_none(),
+            "config/monitoring-openshift skips verification: {tls}"
+        );
+        assert_eq!(
+            tls["ca"]["configMap"]["name"],
+            config_map["metadata"]["name"]
+        );
+        assert_eq!(tls["ca"]["configMap"]["key"], "service-ca.crt");
+        assert_eq!(tls["serverName"], server_name.as_str());
+        // The rest is config/monitoring's: the token, honorLabels, the interval.
+        assert_eq!(endpoint["honorLabels"], true);
+        assert!(endpoint["bearerTokenFile"].is_string(), "{endpoint}");
+    }
+    // And the plain ServiceMonitor still skips verification: nbv's own certificate is
+    // self-signed there.
+    let plain = documents("config/monitoring/servicemonitor.yaml").remove(0);
+    assert_eq!(
+        plain["spec"]["endpoints"][0]["tlsConfig"]["insecureSkipVerify"],
+        true
+    );
 }

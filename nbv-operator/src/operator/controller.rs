@@ -484,28 +484,72 @@ pub async fn run(
         context.config.requeue.resync,
         swept,
     ));
-    let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed, namer, listings);
+    // Every request for a reconcile is told to the queue's gauge on its way in, and
+    // every start on its way out (`nbv_reconcile_queue_depth`; see `ReconcileQueue`).
+    let queued = context.metrics.clone();
+    let _queueing = queued.queueing();
+    let metrics = context.metrics.clone();
+    let job_stream = watch_jobs(jobs, job_cache, context.clone(), feed, namer, listings)
+        .inspect_ok(move |job| metrics.queue().requested(job.namespace(), job.name()));
+    let by_ref = |metrics: &Arc<Metrics>| {
+        let metrics = metrics.clone();
+        move |job: &ObjectRef<CachedJob>| {
+            let namespace = job.namespace.as_deref().unwrap_or_default();
+            metrics.queue().requested(namespace, &job.name);
+        }
+    };
     let mut controller = Controller::for_stream(job_stream, job_store)
-        .reconcile_on(woken)
-        .reconcile_on(fetched)
-        .reconcile_on(sweeps);
+        .reconcile_on(woken.inspect(by_ref(&context.metrics)))
+        .reconcile_on(fetched.inspect(by_ref(&context.metrics)))
+        .reconcile_on(sweeps.inspect(by_ref(&context.metrics)));
     if let Some(pod_stream) = pod_stream {
-        controller = controller.owns_stream(pod_stream);
+        let metrics = context.metrics.clone();
+        controller = controller.owns_stream(pod_stream.inspect_ok(move |pod| {
+            for owner in pod_owners(pod) {
+                metrics
+                    .queue()
+                    .requested(owner.namespace.as_deref().unwrap_or_default(), &owner.name);
+            }
+        }));
     }
+    let results = context.metrics.clone();
     controller
         .with_config(ControllerConfig::default().concurrency(RECONCILE_CONCURRENCY))
         .graceful_shutdown_on(shutdown)
         // Each reconcile runs in its job's scope: the metrics it updates carry the
-        // job's namespace (upstream's families) and, if asked, its name.
+        // job's namespace (upstream's families) and, if asked, its name. The runner
+        // calls this when it takes the job off the queue.
         .run(
-            |job, context| JobScope::new(job.namespace(), job.name()).run(reconcile(job, context)),
+            |job, context| {
+                context.metrics.queue().started(job.namespace(), job.name());
+                JobScope::new(job.namespace(), job.name()).run(reconcile(job, context))
+            },
             error_policy,
             context,
         )
-        .for_each(|result| async move {
-            if let Err(error) = result {
-                tracing::debug!(%error, "reconcile error");
+        .for_each(move |result| {
+            // A job deleted while it waited leaves the queue without a reconcile.
+            if let Err(kube::runtime::controller::Error::ObjectNotFound(job)) = &result {
+                results
+                    .queue()
+                    .started(job.namespace.as_deref().unwrap_or_default(), &job.name);
+            }
+            async move {
+                if let Err(error) = result {
+                    tracing::debug!(%error, "reconcile error");
+                }
             }
         })
         .await;
+}
+
+/// The jobs a changed Pod asks the controller for: its owners that are jobs, as
+/// kube-runtime's `owns_stream` finds them.
+fn pod_owners(pod: &Pod) -> impl Iterator<Item = ObjectRef<CachedJob>> + '_ {
+    let namespace = pod.metadata.namespace.as_deref();
+    pod.metadata
+        .owner_references
+        .iter()
+        .flatten()
+        .filter_map(move |owner| ObjectRef::from_owner_ref(namespace, owner, ()))
 }

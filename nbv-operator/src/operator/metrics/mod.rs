@@ -4,7 +4,8 @@
 //! `notebook_validation_total{phase}`, `notebook_validation_duration_seconds{phase}` and
 //! `argocd_triggers_total{action,status}`. The operator adds its own health:
 //! `nbv_reconcile_total{outcome}`, `nbv_reconcile_duration_seconds`,
-//! `nbv_reconcile_errors_total{kind}` and `nbv_application_status_patches_total{result}`.
+//! `nbv_reconcile_queue_depth` (see [`ReconcileQueue`]), `nbv_reconcile_errors_total{kind}`
+//! and `nbv_application_status_patches_total{result}`.
 //!
 //! Every label has a bounded set of values, because each distinct label set is a time
 //! series that Prometheus keeps for as long as the process runs:
@@ -30,10 +31,12 @@
 
 mod cluster;
 mod process;
+mod queue;
 mod scope;
 pub mod upstream;
 
 pub use cluster::{Census, ClusterView, NO_PHASE};
+pub use queue::ReconcileQueue;
 pub use scope::JobScope;
 
 use std::collections::BTreeSet;
@@ -241,6 +244,7 @@ pub struct Metrics {
     triggers: Family<TriggerLabels, Counter>,
     reconciles: Family<OutcomeLabels, Counter>,
     reconcile_duration: Histogram,
+    queue: ReconcileQueue,
     reconcile_errors: Family<KindLabels, Counter>,
     application_patches: Family<ResultLabels, Counter>,
     trigger_actions: LabelBudget,
@@ -327,6 +331,7 @@ impl Metrics {
             Unit::Seconds,
             reconcile_duration.clone(),
         );
+        let queue = ReconcileQueue::register(&mut registry);
         let reconcile_errors = Family::<KindLabels, Counter>::default();
         registry.register(
             "nbv_reconcile_errors",
@@ -400,6 +405,7 @@ impl Metrics {
             triggers,
             reconciles,
             reconcile_duration,
+            queue,
             reconcile_errors,
             application_patches,
             trigger_actions,
@@ -542,6 +548,31 @@ impl Metrics {
         );
     }
 
+    /// The controller's queue, whose depth `nbv_reconcile_queue_depth` shows.
+    pub fn queue(&self) -> &ReconcileQueue {
+        &self.queue
+    }
+
+    /// Follows the controller's queue until the returned guard is dropped; then the
+    /// queue is forgotten and its depth is 0. A replica that stops leading has no
+    /// queue any more.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// let metrics = nbv_operator::operator::metrics::Metrics::new();
+    /// let queueing = metrics.queueing();
+    /// metrics.queue().requested("ml", "train");
+    /// assert!(metrics.encode().contains("\nnbv_reconcile_queue_depth 1\n"));
+    /// drop(queueing);
+    /// assert!(metrics.encode().contains("\nnbv_reconcile_queue_depth 0\n"));
+    /// ```
+    #[must_use = "the queue is forgotten when the guard is dropped"]
+    pub fn queueing(&self) -> Queueing<'_> {
+        self.queue.clear();
+        Queueing(self)
+    }
+
     /// Counts one reconcile error of the given `kind` (a short, fixed word chosen by the
     /// caller, such as `conflict`, `transient` or `invalid`).
     ///
@@ -670,6 +701,7 @@ impl Metrics {
         if let Some(view) = view.as_ref() {
             self.refresh(view);
         }
+        self.queue.refresh();
         let mut text = String::new();
         // Encoding into a String fails only if a metric's own encoder fails, and the
         // built-in counters and histograms used here never do; should that change, a
@@ -696,6 +728,16 @@ impl Drop for Observing<'_> {
         *view = None;
         self.0.cluster.set(&Census::default());
         self.0.upstream.set_active_pods(&Default::default());
+    }
+}
+
+/// Follows the controller's queue; see [`Metrics::queueing`].
+#[derive(Debug)]
+pub struct Queueing<'a>(&'a Metrics);
+
+impl Drop for Queueing<'_> {
+    fn drop(&mut self) {
+        self.0.queue.clear();
     }
 }
 

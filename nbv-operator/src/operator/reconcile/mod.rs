@@ -11,7 +11,7 @@ mod notes;
 mod parsed;
 
 use std::sync::Arc;
-use std::time::Instant;
+use std::time::{Duration, Instant};
 
 use kube::runtime::controller::Action;
 use nbv_core::aggregate::JobKey;
@@ -43,22 +43,37 @@ pub async fn reconcile(cached: Arc<CachedJob>, ctx: Arc<Context>) -> Result<Acti
         }
     };
     ctx.metrics.reconciled(outcome, started.elapsed());
-    // An error is retried at a time of its own (`error_policy`).
-    let requeued = result
-        .as_ref()
-        .map_or(true, |action| *action != Action::await_change());
+    // An error is retried at a time of its own (`error_policy`, which tells the queue).
+    let requeue = match &result {
+        Ok(requeue) => *requeue,
+        Err(error) => Some(error.retry_after(&ctx.settings.requeue)),
+    };
+    if result.is_ok() {
+        ctx.metrics
+            .queue()
+            .requeued(cached.namespace(), cached.name(), requeue);
+    }
     ctx.reconciles
-        .ended(cached.namespace(), cached.name(), requeued);
-    result
+        .ended(cached.namespace(), cached.name(), requeue.is_some());
+    result.map(|requeue| requeue.map_or_else(Action::await_change, Action::requeue))
 }
 
 /// The controller's error policy: log, and retry when the machine said.
 pub fn error_policy(job: Arc<CachedJob>, error: &Error, ctx: Arc<Context>) -> Action {
     tracing::warn!(job = job.name(), %error, "reconcile failed; retrying");
-    Action::requeue(error.retry_after(&ctx.settings.requeue))
+    let retry = error.retry_after(&ctx.settings.requeue);
+    ctx.metrics
+        .queue()
+        .requeued(job.namespace(), job.name(), Some(retry));
+    Action::requeue(retry)
 }
 
-async fn reconcile_job(job: &NotebookValidationJob, ctx: &Context) -> Result<Action, Error> {
+/// Reconciles `job`; `Ok` says when to reconcile it again if nothing changes before
+/// (`None`: only when something changes).
+async fn reconcile_job(
+    job: &NotebookValidationJob,
+    ctx: &Context,
+) -> Result<Option<Duration>, Error> {
     let key = JobKey::of(job).ok_or(Error::Identity)?;
     let uid = job.metadata.uid.clone().unwrap_or_default();
     let facts = Facts {
@@ -76,15 +91,13 @@ async fn reconcile_job(job: &NotebookValidationJob, ctx: &Context) -> Result<Act
     ctx.io.finished(&key).await;
     if done.deleted {
         ctx.job_deleted(job);
-        return Ok(Action::await_change());
+        return Ok(None);
     }
     ctx.io.keep(&uid, done.memory);
     ctx.models.waits(&key, &done.waits_for);
     notes::record(ctx, &key, done.notes);
     match done.result {
-        Ok(()) => Ok(done
-            .requeue
-            .map_or_else(Action::await_change, Action::requeue)),
+        Ok(()) => Ok(done.requeue),
         Err(failure) => Err(Error::Job {
             job: key.to_string(),
             failure,
