@@ -101,8 +101,8 @@ fn the_csv_installs_exactly_what_config_installs() {
         namespaced[0]["rules"],
         single("config/rbac/leader_election_role.yaml")["rules"]
     );
-    // The CRD is config's, and the metrics Service and the PodDisruptionBudget are
-    // config's without their namespace.
+    // The CRD is config's, the metrics Service and the PodDisruptionBudget are config's
+    // without their namespace, and the ClusterRole for scrapers is config's.
     assert_eq!(
         single("bundle/manifests/mlops.mlops.dev_notebookvalidationjobs.yaml"),
         single("config/crd/notebookvalidationjobs.yaml")
@@ -115,6 +115,10 @@ fn the_csv_installs_exactly_what_config_installs() {
         (
             "config/manager/pdb.yaml",
             "bundle/manifests/nbv-operator_policy_v1_poddisruptionbudget.yaml",
+        ),
+        (
+            "config/rbac/metrics_reader_role.yaml",
+            "bundle/manifests/nbv-metrics-reader_rbac.authorization.k8s.io_v1_clusterrole.yaml",
         ),
     ] {
         let mut object = single(source);
@@ -584,9 +588,16 @@ fn bundle_manifests() -> Vec<Value> {
 fn the_bundle_installs_with_olm_v1() {
     let annotations = single("bundle/metadata/annotations.yaml")["annotations"].clone();
     let manifests = bundle_manifests();
-    // The CSV, the CRD, the metrics Service, the PodDisruptionBudget (not the
-    // NetworkPolicy, which older OLM v0 of the supported OpenShift refuses).
-    assert_eq!(manifests.len(), 4);
+    // The CSV, the CRD, the metrics Service, the PodDisruptionBudget, the ClusterRole
+    // for scrapers (not the NetworkPolicy, which older OLM v0 of the supported
+    // OpenShift refuses).
+    assert_eq!(manifests.len(), 5);
+    assert!(
+        manifests
+            .iter()
+            .any(|m| m["kind"] == "ClusterRole" && m["metadata"]["name"] == "nbv-metrics-reader"),
+        "the bundle holds the ClusterRole nbv-metrics-reader"
+    );
     // No metadata/properties.yaml nor dependencies.yaml: no dependency to resolve.
     assert_eq!(
         files_under("bundle/metadata"),
@@ -606,6 +617,17 @@ fn the_bundle_installs_with_olm_v1() {
         olm::check_registry_v1(&with_webhook, &annotations, &[]).len(),
         1
     );
+}
+
+/// Whether `rules` grant `verb` on the non-resource URL `url`.
+fn grants_url(rules: &[Value], url: &str, verb: &str) -> bool {
+    let has = |list: &Value, item: &str| {
+        list.as_array()
+            .is_some_and(|l| l.iter().any(|x| x == item || x == "*"))
+    };
+    rules
+        .iter()
+        .any(|rule| has(&rule["nonResourceURLs"], url) && has(&rule["verbs"], verb))
 }
 
 /// Whether `rules` grant `verb` on `group`/`resource` (named `name`, if given).
@@ -685,6 +707,37 @@ fn the_olm_v1_installer_may_install_and_grant_everything_in_the_bundle() {
             ),
             "Service" => (&namespaced, "", "services"),
             "PodDisruptionBudget" => (&namespaced, "policy", "poddisruptionbudgets"),
+            "ClusterRole" => {
+                // Escalation prevention again: it holds every right the role grants.
+                for rule in manifest["rules"].as_array().unwrap() {
+                    for verb in rule["verbs"].as_array().unwrap() {
+                        let verb = verb.as_str().unwrap();
+                        for url in rule["nonResourceURLs"].as_array().into_iter().flatten() {
+                            let url = url.as_str().unwrap();
+                            assert!(
+                                grants_url(&cluster, url, verb),
+                                "the installer cannot create {name}: it lacks {verb} {url}"
+                            );
+                        }
+                        for group in rule["apiGroups"].as_array().into_iter().flatten() {
+                            for resource in rule["resources"].as_array().into_iter().flatten() {
+                                assert!(
+                                    grants(
+                                        &cluster,
+                                        group.as_str().unwrap(),
+                                        resource.as_str().unwrap(),
+                                        verb,
+                                        None
+                                    ),
+                                    "the installer cannot create {name}: it lacks {verb} \
+                                     {group}/{resource}"
+                                );
+                            }
+                        }
+                    }
+                }
+                (&cluster, "rbac.authorization.k8s.io", "clusterroles")
+            }
             "ClusterServiceVersion" => continue,
             other => panic!("a bundle object of kind {other} the installer is not checked for"),
         };

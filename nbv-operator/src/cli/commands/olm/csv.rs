@@ -1,6 +1,6 @@
-//! The ClusterServiceVersion of the bundle, and the objects of `config/manager` it holds
-//! beside it (the metrics Service and the PodDisruptionBudget; not the NetworkPolicy,
-//! see [`bundle_objects`]).
+//! The ClusterServiceVersion of the bundle, and the objects of `config/` it holds beside
+//! it (the metrics Service, the PodDisruptionBudget and the ClusterRole for metrics
+//! scrapers; not the NetworkPolicy, see [`bundle_objects`]).
 
 use serde_json::{Value, json};
 
@@ -12,6 +12,7 @@ use super::release::current;
 const DEPLOYMENT_FILE: &str = "config/manager/deployment.yaml";
 const SERVICE_FILE: &str = "config/manager/service.yaml";
 const PDB_FILE: &str = "config/manager/pdb.yaml";
+const METRICS_READER_FILE: &str = "config/rbac/metrics_reader_role.yaml";
 const CLUSTER_ROLE_FILE: &str = "config/rbac/role.yaml";
 const LEADER_ROLE_FILE: &str = "config/rbac/leader_election_role.yaml";
 const SERVICE_ACCOUNT_FILE: &str = "config/rbac/service_account.yaml";
@@ -32,7 +33,7 @@ fn field<'a>(file: &'static str, value: &'a Value, pointer: &str) -> Result<&'a 
         .ok_or_else(|| missing(file, format!("has no {pointer}")))
 }
 
-/// An object of `config/manager` that the bundle holds as it is, beside the CSV.
+/// An object of `config/` that the bundle holds as it is, beside the CSV.
 #[derive(Debug, Clone)]
 pub(super) struct BundleObject {
     /// The file in `config/` it comes from.
@@ -56,9 +57,12 @@ impl BundleObject {
     }
 }
 
-/// The objects of `config/manager` that the bundle holds beside the CSV and the CRD:
-/// the metrics Service and the PodDisruptionBudget, each without its namespace, since
-/// OLM creates bundle objects in the namespace the operator is installed in. (The
+/// The objects of `config/` that the bundle holds beside the CSV and the CRD: the
+/// metrics Service and the PodDisruptionBudget, each without its namespace, since OLM
+/// creates bundle objects in the namespace the operator is installed in; and the
+/// ClusterRole `nbv-metrics-reader` that scrapers of the secure `/metrics` are bound
+/// to, so that OLM installs it as kustomize and Helm do (OLM v0 and v1 install
+/// ClusterRoles from a bundle's manifests: `SUPPORTED_KINDS` of `registry_v1`). (The
 /// Deployment is the CSV's install strategy; the Namespace is the OperatorGroup's,
 /// made by whoever subscribes.) The NetworkPolicy is left out: OLM v0 installs a
 /// bundle's NetworkPolicy only from v0.32 (OpenShift 4.20.0, 4.19.10, 4.18.23) and
@@ -68,6 +72,7 @@ pub(super) fn bundle_objects() -> Result<Vec<BundleObject>, OlmError> {
     [
         (SERVICE_FILE, sources::SERVICE),
         (PDB_FILE, sources::POD_DISRUPTION_BUDGET),
+        (METRICS_READER_FILE, sources::METRICS_READER_ROLE),
     ]
     .into_iter()
     .map(|(file, text)| {

@@ -23,10 +23,11 @@ fn labels() -> Value {
 
 /// The installer's ClusterRole, ClusterRoleBinding, Role and RoleBinding, derived from
 /// this release's bundle: the CRD, the ClusterRoles and ClusterRoleBindings OLM v1
-/// names itself, the ClusterExtension's finalizers, the rights the CSV grants; in the
-/// install namespace the Deployment, ServiceAccount, Role and RoleBinding of the
-/// bundle and its other objects (Service, PodDisruptionBudget), by name
-/// where Kubernetes allows it.
+/// names itself (which covers the bundle's ClusterRole `nbv-metrics-reader`), the
+/// ClusterExtension's finalizers, the rights the CSV and the bundle's ClusterRole
+/// grant; in the install namespace the Deployment, ServiceAccount, Role and
+/// RoleBinding of the bundle and its other objects (Service, PodDisruptionBudget), by
+/// name where Kubernetes allows it.
 ///
 /// # Errors
 ///
@@ -85,21 +86,44 @@ pub fn installer_rbac() -> Result<Vec<Value>, OlmError> {
     ];
     for bundled in bundle_objects()? {
         let kind = bundled.object["kind"].as_str().unwrap_or_default();
-        let Some((group, resource)) = resource_of(kind) else {
+        let Some((group, resource, scope)) = resource_of(kind) else {
             return Err(OlmError::Source {
                 file: "nbv-operator/src/cli/commands/olm/installer.rs",
                 what: format!(
                     "{} holds a {kind:?}, for which the installer's rights are not known: \
-                     add its group and resource to resource_of",
+                     add its group, resource and scope to resource_of",
                     bundled.file
                 ),
             });
         };
+        let rules = match scope {
+            Scope::Cluster => &mut cluster_rules,
+            Scope::Namespace => &mut namespace_rules,
+        };
         let name = bundled.object["metadata"]["name"].clone();
-        namespace_rules.extend([
+        for rule in [
             json!({ "apiGroups": [group], "resources": [resource], "verbs": create }),
             json!({ "apiGroups": [group], "resources": [resource], "verbs": manage, "resourceNames": [name] }),
-        ]);
+        ] {
+            // ClusterRoles are already granted above for every name.
+            if !granted_for_every_name(rules, &rule) {
+                rules.push(rule);
+            }
+        }
+        if kind == "ClusterRole" {
+            // Kubernetes' escalation check: creating or updating a ClusterRole needs
+            // every right it grants, or `escalate` on it. For nbv-metrics-reader that
+            // is `get` on the URL /metrics, which lets the installer read metrics
+            // (nbv's, the API server's) and nothing else; `escalate`, even limited to
+            // this role's name, would let it write any right into the role, which the
+            // scrapers bound to it would then hold. So the installer holds the rules.
+            cluster_rules.extend(
+                bundled.object["rules"]
+                    .as_array()
+                    .cloned()
+                    .unwrap_or_default(),
+            );
+        }
     }
     let subject =
         json!([{ "kind": "ServiceAccount", "name": INSTALLER, "namespace": INSTALL_NAMESPACE }]);
@@ -125,11 +149,36 @@ pub fn installer_rbac() -> Result<Vec<Value>, OlmError> {
     ])
 }
 
-/// The API group and resource of a namespaced kind the bundle holds beside the CSV.
-fn resource_of(kind: &str) -> Option<(&'static str, &'static str)> {
+/// Where an object of the bundle lives, and so which of the installer's roles grants it.
+#[derive(Debug, Clone, Copy)]
+enum Scope {
+    /// Cluster-scoped: the installer's ClusterRole.
+    Cluster,
+    /// In the install namespace: the installer's Role.
+    Namespace,
+}
+
+/// The API group, resource and scope of a kind the bundle holds beside the CSV.
+fn resource_of(kind: &str) -> Option<(&'static str, &'static str, Scope)> {
     match kind {
-        "Service" => Some(("", "services")),
-        "PodDisruptionBudget" => Some(("policy", "poddisruptionbudgets")),
+        "Service" => Some(("", "services", Scope::Namespace)),
+        "PodDisruptionBudget" => Some(("policy", "poddisruptionbudgets", Scope::Namespace)),
+        "ClusterRole" => Some(("rbac.authorization.k8s.io", "clusterroles", Scope::Cluster)),
         _ => None,
     }
+}
+
+/// Whether a rule of `rules` without `resourceNames` already grants every verb of
+/// `rule` on its group and resource.
+fn granted_for_every_name(rules: &[Value], rule: &Value) -> bool {
+    let holds = |list: &Value, item: &Value| list.as_array().is_some_and(|l| l.contains(item));
+    let (group, resource) = (&rule["apiGroups"][0], &rule["resources"][0]);
+    rule["verbs"].as_array().into_iter().flatten().all(|verb| {
+        rules.iter().any(|r| {
+            r.get("resourceNames").is_none()
+                && holds(&r["apiGroups"], group)
+                && holds(&r["resources"], resource)
+                && holds(&r["verbs"], verb)
+        })
+    })
 }

@@ -4,10 +4,12 @@
 //! `kubectl apply -k config/default` runs.
 //!
 //! The bundle (`bundle/`): `manifests/` with the ClusterServiceVersion, the CRD (the
-//! output of `nbv crd`) and the metrics Service and PodDisruptionBudget of
-//! `config/manager` (not its NetworkPolicy: `csv::bundle_objects` says why); `metadata/annotations.yaml` with the
-//! package, the channel and the OpenShift version range; `bundle.Dockerfile` that
-//! builds the bundle image with the same annotations as labels. The CSV's install
+//! output of `nbv crd`), the metrics Service and PodDisruptionBudget of
+//! `config/manager` (not its NetworkPolicy: `csv::bundle_objects` says why) and the
+//! ClusterRole for metrics scrapers, `config/rbac/metrics_reader_role.yaml`;
+//! `metadata/annotations.yaml` with the package, the channel and the OpenShift version
+//! range; `bundle.Dockerfile` that builds the bundle image with the same annotations as
+//! labels. The CSV's install
 //! strategy is `config/manager/deployment.yaml`, its permissions are
 //! `config/rbac/leader_election_role.yaml` (the operator's namespace) and its cluster
 //! permissions `config/rbac/role.yaml`, rule for rule; its `alm-examples` are the

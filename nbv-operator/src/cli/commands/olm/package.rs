@@ -30,6 +30,9 @@ pub mod sources {
     pub const POD_DISRUPTION_BUDGET: &str = include_str!("../../../../../config/manager/pdb.yaml");
     /// `config/rbac/role.yaml`.
     pub const CLUSTER_ROLE: &str = include_str!("../../../../../config/rbac/role.yaml");
+    /// `config/rbac/metrics_reader_role.yaml`: the ClusterRole for scrapers of `/metrics`.
+    pub const METRICS_READER_ROLE: &str =
+        include_str!("../../../../../config/rbac/metrics_reader_role.yaml");
     /// `config/rbac/leader_election_role.yaml`.
     pub const LEADER_ELECTION_ROLE: &str =
         include_str!("../../../../../config/rbac/leader_election_role.yaml");
