@@ -109,8 +109,16 @@ fn rendered_configmaps_parse_back_to_the_scripts_byte_for_byte() {
             "argocd"
         );
         let data = parsed["data"].as_object().unwrap();
-        assert_eq!(data.len(), 1, "the patch touches one key of argocd-cm");
+        assert_eq!(
+            data.len(),
+            2,
+            "the patch touches two keys of argocd-cm: the health check and the actions"
+        );
         assert_eq!(data[HEALTH_KEY].as_str(), Some(variant.source()));
+        assert_eq!(
+            data[nbv_core::health::actions::ACTIONS_KEY].as_str(),
+            Some(nbv_core::health::actions::render_actions().as_str())
+        );
         assert!(
             !yaml.lines().any(|line| line.ends_with(' ')),
             "no trailing spaces"

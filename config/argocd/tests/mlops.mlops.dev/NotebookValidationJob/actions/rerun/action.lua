@@ -5,7 +5,7 @@
 -- Application's sync status, stay as they are.
 local key = "mlops.dev/rerun"
 
--- A whole number from 0 to 10^15 (which tostring writes without an exponent), or 0.
+-- A whole number below 10^15 (which tostring writes without an exponent), or 0.
 local function number(value)
   local n = tonumber(value)
   if n == nil or n < 0 or n >= 1e15 or n % 1 ~= 0 then
