@@ -86,12 +86,19 @@ pub struct NotebookValidationJobStatus {
 )]
 pub struct RerunRecord {
     /// The annotation's value the run answers (a digest of it when it is long); empty
-    /// when the generation's first run started without one.
-    #[serde(default)]
+    /// (and not written) when the generation's first run started without one.
+    // Skipped when empty so that the schema has no `default: ''`, which kube-apiserver
+    // 1.20 refuses in a CRD as a null.
+    #[serde(default, skip_serializing_if = "String::is_empty")]
     pub request: String,
-    /// Reruns of the current generation before and including this run.
-    #[serde(default)]
+    /// Reruns of the current generation before and including this run (not written
+    /// for 0).
+    #[serde(default, skip_serializing_if = "is_zero")]
     pub count: u32,
+}
+
+fn is_zero(n: &u32) -> bool {
+    *n == 0
 }
 
 /// The record of effects carried out for one run, kept in `status.effects` so that a
