@@ -19,6 +19,7 @@
 
 mod support;
 
+mod actions;
 mod argocd;
 mod availability;
 mod builds;
