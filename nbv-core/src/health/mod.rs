@@ -43,6 +43,7 @@
 pub mod actions;
 mod argocd;
 mod error;
+mod literal;
 mod native;
 mod number;
 mod scripts;

@@ -8,6 +8,8 @@
 //! offered: a trigger's effect is owed to a run and carried out once for it, so a
 //! new run is what fires them again, once.
 
+use super::literal::push_literal_block;
+
 /// The `argocd-cm` key under which Argo CD looks up the actions of
 /// `NotebookValidationJob` (`resource.customizations.actions.<group>_<kind>`).
 ///
@@ -70,11 +72,11 @@ pub const ACTIONS: [(&str, &str); 1] = [("rerun", RERUN_SCRIPT)];
 /// ```
 pub fn render_actions() -> String {
     let mut out = String::from("discovery.lua: |\n");
-    super::scripts::push_literal_block(&mut out, DISCOVERY_SCRIPT, "  ");
+    push_literal_block(&mut out, DISCOVERY_SCRIPT, "  ");
     out.push_str("definitions:\n");
     for (name, script) in ACTIONS {
         out.push_str(&format!("  - name: {name}\n    action.lua: |\n"));
-        super::scripts::push_literal_block(&mut out, script, "      ");
+        push_literal_block(&mut out, script, "      ");
     }
     out
 }

@@ -153,6 +153,9 @@ async fn install_everything(client: &kube::Client) {
         "shipwright/shipwright.io_buildruns.yaml",
         "shipwright/shipwright.io_buildstrategies.yaml",
         "shipwright/shipwright.io_clusterbuildstrategies.yaml",
+        // The Prometheus Operator's, which the chart's monitoring objects need.
+        "prometheus-operator/monitoring.coreos.com_servicemonitors.yaml",
+        "prometheus-operator/monitoring.coreos.com_prometheusrules.yaml",
     ] {
         crds.extend(
             yaml_documents(&reference.join(file))

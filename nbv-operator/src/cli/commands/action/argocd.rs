@@ -86,8 +86,8 @@ pub enum ActionError {
 /// use serde_json::json;
 ///
 /// let job = json!({"metadata": {"name": "train"}, "status": {"phase": "Succeeded"}});
-/// let writes = writes("rerun", &job, &Scripts::nbv(), &Default::default())?;
-/// assert_eq!(writes, [Write::Patch(json!({"metadata": {"annotations": {"mlops.dev/rerun": "1"}}}))]);
+/// let made = writes("rerun", &job, &Scripts::nbv(), &Default::default())?;
+/// assert_eq!(made, [Write::Patch(json!({"metadata": {"annotations": {"mlops.dev/rerun": "1"}}}))]);
 ///
 /// let running = json!({"metadata": {"name": "train"}, "status": {"phase": "ValidationRunning"}});
 /// assert!(writes("rerun", &running, &Scripts::nbv(), &Default::default()).is_err());
