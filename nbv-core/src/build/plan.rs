@@ -281,7 +281,9 @@ const CONFIG_KEYS: [&str; 5] = [
 ];
 
 impl BuildPlan {
-    /// The build `job` asks for, or `None` when `buildConfig.enabled` is not `true`.
+    /// The build `job` asks for in the first run of its generation, or `None` when
+    /// `buildConfig.enabled` is not `true`; [`resolve_rerun`](Self::resolve_rerun)
+    /// for a rerun.
     ///
     /// # Errors
     ///
@@ -292,6 +294,42 @@ impl BuildPlan {
     pub fn resolve(
         job: &NotebookValidationJob,
         defaults: &BuildDefaults,
+    ) -> Result<Option<BuildPlan>, PlanError> {
+        Self::resolve_rerun(job, defaults, 0)
+    }
+
+    /// The build `job` asks for in its generation's run number `rerun` (0 for the
+    /// first, see [`crate::phase::RerunRequest`]). A source pinned to a commit builds
+    /// the same image in every run, which is reused; a branch or tag may have moved
+    /// since the last run, so each rerun builds its own.
+    ///
+    /// # Examples
+    ///
+    /// ```
+    /// use nbv_core::api::NotebookValidationJob;
+    /// use nbv_core::build::{BuildDefaults, BuildPlan};
+    ///
+    /// let job: NotebookValidationJob = serde_json::from_value(serde_json::json!({
+    ///     "apiVersion": "mlops.mlops.dev/v1alpha1", "kind": "NotebookValidationJob",
+    ///     "metadata": {"name": "train", "namespace": "ml", "uid": "u-1", "generation": 2},
+    ///     "spec": {"notebook": {"git": {"url": "https://git.example.com/m.git", "ref": "main"},
+    ///              "path": "train.ipynb"},
+    ///              "podConfig": {"containerImage": "img", "buildConfig": {"enabled": true}}}
+    /// }))?;
+    /// let defaults = BuildDefaults::default();
+    /// let first = BuildPlan::resolve(&job, &defaults)?.unwrap();
+    /// let again = BuildPlan::resolve_rerun(&job, &defaults, 1)?.unwrap();
+    /// assert_ne!(first.key, again.key, "a branch builds again in a rerun");
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// # Errors
+    ///
+    /// As [`resolve`](Self::resolve).
+    pub fn resolve_rerun(
+        job: &NotebookValidationJob,
+        defaults: &BuildDefaults,
+        rerun: u32,
     ) -> Result<Option<BuildPlan>, PlanError> {
         let Some(config) = job.spec.pod_config.build_config.as_ref() else {
             return Ok(None);
@@ -408,7 +446,13 @@ impl BuildPlan {
             &repository,
             push_secret.as_deref(),
             &shipwright,
-            (!shared).then(|| (job_uid.as_str(), job.metadata.generation.unwrap_or(0))),
+            (!shared).then(|| {
+                (
+                    job_uid.as_str(),
+                    job.metadata.generation.unwrap_or(0),
+                    rerun,
+                )
+            }),
         ));
         Ok(Some(BuildPlan {
             strategy,
@@ -441,7 +485,7 @@ fn key_inputs(
     repository: &str,
     push_secret: Option<&str>,
     shipwright: &ShipwrightStrategy,
-    run: Option<(&str, i64)>,
+    run: Option<(&str, i64, u32)>,
 ) -> serde_json::Value {
     let notebook = if source.fallback == FallbackStrategy::Auto {
         source.notebook_path.clone()
@@ -470,9 +514,12 @@ fn key_inputs(
     if strategy == Strategy::Shipwright {
         inputs.insert("shipwright", json!([shipwright.kind(), shipwright.name]));
     }
-    if let Some((uid, generation)) = run {
-        inputs.insert("run", json!([uid, generation]));
-    }
+    // A first run's key is as it was before reruns existed.
+    match run {
+        Some((uid, generation, 0)) => inputs.insert("run", json!([uid, generation])),
+        Some((uid, generation, rerun)) => inputs.insert("run", json!([uid, generation, rerun])),
+        None => None,
+    };
     json!(inputs)
 }
 

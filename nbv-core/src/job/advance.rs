@@ -299,7 +299,10 @@ impl Advance {
                 message: failure.message,
             });
         }
-        let plan = match BuildPlan::resolve(&self.job, &self.settings.build) {
+        // The run's number within its generation is the status's being written now,
+        // not the job's as read (a rerun starts in this very reconcile).
+        let rerun = self.transition.status.rerun.as_ref().map_or(0, |r| r.count);
+        let plan = match BuildPlan::resolve_rerun(&self.job, &self.settings.build, rerun) {
             Ok(Some(plan)) => plan,
             Ok(None) => {
                 let failure = FailureCause::BuildConfigInvalid.failure(

@@ -81,6 +81,24 @@ proptest! {
         prop_assert_ne!(&first.key, &plan(&job("a", g + 1, "main", &json!({}))).expect("a plan").key);
         prop_assert_ne!(&first.key, &plan(&job("b", g, "main", &json!({}))).expect("a plan").key);
     }
+
+    /// A rerun of a branch builds again (the branch may have moved); a rerun at a
+    /// commit reuses the image of the generation's first run.
+    #[test]
+    fn reruns_build_again_only_from_a_branch(g in 1i64..1000, rerun in 1u32..50) {
+        let defaults = BuildDefaults::default();
+        let at = |git_ref: &str, n: u32| {
+            BuildPlan::resolve_rerun(&job("a", g, git_ref, &json!({})), &defaults, n)
+                .expect("a plan")
+                .expect("a build")
+                .key
+        };
+        prop_assert_ne!(at("main", 0), at("main", rerun));
+        prop_assert_ne!(at("main", rerun), at("main", rerun + 1));
+        prop_assert_eq!(at(COMMIT, 0), at(COMMIT, rerun));
+        // A first run's key is the one `resolve` gives.
+        prop_assert_eq!(at("main", 0), plan(&job("a", g, "main", &json!({}))).expect("a plan").key);
+    }
 }
 
 #[test]

@@ -426,3 +426,69 @@ fn a_build_nbv_may_not_create_fails_the_run_saying_so() {
         "{message}"
     );
 }
+
+/// The job `name` after its run succeeded and it was asked to run again with `request`.
+fn asked_to_run_again(cluster: &mut Cluster, name: &str, request: &str) {
+    let mut stored = cluster
+        .get("NotebookValidationJob", "ml", name)
+        .expect("the job")
+        .clone();
+    stored["metadata"]["annotations"]["mlops.dev/rerun"] = json!(request);
+    cluster.put(stored);
+}
+
+/// The validation Pod of the first run ends with success, as the kubelet reports it.
+fn first_pod_succeeds(cluster: &mut Cluster) {
+    let mut pod = cluster
+        .get("Pod", "ml", "train-g1-r0")
+        .expect("the Pod")
+        .clone();
+    pod["status"] = json!({"phase": "Succeeded", "containerStatuses": [{"name": "notebook",
+        "state": {"terminated": {"exitCode": 0, "reason": "Completed", "message": "{}"}}}]});
+    cluster.put(pod);
+}
+
+#[test]
+fn a_rerun_builds_again_from_a_branch_and_reuses_the_image_at_a_commit() {
+    for (git_ref, builds) in [("main", 2), (COMMIT, 1)] {
+        let mut cluster = cluster_with(&[job("train", git_ref, json!({}))]);
+        reconcile(&mut cluster, Memory::default(), now());
+        tekton_ends(&mut cluster, succeeded_with(DIGEST));
+        reconcile(
+            &mut cluster,
+            Memory::default(),
+            now() + Duration::minutes(3),
+        );
+        first_pod_succeeds(&mut cluster);
+        reconcile(
+            &mut cluster,
+            Memory::default(),
+            now() + Duration::minutes(5),
+        );
+        let status = status_of(&cluster, "train");
+        assert_eq!(
+            status.phase,
+            Some(Phase::Succeeded),
+            "{git_ref}: {status:#?}"
+        );
+
+        asked_to_run_again(&mut cluster, "train", "1");
+        reconcile(
+            &mut cluster,
+            Memory::default(),
+            now() + Duration::minutes(10),
+        );
+        let status = status_of(&cluster, "train");
+        assert_eq!(status.rerun.as_ref().map(|r| r.count), Some(1), "{git_ref}");
+        let runs = cluster.all("PipelineRun").len();
+        assert_eq!(runs, builds, "{git_ref}: {:#?}", cluster.log);
+        if builds == 1 {
+            // The image of the first run, already built: the rerun's Pod runs it.
+            assert!(
+                cluster.get("Pod", "ml", "train-g1-rerun1-r0").is_some(),
+                "{:#?}",
+                cluster.log
+            );
+        }
+    }
+}
