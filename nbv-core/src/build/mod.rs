@@ -11,6 +11,7 @@ mod objects;
 mod observe;
 mod plan;
 mod recipe;
+mod registry;
 mod repo_path;
 mod source;
 mod stdlib;
@@ -29,4 +30,5 @@ pub use plan::{
     ShipwrightStrategy, Strategy,
 };
 pub use recipe::Recipe;
+pub use registry::{INTERNAL_REGISTRY, image_stream, tagged_digest};
 pub use source::{RepoView, SourceConfig, SourceError, candidates, choose};

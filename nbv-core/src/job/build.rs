@@ -12,7 +12,7 @@ use serde_json::Value;
 
 use crate::build::{
     BUILD_KEY_LABEL, BuildObserved, BuildPlan, Route, build_objects, cancel, expired,
-    history_selector, observe,
+    history_selector, image_stream, observe, tagged_digest,
 };
 use crate::io::{ObjectRef, Request, Response};
 use crate::phase::{FailureCause, PhaseEvent};
@@ -54,6 +54,9 @@ pub(super) enum BuildStep {
 enum Stage {
     /// Reading the watched object of the route.
     Look,
+    /// No build of the key exists: reading the ImageStream that would record its
+    /// image, had an earlier build pushed it.
+    Registry,
     /// Creating the build's objects, the watched one last.
     Create(VecDeque<(ObjectRef, Value)>),
     /// Cancelling a build past its timeout.
@@ -117,7 +120,7 @@ impl BuildWork {
                     }
                     None => {
                         self.route = self.create_by;
-                        self.create()
+                        self.in_registry()
                     }
                 },
                 Response::Failed(answer) if answer.class() == AnswerClass::Forbidden => {
@@ -125,6 +128,26 @@ impl BuildWork {
                 }
                 Response::Failed(answer) => self.failed(request, answer),
                 other => unexpected(request, &other),
+            },
+            Stage::Registry => match response {
+                Response::Object(Some(stream)) => {
+                    match tagged_digest(&stream, self.plan.key.as_str()) {
+                        Some(digest) => self.reused(&digest),
+                        None => self.create(),
+                    }
+                }
+                // No ImageStream, no API (not OpenShift), no right to read it: build.
+                other => {
+                    if let Some(answer) = other.failure()
+                        && answer.class() != AnswerClass::NotFound
+                    {
+                        self.built.notes.push(Note::Warning(format!(
+                            "{request} failed: {answer}; the image is built without looking \
+                             for it in the registry"
+                        )));
+                    }
+                    self.create()
+                }
             },
             Stage::Create(mut left) => match response.failure().map(|a| (a.class(), a)) {
                 None | Some((AnswerClass::Conflict, _)) => match left.pop_front() {
@@ -255,6 +278,31 @@ impl BuildWork {
                 self.history()
             }
         }
+    }
+
+    /// No build of the key: look for its image in the internal registry's ImageStream
+    /// of the job's namespace, when the image goes there; else create the build.
+    fn in_registry(&mut self) -> BuildStep {
+        match image_stream(&self.plan.repository, &self.plan.namespace) {
+            Some(stream) => {
+                self.stage = Stage::Registry;
+                BuildStep::Ask(Request::Get(stream))
+            }
+            None => self.create(),
+        }
+    }
+
+    /// The image of the key is in the registry already: the run uses it, unbuilt.
+    fn reused(&mut self, digest: &str) -> BuildStep {
+        self.built.summary = Some(format!(
+            "reused {}, already in the registry",
+            self.plan.image
+        ));
+        self.built.events.push(PhaseEvent::BuildSucceeded {
+            generation: self.generation,
+            image: format!("{}@{digest}", self.plan.repository),
+        });
+        self.done()
     }
 
     /// No build of the key: create its objects.

@@ -412,9 +412,10 @@ fn finished_builds_beyond_the_history_are_deleted() {
 #[test]
 fn a_build_nbv_may_not_create_fails_the_run_saying_so() {
     let mut cluster = cluster_with(&[job("train", "main", json!({}))]);
-    // The first request is the GET of the build, the second its POST.
+    // The first request is the GET of the build, the second the GET of the
+    // ImageStream that would hold its image, the third the build's POST.
     cluster.faults.insert(
-        1,
+        2,
         nbv_core::io::ApiAnswer::status(403, "Forbidden", "pipelineruns.tekton.dev is forbidden"),
     );
     reconcile(&mut cluster, Memory::default(), now());
@@ -491,4 +492,80 @@ fn a_rerun_builds_again_from_a_branch_and_reuses_the_image_at_a_commit() {
             );
         }
     }
+}
+
+/// The internal registry's ImageStream of `namespace`, recording `tag` with `digest`.
+fn image_stream(namespace: &str, tag: &str, digest: &str) -> Value {
+    json!({"apiVersion": "image.openshift.io/v1", "kind": "ImageStream",
+           "metadata": {"name": "nbv-notebooks", "namespace": namespace},
+           "status": {"tags": [{"tag": tag, "items": [{"image": digest}]}]}})
+}
+
+#[test]
+fn an_image_already_in_the_registry_is_used_without_a_build() {
+    let mut cluster = cluster_with(&[job("train", COMMIT, json!({}))]);
+    // Learn the key and the image from a first plan, then forget the build, as
+    // --build-history does once it is old.
+    reconcile(&mut cluster, Memory::default(), now());
+    let run = pipeline_run(&cluster);
+    let image = run["metadata"]["annotations"]["mlops.dev/image"]
+        .as_str()
+        .expect("image")
+        .to_owned();
+    let (repository, tag) = image.rsplit_once(':').expect("repository:tag");
+    assert_eq!(
+        repository,
+        "image-registry.openshift-image-registry.svc:5000/ml/nbv-notebooks"
+    );
+
+    let mut cluster = cluster_with(&[job("again", COMMIT, json!({}))]);
+    cluster.put(image_stream("other", tag, DIGEST));
+    reconcile_job(&mut cluster, "again", now());
+    assert_eq!(
+        cluster.all("PipelineRun").len(),
+        1,
+        "another namespace's stream is not read"
+    );
+    assert!(
+        !cluster.log.iter().any(|l| l.contains("ImageStream other/")),
+        "{:#?}",
+        cluster.log
+    );
+
+    let mut cluster = cluster_with(&[job("again", COMMIT, json!({}))]);
+    cluster.put(image_stream("ml", tag, DIGEST));
+    reconcile_job(&mut cluster, "again", now());
+    assert!(cluster.all("PipelineRun").is_empty(), "{:#?}", cluster.log);
+    let status = status_of(&cluster, "again");
+    let build = status.build_status.clone().expect("buildStatus");
+    assert_eq!(build.phase, Some(BuildPhase::Complete));
+    let expected = format!("{repository}@{DIGEST}");
+    assert_eq!(build.image_reference.as_deref(), Some(expected.as_str()));
+    assert!(
+        build
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("already in the registry")),
+        "{build:?}"
+    );
+    let pod = cluster
+        .get("Pod", "ml", "again-g1-r0")
+        .expect("the validation Pod");
+    assert_eq!(pod["spec"]["containers"][0]["image"], json!(expected));
+}
+
+#[test]
+fn a_stream_nbv_may_not_read_is_a_warning_and_the_image_is_built() {
+    let mut cluster = cluster_with(&[job("train", COMMIT, json!({}))]);
+    cluster.faults.insert(
+        1,
+        nbv_core::io::ApiAnswer::status(
+            403,
+            "Forbidden",
+            "imagestreams.image.openshift.io is forbidden",
+        ),
+    );
+    reconcile(&mut cluster, Memory::default(), now());
+    assert_eq!(cluster.all("PipelineRun").len(), 1, "{:#?}", cluster.log);
+    assert_eq!(status_of(&cluster, "train").phase, Some(Phase::Building));
 }

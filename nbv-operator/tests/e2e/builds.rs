@@ -392,6 +392,74 @@ async fn ten_jobs_at_one_commit_share_one_build() {
     b.finish("ten jobs sharing one build").await;
 }
 
+/// `--build-history` deletes old build objects; their images stay in the registry. On
+/// OpenShift the internal registry records each push in the namespace's ImageStream,
+/// which nbv reads before it builds: a job with the same inputs runs the image by
+/// digest, and no BuildConfig or Build is made again.
+#[tokio::test]
+#[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
+async fn an_image_in_the_registry_is_reused_once_its_build_objects_are_gone() {
+    let b = Builders::start("e2e-build-registry").await;
+    let commit = b.git.head("models");
+    let config = json!({"enabled": true, "strategy": "s2i",
+                        "requirementsFile": "withreqs/requirements.txt"});
+    b.job("first", &commit, "withreqs/train.ipynb", config.clone())
+        .await;
+    let first = b.s.ended("first", BUILT).await;
+    assert_succeeded(&first);
+    let image = b.pod_image(&first).await;
+
+    // The build objects are cleaned away, as an old build's are.
+    let builds = b.api("build.openshift.io", "v1", "Build", "builds");
+    let configs = b.api("build.openshift.io", "v1", "BuildConfig", "buildconfigs");
+    for api in [&builds, &configs] {
+        for object in b.list(api).await {
+            let name = object.metadata.name.clone().unwrap_or_default();
+            api.delete(&name, &Default::default())
+                .await
+                .expect("delete a build object");
+        }
+    }
+    let streams = b.api("image.openshift.io", "v1", "ImageStream", "imagestreams");
+    let stream = streams
+        .get("nbv-notebooks")
+        .await
+        .expect("the registry's ImageStream");
+    assert_eq!(
+        stream.data["status"]["tags"].as_array().map(Vec::len),
+        Some(1)
+    );
+
+    b.job("second", &commit, "withreqs/train.ipynb", config)
+        .await;
+    let second = b.s.ended("second", BUILT).await;
+    assert_succeeded(&second);
+    assert_eq!(
+        b.pod_image(&second).await,
+        image,
+        "the first run's image, by digest"
+    );
+    assert!(b.list(&builds).await.is_empty(), "no Build made again");
+    assert!(
+        b.list(&configs).await.is_empty(),
+        "no BuildConfig made again"
+    );
+    let build = second
+        .status
+        .clone()
+        .and_then(|s| s.build_status)
+        .expect("buildStatus");
+    assert_eq!(build.phase, Some(BuildPhase::Complete));
+    assert!(
+        build
+            .message
+            .as_deref()
+            .is_some_and(|m| m.contains("already in the registry")),
+        "{build:?}"
+    );
+    b.finish("an image reused from the registry").await;
+}
+
 #[tokio::test]
 #[ignore = "needs a Kubernetes API server: `scripts/control-plane e2e` runs it (docs/testing.md)"]
 async fn a_failed_build_fails_the_job_naming_the_field() {

@@ -124,6 +124,36 @@ fn openshift_build_crds() -> Vec<Value> {
     ]
 }
 
+/// OpenShift's ImageStream as a CRD stand-in: `image.openshift.io/v1`, whose
+/// `status.tags` the internal registry writes on each push (`builds/registry.rs`
+/// plays it).
+fn image_stream_crd() -> Value {
+    let string = json!({"type": "string"});
+    let item = json!({"type": "object", "properties": {
+        "created": string, "dockerImageReference": string, "image": string,
+        "generation": {"type": "integer"}}});
+    let tag = json!({"type": "object", "properties": {
+        "tag": string, "items": {"type": "array", "items": item}}});
+    let status = json!({"type": "object", "properties": {
+        "dockerImageRepository": string, "tags": {"type": "array", "items": tag}}});
+    let schema = json!({"type": "object", "properties": {
+        "spec": {"type": "object", "x-kubernetes-preserve-unknown-fields": true},
+        "status": status}});
+    json!({
+        "apiVersion": "apiextensions.k8s.io/v1",
+        "kind": "CustomResourceDefinition",
+        "metadata": {"name": "imagestreams.image.openshift.io"},
+        "spec": {
+            "group": "image.openshift.io",
+            "scope": "Namespaced",
+            "names": {"kind": "ImageStream", "plural": "imagestreams",
+                      "singular": "imagestream", "listKind": "ImageStreamList"},
+            "versions": [{"name": "v1", "served": true, "storage": true,
+                          "schema": {"openAPIV3Schema": schema}}]
+        }
+    })
+}
+
 static INSTALLED: OnceCell<()> = OnceCell::const_new();
 
 /// Installs everything once; later calls return at once.
@@ -143,6 +173,7 @@ async fn install_everything(client: &kube::Client) {
     }
     crds.push(inference_service_crd());
     crds.extend(openshift_build_crds());
+    crds.push(image_stream_crd());
     let reference = root.join("../shared/reference");
     for file in [
         "tekton/300-pipeline.yaml",

@@ -11,6 +11,7 @@
 
 mod duration;
 mod openshift;
+mod registry;
 mod runs;
 mod shipwright;
 mod status;

@@ -116,7 +116,13 @@ async fn run_build(
                 "output": {"to": {"imageDigest": digest_of(&spec)}}})),
         },
     };
+    let complete = status["phase"] == "Complete";
     write_object(&builds, &name, status).await;
+    if complete {
+        // The push of the image, as the internal registry records it.
+        let image = spec["output"]["to"]["name"].as_str().unwrap_or_default();
+        super::registry::pushed(&builds.into_client(), image, &digest_of(&spec)).await;
+    }
 }
 
 /// `base` with the fields of `more`.
