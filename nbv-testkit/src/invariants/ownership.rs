@@ -202,16 +202,27 @@ fn condition_status<'v>(job: &'v Value, type_: &str) -> Option<&'v str> {
         .as_str()
 }
 
-/// When the job's annotations last changed (creation included).
-fn annotations_since(index: &Index<'_>, job: &ObjKey) -> Option<DateTime<Utc>> {
+/// When the job's `malformed` annotations last changed (creation included): editing
+/// another annotation (a request to run again, say) leaves the report standing.
+fn annotations_since(
+    index: &Index<'_>,
+    job: &ObjKey,
+    malformed: &[String],
+) -> Option<DateTime<Utc>> {
+    let values = |object: Option<&Value>| {
+        object.map(|o| {
+            let all = annotations(o);
+            malformed
+                .iter()
+                .map(|key| all.get(key).cloned())
+                .collect::<Vec<_>>()
+        })
+    };
     index
         .changes(job)
         .iter()
         .rev()
-        .find(|c| {
-            c.before.as_ref().map(annotations) != c.after.as_ref().map(annotations)
-                && c.actor != Actor::Client
-        })
+        .find(|c| values(c.before.as_ref()) != values(c.after.as_ref()) && c.actor != Actor::Client)
         .map(|c| c.at)
 }
 
@@ -265,7 +276,7 @@ fn annotations_reported(observation: &Observation<'_>, violations: &mut Vec<Viol
                 ),
             ));
         }
-        let since = annotations_since(&index, &key).unwrap_or(DateTime::<Utc>::MIN_UTC);
+        let since = annotations_since(&index, &key, &errors).unwrap_or(DateTime::<Utc>::MIN_UTC);
         let reported = observation.history.iter().any(|c| {
             c.actor == Actor::Client
                 && c.kind == "Event"

@@ -3,6 +3,7 @@
 
 use std::time::Duration;
 
+use nbv_core::annotations::RERUN;
 use nbv_core::api::Phase;
 use nbv_testkit::cluster::{Fault, FaultEffect, FaultMatch, Times, VerbKind};
 use nbv_testkit::fixtures::{self, JobBuilder};
@@ -11,6 +12,9 @@ use nbv_testkit::scenario::{
     PhaseWrite, PodOutcome, PodResult, Scenario, Step,
 };
 use serde_json::{Value, json};
+
+/// Mixed into a case's seed for the stream its requests to run again are drawn from.
+const RERUN_STREAM: u64 = 0x7265_7275_6e00_0001;
 
 /// A small, fast, seedable generator (SplitMix64).
 struct Rng(u64);
@@ -303,6 +307,23 @@ fn edits(rng: &mut Rng, name: &str, steps: &mut Vec<Step>) {
     }
 }
 
+/// Up to two requests to run the job again (Argo CD's action `rerun`), each answered
+/// once when the run in progress has ended (mode default). Drawn from their own
+/// stream, so that the rest of each seed's scenario is what it was before reruns.
+fn reruns(rng: &mut Rng, name: &str, steps: &mut Vec<Step>) {
+    let mut at = rng.seconds(200, 900);
+    for request in 1..=rng.range(0, 2) {
+        steps.push(Step {
+            at,
+            action: Action::Patch {
+                object: ObjectRef::namespaced("NotebookValidationJob", ML, name),
+                patch: json!({"metadata": {"annotations": {RERUN: request.to_string()}}}),
+            },
+        });
+        at += rng.seconds(30, 600);
+    }
+}
+
 /// Generates the scenario of one case from its seed.
 ///
 /// # Examples
@@ -403,6 +424,12 @@ pub fn random_scenario(seed: u64) -> Scenario {
             at: anytime(&mut rng),
             action: Action::ArgoSync(ObjectKey::new(ARGOCD, "models")),
         });
+    }
+    if mode == Mode::Default {
+        let mut stream = Rng(seed ^ RERUN_STREAM);
+        for name in names.iter().take(job_count) {
+            reruns(&mut stream, name, &mut steps);
+        }
     }
     // A user deletes a job: whatever it was doing, its Application stops counting it.
     if rng.chance(25) {

@@ -102,6 +102,9 @@ pub struct Coverage {
     pub error_answers: usize,
     /// Jobs whose image was built (`status.buildStatus.phase` Complete at the end).
     pub builds: usize,
+    /// Runs started by a request to run again (`status.rerun.count` at the end, summed
+    /// over the jobs).
+    pub reruns: u64,
 }
 
 /// The outcome of [`run_random`].
@@ -182,6 +185,11 @@ fn run_case(seed: u64, options: &Options) -> CaseResult {
                     .values()
                     .filter(|job| job.status["buildStatus"]["phase"] == "Complete")
                     .count(),
+                reruns: report
+                    .jobs
+                    .values()
+                    .filter_map(|job| job.status["rerun"]["count"].as_u64())
+                    .sum(),
             },
             violations: report.violations,
         },
@@ -446,5 +454,6 @@ impl Coverage {
         self.requests += other.requests;
         self.error_answers += other.error_answers;
         self.builds += other.builds;
+        self.reruns += other.reruns;
     }
 }
