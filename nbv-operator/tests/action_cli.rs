@@ -5,34 +5,16 @@ use std::path::{Path, PathBuf};
 
 use nbv_operator::cli::commands::action::{self, ActionCommand, RunCli, TestCli, run_suites};
 
+#[path = "temp_dir/mod.rs"]
+mod temp_dir;
+
+use temp_dir::TempDir;
+
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
 }
 
 const SUITE: &str = "config/argocd/tests/mlops.mlops.dev/NotebookValidationJob/actions";
-
-/// A directory removed when dropped.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(label: &str) -> Self {
-        let dir =
-            std::env::temp_dir().join(format!("nbv-action-cli-{label}-{}", std::process::id()));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir).expect("a temporary directory");
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
-}
 
 /// A copy of nbv's suite in a temporary directory, with `edit` applied.
 fn suite_with(label: &str, edit: impl FnOnce(&Path)) -> TempDir {

@@ -16,7 +16,11 @@ mod name;
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
-use std::sync::atomic::{AtomicUsize, Ordering};
+
+#[path = "../temp_dir/mod.rs"]
+mod temp_dir;
+
+use temp_dir::TempDir;
 
 /// The built binary under its own name.
 const NBV: &str = env!("CARGO_BIN_EXE_nbv");
@@ -24,34 +28,6 @@ const NBV: &str = env!("CARGO_BIN_EXE_nbv");
 /// The repository root.
 fn root() -> PathBuf {
     Path::new(env!("CARGO_MANIFEST_DIR")).join("..")
-}
-
-/// A fresh, empty directory under the system's temporary directory, removed on drop.
-struct TempDir(PathBuf);
-
-impl TempDir {
-    fn new(label: &str) -> Self {
-        static NEXT: AtomicUsize = AtomicUsize::new(0);
-        let n = NEXT.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "nbv-kubectl-plugin-{label}-{}-{n}",
-            std::process::id()
-        ));
-        let _ = std::fs::remove_dir_all(&dir);
-        std::fs::create_dir_all(&dir)
-            .unwrap_or_else(|e| panic!("cannot create {}: {e}", dir.display()));
-        TempDir(dir)
-    }
-
-    fn path(&self) -> &Path {
-        &self.0
-    }
-}
-
-impl Drop for TempDir {
-    fn drop(&mut self) {
-        let _ = std::fs::remove_dir_all(&self.0);
-    }
 }
 
 /// A directory holding the built binary as `kubectl-nbv`, a symlink as krew installs
