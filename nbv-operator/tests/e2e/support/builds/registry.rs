@@ -2,12 +2,10 @@
 //! the ImageStream of its namespace (`status.tags[].items[0]`, newest first).
 
 use kube::api::{Api, DynamicObject, Patch, PatchParams, PostParams};
+use nbv_core::build::INTERNAL_REGISTRY;
 use serde_json::{Value, json};
 
 use super::super::objects::resource;
-
-/// The internal registry's address, as nbv's default repository names it.
-const INTERNAL_REGISTRY: &str = "image-registry.openshift-image-registry.svc:5000";
 
 /// Records the push of `image` (`<registry>/<namespace>/<stream>:<tag>`) with `digest`,
 /// when it went to the internal registry.
